@@ -1,0 +1,303 @@
+/*
+ * scdata — the stackclock data file (default name "stackclock.data").
+ *
+ * One file per recording session.  Layout (all little-endian, full
+ * description in docs/data-format.md):
+ *
+ *   file header   struct sc_file_header (magic, version, min_version, features)
+ *   chunk*        struct sc_chunk_header + payload
+ *
+ * A chunk's payload is a sequence of records, optionally zstd-compressed as a
+ * whole; the header carries the payload's CRC32 (over the stored bytes) so
+ * damage is detected per chunk.  A record is struct sc_rec_header (type,
+ * size) followed by size bytes of payload; records never span chunks.
+ * Readers skip record types they do not know, so new kinds (a later method,
+ * a later export) are added without breaking old readers; a reader refuses a
+ * file whose min_version is above its own version.
+ *
+ * Damage policy: a truncated or corrupt chunk ends reading at that point with
+ * sc_reader_next() returning SC_READ_DAMAGED once (the caller prints a
+ * warning and keeps what it read); a bad file header is refused with a
+ * negative errno and a message in the caller's buffer.  Never a crash: every
+ * size in the file is validated before use.
+ *
+ * Ownership: the writer and reader own their buffers; a record pointer
+ * returned by sc_reader_next() stays valid until the next call.  Neither
+ * object is thread-safe.
+ */
+#ifndef SC_SCDATA_H
+#define SC_SCDATA_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SC_FILE_MAGIC      "STKCLOCK"    /* 8 bytes, no NUL stored */
+#define SC_FILE_VERSION    1
+#define SC_FILE_MIN_VERSION 1
+#define SC_CHUNK_MAGIC     0x4b4e4843u   /* "CHNK" */
+
+/* Feature bits in sc_file_header.features. */
+#define SC_FEAT_ZSTD       (1u << 0)     /* some chunks are zstd-compressed */
+#define SC_FEAT_INSTRUMENT (1u << 1)     /* holds calling-context records */
+#define SC_FEAT_SAMPLE     (1u << 2)     /* holds stack/sample records */
+
+struct sc_file_header {
+	char     magic[8];
+	uint16_t version;
+	uint16_t min_version;
+	uint32_t features;
+	uint64_t reserved;
+};
+static_assert(sizeof(struct sc_file_header) == 24, "file header size");
+
+#define SC_CHUNK_ZSTD      (1u << 0)
+
+struct sc_chunk_header {
+	uint32_t magic;          /* SC_CHUNK_MAGIC */
+	uint32_t flags;          /* SC_CHUNK_* */
+	uint32_t stored_size;    /* bytes that follow this header */
+	uint32_t raw_size;       /* bytes of records after decompression */
+	uint32_t crc32;          /* zlib crc32 of the stored bytes */
+	uint32_t nrecords;
+};
+static_assert(sizeof(struct sc_chunk_header) == 24, "chunk header size");
+
+#define SC_CHUNK_MAX_RAW   (16u << 20)   /* readers refuse larger chunks */
+
+struct sc_rec_header {
+	uint16_t type;           /* enum sc_rec_type */
+	uint16_t reserved;
+	uint32_t size;           /* payload bytes following this header */
+};
+static_assert(sizeof(struct sc_rec_header) == 8, "record header size");
+
+enum sc_rec_type {
+	SC_REC_SESSION      = 1,   /* struct sc_rec_session + argv strings */
+	SC_REC_SESSION_END  = 2,   /* struct sc_rec_session_end */
+	SC_REC_PROCESS      = 3,   /* struct sc_rec_process + exe path */
+	SC_REC_THREAD       = 4,   /* struct sc_rec_thread + name */
+	SC_REC_MODULE       = 5,   /* struct sc_rec_module + path */
+	SC_REC_CCT_NODE     = 6,   /* struct sc_rec_cct_node */
+	SC_REC_CALLSITE     = 7,   /* struct sc_rec_callsite */
+	SC_REC_THREAD_STATS = 8,   /* struct sc_rec_thread_stats */
+	SC_REC_STACK        = 9,   /* struct sc_rec_stack + ip[nframes] */
+	SC_REC_SAMPLES      = 10,  /* struct sc_rec_samples */
+	SC_REC_LOST         = 11,  /* struct sc_rec_lost */
+	SC_REC_MAX
+};
+
+enum sc_method {
+	SC_METHOD_INSTRUMENT = 1,
+	SC_METHOD_SAMPLE     = 2,
+};
+
+/* OS-event categories (instrumentation); bit i = category i. */
+enum sc_os_cat {
+	SC_OS_SWITCH  = 0,
+	SC_OS_SYSCALL = 1,
+	SC_OS_FAULT   = 2,
+	SC_OS_NCAT
+};
+#define SC_OS_BIT(c) (1u << (c))
+#define SC_OS_ALL    (SC_OS_BIT(SC_OS_SWITCH) | SC_OS_BIT(SC_OS_SYSCALL) | SC_OS_BIT(SC_OS_FAULT))
+
+/*
+ * Process images: every exec gives a new proc_id (a small integer the
+ * recorder assigns), so addresses are always resolved against the right
+ * mappings; pid is the operating system's.
+ */
+
+struct sc_rec_session {
+	uint32_t method;          /* enum sc_method */
+	uint32_t frequency_hz;    /* sampling rate asked for; 0 for instrument */
+	uint32_t os_requested;    /* SC_OS_BIT mask selected with --os-events */
+	uint32_t flags;           /* SC_SESS_* */
+	uint64_t start_realtime_ns;
+	uint32_t argc;
+	uint32_t target_pid;      /* first process, or the attached one */
+	/* followed by argc NUL-terminated strings (the profiled command) */
+};
+#define SC_SESS_ATTACHED   (1u << 0)  /* record -p */
+#define SC_SESS_KERNEL     (1u << 1)  /* --kernel */
+
+struct sc_rec_session_end {
+	uint64_t duration_ns;     /* wall clock of the recording */
+	int32_t  exit_status;     /* of the target: wait status, or -1 */
+	uint32_t os_observed;     /* SC_OS_BIT mask the kernel let us observe */
+	uint64_t lost_events;     /* instrumentation events lost in total */
+	uint64_t lost_samples;    /* sampling records lost in total */
+};
+
+struct sc_rec_process {
+	uint32_t proc_id;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t parent_proc_id;  /* UINT32_MAX if none */
+	uint64_t start_ns;        /* CLOCK_MONOTONIC */
+	uint64_t end_ns;          /* 0 if unknown */
+	/* followed by the executable path, NUL-terminated */
+};
+
+struct sc_rec_thread {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	/* followed by the thread's name (comm), NUL-terminated */
+};
+
+/* One mapping of an ELF object into a process image. */
+struct sc_rec_module {
+	uint32_t proc_id;
+	uint32_t build_id_len;    /* 0 if unknown */
+	uint64_t start;           /* mapped address range [start, end) */
+	uint64_t end;
+	uint64_t pgoff;           /* file offset of start */
+	uint8_t  build_id[20];
+	uint32_t flags;           /* SC_MOD_* */
+	/* followed by the path, NUL-terminated ("[vdso]", "[kernel]" ok) */
+};
+#define SC_MOD_EXEC        (1u << 0)  /* executable mapping */
+#define SC_MOD_BASE        (1u << 1)  /* start is the load bias (dladdr base),
+                                         end unknown: resolve by nearest base */
+
+/*
+ * Instrumentation: one node of a thread's calling-context tree.  Node 0 of
+ * each thread is the root (func 0); every other node is a call path from the
+ * root, keyed by function.  All times in nanoseconds.  Exclusive values are
+ * stored; inclusive values are derived at report time (sum over the
+ * outermost occurrence of a function on each path, see SPEC section 2).
+ */
+struct sc_rec_cct_node {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint32_t id;
+	uint32_t parent;          /* UINT32_MAX for the root */
+	uint64_t func;            /* runtime address of the function */
+	uint64_t calls;           /* entries */
+	uint64_t elapsed_excl;    /* EE: intervals with this node on top */
+	uint64_t app_excl;        /* AE: the same, not OS-bound (interval rule) */
+	uint64_t app_excl_exact;  /* the same with only measured OS time removed */
+	uint64_t completed;       /* calls that returned: count of the stats below */
+	uint64_t incl_min, incl_max, incl_sum;   /* per call elapsed inclusive */
+	uint64_t excl_min, excl_max, excl_sum;   /* per call elapsed exclusive */
+};
+static_assert(sizeof(struct sc_rec_cct_node) == 112, "cct node size");
+
+/* Instrumentation: calls of one callee from one call site of a thread. */
+struct sc_rec_callsite {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint64_t site;            /* return address in the caller */
+	uint64_t callee;          /* function address */
+	uint64_t calls;
+	uint64_t elapsed_incl;    /* outermost calls only (recursion once) */
+	uint64_t elapsed_excl;
+	uint64_t app_incl;
+	uint64_t app_excl;
+};
+
+struct sc_rec_thread_stats {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint64_t events;          /* enter + exit events processed */
+	uint64_t lost_events;     /* events dropped (tree full, stack too deep) */
+	uint64_t repairs;         /* frames closed by repair + stray exits */
+	uint64_t open_frames;     /* frames open at the thread's last event */
+	uint64_t os_count[SC_OS_NCAT]; /* OS events observed per category */
+	uint64_t first_ns;        /* time of the first and last event */
+	uint64_t last_ns;
+};
+
+/* Sampling: one distinct call stack, leaf first. */
+struct sc_rec_stack {
+	uint32_t id;
+	uint16_t nframes;
+	uint16_t flags;           /* SC_STACK_* */
+	/* followed by uint64_t ip[nframes]; ip[0] is the sampled pc, the rest
+	 * are return addresses (resolve them at ip - 1) */
+};
+#define SC_STACK_ROOT      (1u << 0)  /* unwinding reached the thread's root */
+#define SC_STACK_TRUNCATED (1u << 1)  /* stopped at the end of the copied stack */
+#define SC_STACK_KERNEL    (1u << 2)  /* ip[] starts with kernel frames */
+
+/* Sampling: how many samples of one thread had one stack. */
+struct sc_rec_samples {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint32_t stack_id;
+	uint32_t reserved;
+	uint64_t count;
+};
+
+struct sc_rec_lost {
+	uint32_t kind;            /* SC_LOST_* */
+	uint32_t proc_id;         /* UINT32_MAX if not known */
+	uint64_t count;
+};
+enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3 };
+
+/* ---- writer ---------------------------------------------------------- */
+
+struct sc_writer;
+
+/* Create (truncate) path.  Returns 0 or -errno. */
+int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out);
+/* Append one record; buffered into the current chunk.  0 or -errno. */
+int sc_writer_add(struct sc_writer *w, enum sc_rec_type type,
+		  const void *payload, size_t size);
+/* Same, payload given as a fixed part and a variable tail (string, ips). */
+int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
+		   const void *fixed, size_t fixed_size,
+		   const void *tail, size_t tail_size);
+/* Write out the current chunk now (records so far survive a crash). */
+int sc_writer_flush(struct sc_writer *w);
+/* Flush, close, free.  Accepts NULL.  Returns 0 or -errno. */
+int sc_writer_close(struct sc_writer *w);
+
+/* ---- reader ---------------------------------------------------------- */
+
+struct sc_reader;
+
+struct sc_record {
+	enum sc_rec_type type;
+	uint32_t size;
+	const void *data;         /* valid until the next sc_reader_next() */
+};
+
+enum {
+	SC_READ_OK      = 1,      /* *rec filled */
+	SC_READ_EOF     = 0,
+	SC_READ_DAMAGED = 2,      /* damage found; reading stopped there */
+};
+
+/*
+ * Open a data file.  Returns 0, or -errno with a one-line reason in err
+ * (for example "not a stackclock data file (bad magic)").
+ */
+int sc_reader_open(const char *path, struct sc_reader **out,
+		   char *err, size_t errlen);
+/* Same on a memory buffer (for the fuzz harness); buf must outlive it. */
+int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
+		       char *err, size_t errlen);
+/*
+ * Next record: SC_READ_OK, SC_READ_EOF, or SC_READ_DAMAGED (once; then EOF)
+ * with sc_reader_damage() describing what and where.
+ */
+int sc_reader_next(struct sc_reader *r, struct sc_record *rec);
+const char *sc_reader_damage(const struct sc_reader *r);
+uint32_t sc_reader_features(const struct sc_reader *r);
+unsigned sc_reader_version(const struct sc_reader *r);
+void sc_reader_close(struct sc_reader *r);   /* accepts NULL */
+
+/* Name of a record type for `stackclock dump`, or NULL if unknown. */
+const char *sc_rec_type_name(unsigned type);
+/*
+ * Validate the fixed part of a record (size at least the struct, strings
+ * NUL-terminated inside the record, nframes fitting).  Returns 0 or -EINVAL.
+ * Readers of typed records call this before casting.
+ */
+int sc_record_check(const struct sc_record *rec);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * record — running a target and writing its profile to a data file.
+ *
+ * cmd/record.c parses the command line into struct record_opts and calls
+ * one of the method drivers below; each driver owns the whole recording:
+ * it starts (or attaches to) the target, collects, and writes the data file
+ * through format/scdata.h.  Drivers print one-line errors with pr_err() and
+ * return a non-zero status; they never exit().
+ *
+ * Launching is shared (launch.c): the child is forked and held before
+ * exec so a driver can set up perf events or shared memory first; the
+ * recorder becomes a child subreaper so it waits for every descendant
+ * (forked children outliving the target included).
+ */
+#ifndef SC_RECORD_H
+#define SC_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_opts {
+	int method;               /* enum sc_method */
+	unsigned frequency_hz;    /* -F, default 999 */
+	const char *output;       /* -o, default "stackclock.data" */
+	unsigned os_events;       /* --os-events mask (SC_OS_BIT), default all */
+	bool kernel;              /* --kernel: kernel frames in samples */
+	pid_t attach_pid;         /* -p, 0 if launching */
+	double duration_s;        /* --duration, 0 = until target ends / ^C */
+	char **argv;              /* target command, NULL-terminated */
+	int argc;
+};
+
+/* Drivers: return 0 on success (whatever the target's own exit status). */
+int record_instrument(const struct record_opts *opts);
+int record_sample(const struct record_opts *opts);
+
+/* ---- launch.c -------------------------------------------------------- */
+
+struct launch {
+	pid_t pid;                /* the forked child */
+	int go_fd;                /* write end: releases the child to exec */
+	int err_fd;               /* read end: exec's errno, or EOF on success */
+};
+
+/*
+ * Fork a child that waits, then execvp(argv[0]) with the extra environment
+ * assignments in env_extra ("NAME=value", NULL-terminated; may be NULL).
+ * Makes the caller a child subreaper.  Returns 0 or -errno.
+ */
+int launch_prepare(struct launch *l, char **argv, char *const *env_extra);
+/*
+ * Release the child.  Returns 0 once it has exec'd, or -errno if exec
+ * failed (then the child has exited and been reaped); prints nothing.
+ */
+int launch_go(struct launch *l);
+/*
+ * Wait for the child and every descendant to end.  *status gets the wait
+ * status of the first child.  If stop_flag becomes non-zero (signal handler)
+ * the target is sent SIGINT once.  Returns 0 or -errno.
+ */
+int launch_wait_all(struct launch *l, int *status, volatile int *stop_flag);
+
+/* Explain a failed exec in one line ("no such program: ./x"). */
+void launch_report_exec_error(const char *prog, int err);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * symbols — turning recorded addresses into functions, modules and lines.
+ *
+ * A sym_session knows the mappings of every process image of a recording
+ * (fed from SC_REC_MODULE records) and opens each ELF object once, through
+ * elfutils (libelf for the symbol tables, libdw for DWARF lines and inline
+ * scopes), preferring a separate debug file found by build-id under
+ * /usr/lib/debug/.build-id when one is installed.  C++ names are demangled.
+ * Kernel addresses resolve through /proc/kallsyms to module "[kernel]".
+ *
+ * Ownership: every string returned is owned by the session, interned (the
+ * same function of the same module always yields the same pointer, so
+ * callers may hash pointers), and valid until sym_session_free().
+ * Resolution results are cached per address.  Not thread-safe.
+ */
+#ifndef SC_SYMBOLS_H
+#define SC_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/scdata.h"
+
+struct sym_session;
+
+struct sym_frame {
+	const char *function;     /* demangled; "0x<addr>" when unknown */
+	const char *module;       /* path of the object; "[unknown]" */
+	const char *file;         /* source file, or NULL if no line info */
+	unsigned    line;         /* 0 if unknown */
+	bool        inlined;      /* an inlined frame inside the next one */
+};
+
+struct sym_session *sym_session_new(void);
+void sym_session_free(struct sym_session *s);   /* accepts NULL */
+
+/* Register one mapping (a SC_REC_MODULE record and its path). */
+void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
+		    const char *path);
+
+/*
+ * Resolve addr of process image proc_id.  If is_return is set, addr is a
+ * return address and the call instruction before it is looked up (for
+ * callers' frames and call sites).  Fills up to max frames, innermost first:
+ * inlined frames, then the function that holds them; returns how many
+ * (at least 1 when max >= 1).
+ */
+int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
+		bool is_return, struct sym_frame *out, int max);
+
+/* Shorten a long C++ name for a narrow table; writes at most width bytes. */
+void sym_shorten(const char *name, char *buf, unsigned width);
+
+#endif

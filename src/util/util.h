@@ -1,0 +1,54 @@
+/*
+ * util — small helpers shared by the command-line tool and its libraries.
+ *
+ * Contract:
+ *  - xmalloc/xcalloc/xrealloc/xstrdup abort the *tool* with a message on OOM.
+ *    They must never be used by the injected runtime (src/runtime/), which
+ *    lives inside someone else's process and may not exit it.
+ *  - pr_err() prints one line "stackclock: <message>" to stderr; callers then
+ *    return a negative errno or a non-zero status.  Library code never exits.
+ *  - pr_warn() is the same with "warning: ", for damage the tool works around.
+ *  - Not thread-safe beyond what stdio gives; the tool is single-threaded.
+ */
+#ifndef SC_UTIL_H
+#define SC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define SC_UNUSED __attribute__((unused))
+#define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+void pr_err(const char *fmt, ...) SC_PRINTF(1, 2);
+void pr_warn(const char *fmt, ...) SC_PRINTF(1, 2);
+/* Verbose diagnostics, shown only when STACKCLOCK_DEBUG is set. */
+void pr_debug(const char *fmt, ...) SC_PRINTF(1, 2);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) SC_PRINTF(1, 2);
+
+/* Grow *arr (of *alloc elements of size elem) so that index need-1 fits. */
+void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
+#define ALLOC_GROW(arr, need, alloc) \
+	grow_array((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t now_ns(void);
+
+/* 64-bit FNV-1a style mixer, for hash tables keyed by integers. */
+static inline uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Run the whole suite: unit tests (build/tests/test_*), end-to-end scripts
+# (tests/e2e/t*.sh) and the fuzz smoke run.  Every one speaks TAP; this
+# counts "ok"/"not ok" lines.  A program that exits non-zero without a
+# failing line counts as one failure.  Last line: "N passed, N failed".
+#
+#   O=build tests/run.sh [PATTERN]     (PATTERN filters test names)
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+export SC_BUILD=$PWD/$O
+export STACKCLOCK=$PWD/$O/stackclock
+pattern=${1:-}
+pass=0
+fail=0
+log=$O/test-logs
+mkdir -p "$log"
+
+run_one() {
+	local name=$1; shift
+	[ -n "$pattern" ] && [[ "$name" != *$pattern* ]] && return
+	local out=$log/$name.log
+	local start=$SECONDS
+	timeout 300 "$@" >"$out" 2>&1
+	local rc=$?
+	local p f
+	p=$(grep -c '^ok ' "$out")
+	f=$(grep -c '^not ok ' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name exited with status $rc" >>"$out"
+	fi
+	pass=$((pass + p))
+	fail=$((fail + f))
+	if [ "$f" -ne 0 ]; then
+		printf 'FAIL %-32s %3d passed %3d failed (%ds)\n' "$name" "$p" "$f" $((SECONDS - start))
+		grep -B2 -A4 '^not ok' "$out" | sed 's/^/     /' | head -40
+	else
+		printf 'ok   %-32s %3d passed (%ds)\n' "$name" "$p" $((SECONDS - start))
+	fi
+}
+
+for t in "$O"/tests/test_*; do
+	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
+done
+for t in tests/e2e/t*.sh; do
+	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
+done
+for t in tests/fuzz/run-*.sh; do
+	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
