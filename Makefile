@@ -55,8 +55,15 @@ $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
 test: all
 	O=$(O) tests/run.sh
 
+# What CI runs: the suite on the normal build, plus the unit tests again
+# under ASan+UBSan; one summary line at the end.
+check:
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	O=build SAN_O=build-san tests/run.sh
+
 clean:
 	rm -rf build build-san
 
-.PHONY: all test clean
+.PHONY: all test check clean
 -include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

@@ -43,6 +43,11 @@ run_one() {
 for t in "$O"/tests/test_*; do
 	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
 done
+if [ -n "${SAN_O:-}" ]; then
+	for t in "$SAN_O"/tests/test_*; do
+		[ -x "$t" ] && run_one "san-$(basename "$t")" "$t"
+	done
+fi
 for t in tests/e2e/t*.sh; do
 	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
 done
