@@ -71,6 +71,12 @@ struct sc_rec_header {
 	uint32_t size;           /* payload bytes following this header */
 };
 static_assert(sizeof(struct sc_rec_header) == 8, "record header size");
+/*
+ * The payload is followed by zero padding up to a multiple of 8, so every
+ * record header and payload starts 8-byte aligned in a chunk; size does not
+ * count the padding.
+ */
+#define SC_REC_PAD(size)   (((size_t)(size) + 7) & ~(size_t)7)
 
 enum sc_rec_type {
 	SC_REC_SESSION      = 1,   /* struct sc_rec_session + argv strings */
@@ -290,6 +296,27 @@ const char *sc_reader_damage(const struct sc_reader *r);
 uint32_t sc_reader_features(const struct sc_reader *r);
 unsigned sc_reader_version(const struct sc_reader *r);
 void sc_reader_close(struct sc_reader *r);   /* accepts NULL */
+
+/* The file header as read (for `stackclock dump`). */
+const struct sc_file_header *sc_reader_header(const struct sc_reader *r);
+
+/* The chunk holding the record last returned, or NULL before the first. */
+struct sc_chunk_info {
+	uint64_t offset;          /* file offset of its struct sc_chunk_header */
+	uint64_t index;           /* 0 for the first chunk of the file */
+	uint32_t flags;           /* the header's fields, as stored */
+	uint32_t stored_size;
+	uint32_t raw_size;
+	uint32_t crc32;
+	uint32_t nrecords;
+};
+const struct sc_chunk_info *sc_reader_chunk(const struct sc_reader *r);
+
+/*
+ * Also return records of unknown types (for `stackclock dump`); by default
+ * sc_reader_next() skips them.
+ */
+void sc_reader_keep_unknown(struct sc_reader *r, int keep);
 
 /* Name of a record type for `stackclock dump`, or NULL if unknown. */
 const char *sc_rec_type_name(unsigned type);
