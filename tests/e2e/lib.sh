@@ -1,0 +1,37 @@
+# Shared helpers for the end-to-end scripts (sourced).  Each script prints
+# TAP lines; tests/run.sh counts them.  $STACKCLOCK is the tool under test.
+set -u
+STACKCLOCK=${STACKCLOCK:-$PWD/build/stackclock}
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PROGS=$E2E_DIR/../progs
+TMP=$(mktemp -d /tmp/sc-e2e.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+_n=0
+
+ok() {	# ok CONDITION-STATUS MESSAGE  (status 0 = pass)
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
+}
+
+check() {	# check MESSAGE -- COMMAND...  (passes when COMMAND succeeds)
+	local msg=$1; shift; [ "$1" = -- ] && shift
+	local out
+	out=$("$@" 2>&1)
+	local rc=$?
+	ok $rc "$msg"
+	[ $rc -eq 0 ] || printf '%s\n' "$out" | sed 's/^/#   /' | head -20
+	return $rc
+}
+
+# build OUT SOURCE [CC FLAGS...]: compile a test program into $TMP.
+build() {
+	local out=$1 src=$2; shift 2
+	local cc=cc
+	case "$src" in *.cc|*.cpp) cc=c++ ;; esac
+	$cc -g "$@" -o "$TMP/$out" "$PROGS/$src"
+}
+
+# q FILE.json EXPR: evaluate a python expression over the report (r).
+q() { python3 "$E2E_DIR/sc.py" query "$1" "$2"; }
+# invariants FILE.json: SPEC invariants, checked independently of the tool.
+invariants() { check "SPEC invariants hold in $(basename "$1")" -- python3 "$E2E_DIR/sc.py" invariants "$1"; }

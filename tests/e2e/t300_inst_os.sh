@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Instrumentation end to end: Elapsed vs Application time of a sleeping,
+# a spinning and an fsync-ing function (SPEC section 2), in both app-time
+# modes and with OS events switched off.
+. "$(dirname "$0")/lib.sh"
+build e2e_os e2e_os.c -O1 -finstrument-functions || exit 1
+D=$TMP/os.data
+check "record -m instrument succeeds" -- "$STACKCLOCK" record -m instrument -o "$D" -- "$TMP/e2e_os" "$TMP"
+check "report json" -- sh -c "'$STACKCLOCK' report -i '$D' --format json > '$TMP/os.json'"
+invariants "$TMP/os.json"
+ms() { q "$TMP/os.json" "row('$1')['$2'] / 1e6"; }
+check "sleeper EI is about 200 ms ($(ms sleeper elapsed_inclusive_ns) ms)" -- \
+	q "$TMP/os.json" "exit(0 if 190e6 <= row('sleeper')['elapsed_inclusive_ns'] <= 400e6 else 1)"
+check "sleeper Application time is near zero ($(ms sleeper application_inclusive_ns) ms)" -- \
+	q "$TMP/os.json" "exit(0 if row('sleeper')['application_inclusive_ns'] <= 0.05 * row('sleeper')['elapsed_inclusive_ns'] else 1)"
+check "spinner EI is at least 100 ms ($(ms spinner elapsed_inclusive_ns) ms)" -- \
+	q "$TMP/os.json" "exit(0 if 99e6 <= row('spinner')['elapsed_inclusive_ns'] <= 1000e6 else 1)"
+check "spinner Application time is most of its Elapsed time ($(ms spinner application_inclusive_ns) ms)" -- \
+	q "$TMP/os.json" "exit(0 if row('spinner')['application_inclusive_ns'] >= 0.8 * row('spinner')['elapsed_inclusive_ns'] else 1)"
+check "step() is exclusive time of its own, spinner's EI >= step's" -- \
+	q "$TMP/os.json" "exit(0 if row('step')['calls'] >= 1000 and row('spinner')['elapsed_inclusive_ns'] >= row('step')['elapsed_inclusive_ns'] else 1)"
+check "syncer (write+fsync) is OS-bound: AI <= 10% of EI" -- \
+	q "$TMP/os.json" "exit(0 if row('syncer')['application_inclusive_ns'] <= 0.1 * row('syncer')['elapsed_inclusive_ns'] else 1)"
+check "main is the whole session: EI% = 100" -- \
+	q "$TMP/os.json" "exit(0 if abs(row('main')['elapsed_inclusive_pct'] - 100) < 0.01 else 1)"
+check "context switches and system calls were observed" -- \
+	q "$TMP/os.json" "exit(0 if s['os_events']['switch'] > 0 and s['os_events']['syscall'] > 0 and not s['os_events'].get('not_observed') else 1)"
+check "session EI is close to the duration" -- \
+	q "$TMP/os.json" "exit(0 if 0.8 * s['duration_ns'] <= s['elapsed_inclusive_ns'] <= s['duration_ns'] else 1)"
+
+check "report --app-time=exact" -- sh -c "'$STACKCLOCK' report -i '$D' --app-time=exact --format json > '$TMP/exact.json'"
+invariants "$TMP/exact.json"
+check "exact mode: sleeper's Application time is under 10% of its Elapsed time" -- \
+	q "$TMP/exact.json" "exit(0 if row('sleeper')['application_inclusive_ns'] <= 0.1 * row('sleeper')['elapsed_inclusive_ns'] else 1)"
+check "exact mode: spinner keeps at least 80% as Application time" -- \
+	q "$TMP/exact.json" "exit(0 if row('spinner')['application_inclusive_ns'] >= 0.8 * row('spinner')['elapsed_inclusive_ns'] else 1)"
+
+D2=$TMP/none.data
+check "record --os-events=none" -- "$STACKCLOCK" record -m instrument --os-events=none -o "$D2" -- "$TMP/e2e_os" "$TMP"
+check "report json (no OS events)" -- sh -c "'$STACKCLOCK' report -i '$D2' --format json > '$TMP/none.json'"
+invariants "$TMP/none.json"
+check "without OS events Application time equals Elapsed time" -- \
+	q "$TMP/none.json" "exit(0 if s['application_inclusive_ns'] == s['elapsed_inclusive_ns'] else 1)"
+check "table report fits 80 columns" -- sh -c "'$STACKCLOCK' report -i '$D' | awk 'length > 80 { bad = 1 } END { exit bad }'"
+check "csv header has the SPEC names" -- sh -c "'$STACKCLOCK' report -i '$D' --format csv | head -1 | grep -q 'elapsed_inclusive_ns' "
