@@ -45,3 +45,5 @@ ok $crashed "truncated files never crash report"
 head -c $((size - 1)) full.data >cut.data
 "$STACKCLOCK" report -i cut.data >/dev/null 2>"$TMP/err"
 check "a truncated file gets a warning naming the damage" -- grep -qiE 'damag|truncat' "$TMP/err"
+
+one_line_fail "attach to a PID that does not exist" "no process|PID" -- "$STACKCLOCK" record -p 4194000 --duration 1
