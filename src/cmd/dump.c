@@ -1,8 +1,346 @@
+/*
+ * stackclock dump — show the raw records of a data file, one line each.
+ *
+ * For debugging the recorders and the format: the file header, each chunk
+ * as it is met (offset, sizes, CRC), then every record decoded field by
+ * field with the names of docs/data-format.md.  Records of types this
+ * build does not know are shown by number and size.  A damaged file is
+ * shown up to the damage, then a warning names the offset and the
+ * problem, and the status is 1.
+ */
 #include "cmd/cmd.h"
+#include "format/scdata.h"
 #include "util/util.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static const char dump_usage[] =
+	"usage: stackclock dump [-i FILE]\n"
+	"\n"
+	"  -i, --input FILE    data file, default stackclock.data\n";
+
+static void print_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* Names of the set bits of mask, comma-separated, or "none". */
+static void print_bits(FILE *f, uint32_t mask, const char *const *names, unsigned nnames)
+{
+	const char *sep = "";
+
+	if (!mask) {
+		fputs("none", f);
+		return;
+	}
+	for (unsigned i = 0; i < 32; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		if (i < nnames && names[i])
+			fprintf(f, "%s%s", sep, names[i]);
+		else
+			fprintf(f, "%s0x%x", sep, 1u << i);
+		sep = ",";
+	}
+}
+
+static const char *const feat_names[] = { "zstd", "instrument", "sample" };
+static const char *const os_names[] = { "switch", "syscall", "fault" };
+static const char *const sess_names[] = { "attached", "kernel" };
+static const char *const mod_names[] = { "exec", "base" };
+static const char *const stack_names[] = { "root", "truncated", "kernel" };
+
+static void print_proc_id(FILE *f, const char *key, uint32_t id)
+{
+	if (id == UINT32_MAX)
+		fprintf(f, " %s=none", key);
+	else
+		fprintf(f, " %s=%" PRIu32, key, id);
+}
+
+static void dump_session(FILE *f, const void *data)
+{
+	const struct sc_rec_session *s = data;
+	const char *arg = (const char *)(s + 1);
+	time_t secs = s->start_realtime_ns / 1000000000;
+	struct tm tm;
+	char when[32] = "?";
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(f, " method=%s frequency_hz=%" PRIu32 " os_requested=",
+		s->method == SC_METHOD_INSTRUMENT ? "instrument" :
+		s->method == SC_METHOD_SAMPLE ? "sample" : "unknown", s->frequency_hz);
+	print_bits(f, s->os_requested, os_names, ARRAY_SIZE(os_names));
+	fputs(" flags=", f);
+	print_bits(f, s->flags, sess_names, ARRAY_SIZE(sess_names));
+	fprintf(f, " start_realtime_ns=%" PRIu64 " (%s) target_pid=%" PRIu32 " argc=%" PRIu32 " argv=[",
+		s->start_realtime_ns, when, s->target_pid, s->argc);
+	for (uint32_t i = 0; i < s->argc; i++) {
+		fputs(i ? ", " : "", f);
+		print_str(f, arg);
+		arg += strlen(arg) + 1;
+	}
+	fputc(']', f);
+}
+
+static void dump_session_end(FILE *f, const void *data)
+{
+	const struct sc_rec_session_end *e = data;
+	int st = e->exit_status;
+
+	fprintf(f, " duration_ns=%" PRIu64 " exit_status=%" PRId32, e->duration_ns, e->exit_status);
+	if (st == -1)
+		fputs(" (unknown)", f);
+	else if (WIFEXITED(st))
+		fprintf(f, " (exited %d)", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		fprintf(f, " (killed by signal %d)", WTERMSIG(st));
+	fputs(" os_observed=", f);
+	print_bits(f, e->os_observed, os_names, ARRAY_SIZE(os_names));
+	fprintf(f, " lost_events=%" PRIu64 " lost_samples=%" PRIu64, e->lost_events, e->lost_samples);
+}
+
+static void dump_process(FILE *f, const void *data)
+{
+	const struct sc_rec_process *p = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " pid=%" PRIu32 " ppid=%" PRIu32, p->proc_id, p->pid, p->ppid);
+	print_proc_id(f, "parent_proc_id", p->parent_proc_id);
+	fprintf(f, " start_ns=%" PRIu64 " end_ns=%" PRIu64 " exe=", p->start_ns, p->end_ns);
+	print_str(f, (const char *)(p + 1));
+}
+
+static void dump_thread(FILE *f, const void *data)
+{
+	const struct sc_rec_thread *t = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " start_ns=%" PRIu64 " end_ns=%" PRIu64 " name=",
+		t->proc_id, t->tid, t->start_ns, t->end_ns);
+	print_str(f, (const char *)(t + 1));
+}
+
+static void dump_module(FILE *f, const void *data)
+{
+	const struct sc_rec_module *m = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " start=0x%" PRIx64 " end=0x%" PRIx64 " pgoff=0x%" PRIx64
+		" flags=", m->proc_id, m->start, m->end, m->pgoff);
+	print_bits(f, m->flags, mod_names, ARRAY_SIZE(mod_names));
+	fputs(" build_id=", f);
+	if (!m->build_id_len)
+		fputs("none", f);
+	for (uint32_t i = 0; i < m->build_id_len; i++)
+		fprintf(f, "%02x", m->build_id[i]);
+	fputs(" path=", f);
+	print_str(f, (const char *)(m + 1));
+}
+
+static void dump_cct_node(FILE *f, const void *data)
+{
+	const struct sc_rec_cct_node *n = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " id=%" PRIu32, n->proc_id, n->tid, n->id);
+	print_proc_id(f, "parent", n->parent);
+	fprintf(f, " func=0x%" PRIx64 " calls=%" PRIu64 " elapsed_excl=%" PRIu64
+		" app_excl=%" PRIu64 " app_excl_exact=%" PRIu64 " completed=%" PRIu64
+		" incl_min=%" PRIu64 " incl_max=%" PRIu64 " incl_sum=%" PRIu64
+		" excl_min=%" PRIu64 " excl_max=%" PRIu64 " excl_sum=%" PRIu64,
+		n->func, n->calls, n->elapsed_excl, n->app_excl, n->app_excl_exact, n->completed,
+		n->incl_min, n->incl_max, n->incl_sum, n->excl_min, n->excl_max, n->excl_sum);
+}
+
+static void dump_callsite(FILE *f, const void *data)
+{
+	const struct sc_rec_callsite *c = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " site=0x%" PRIx64 " callee=0x%" PRIx64
+		" calls=%" PRIu64 " elapsed_incl=%" PRIu64 " elapsed_excl=%" PRIu64
+		" app_incl=%" PRIu64 " app_excl=%" PRIu64,
+		c->proc_id, c->tid, c->site, c->callee, c->calls, c->elapsed_incl,
+		c->elapsed_excl, c->app_incl, c->app_excl);
+}
+
+static void dump_thread_stats(FILE *f, const void *data)
+{
+	const struct sc_rec_thread_stats *t = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " events=%" PRIu64 " lost_events=%" PRIu64
+		" repairs=%" PRIu64 " open_frames=%" PRIu64,
+		t->proc_id, t->tid, t->events, t->lost_events, t->repairs, t->open_frames);
+	for (unsigned c = 0; c < SC_OS_NCAT; c++)
+		fprintf(f, " os_%s=%" PRIu64, os_names[c], t->os_count[c]);
+	fprintf(f, " first_ns=%" PRIu64 " last_ns=%" PRIu64, t->first_ns, t->last_ns);
+}
+
+static void dump_stack(FILE *f, const void *data)
+{
+	const struct sc_rec_stack *s = data;
+	const uint64_t *ip = (const uint64_t *)(s + 1);
+
+	fprintf(f, " id=%" PRIu32 " nframes=%u flags=", s->id, s->nframes);
+	print_bits(f, s->flags, stack_names, ARRAY_SIZE(stack_names));
+	fputs(" ips=[", f);
+	for (unsigned i = 0; i < s->nframes; i++)
+		fprintf(f, "%s0x%" PRIx64, i ? " " : "", ip[i]);
+	fputc(']', f);
+}
+
+static void dump_samples(FILE *f, const void *data)
+{
+	const struct sc_rec_samples *s = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " stack_id=%" PRIu32 " count=%" PRIu64,
+		s->proc_id, s->tid, s->stack_id, s->count);
+}
+
+static void dump_lost(FILE *f, const void *data)
+{
+	static const char *const kinds[] = {
+		[SC_LOST_SAMPLES] = "samples", [SC_LOST_EVENTS] = "events", [SC_LOST_UNWIND] = "unwind",
+	};
+	const struct sc_rec_lost *l = data;
+
+	if (l->kind < ARRAY_SIZE(kinds) && kinds[l->kind])
+		fprintf(f, " kind=%s", kinds[l->kind]);
+	else
+		fprintf(f, " kind=%" PRIu32, l->kind);
+	print_proc_id(f, "proc_id", l->proc_id);
+	fprintf(f, " count=%" PRIu64, l->count);
+}
+
+static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
+	[SC_REC_SESSION]      = dump_session,
+	[SC_REC_SESSION_END]  = dump_session_end,
+	[SC_REC_PROCESS]      = dump_process,
+	[SC_REC_THREAD]       = dump_thread,
+	[SC_REC_MODULE]       = dump_module,
+	[SC_REC_CCT_NODE]     = dump_cct_node,
+	[SC_REC_CALLSITE]     = dump_callsite,
+	[SC_REC_THREAD_STATS] = dump_thread_stats,
+	[SC_REC_STACK]        = dump_stack,
+	[SC_REC_SAMPLES]      = dump_samples,
+	[SC_REC_LOST]         = dump_lost,
+};
+
+static void dump_record(FILE *f, const struct sc_record *rec)
+{
+	const char *name = sc_rec_type_name(rec->type);
+
+	if (!name || !dumpers[rec->type]) {
+		fprintf(f, "  type %u, %" PRIu32 " bytes\n", (unsigned)rec->type, rec->size);
+		return;
+	}
+	fprintf(f, "  %s", name);
+	if (sc_record_check(rec))
+		fprintf(f, " malformed (%" PRIu32 " bytes)", rec->size);
+	else
+		dumpers[rec->type](f, rec->data);
+	fputc('\n', f);
+}
+
+static void dump_chunk(FILE *f, const struct sc_chunk_info *c)
+{
+	fprintf(f, "chunk %" PRIu64 " at byte %" PRIu64 ": %s, %" PRIu32 " bytes stored, %" PRIu32
+		" raw", c->index, c->offset, c->flags & SC_CHUNK_ZSTD ? "zstd" : "uncompressed",
+		c->stored_size, c->raw_size);
+	if (c->flags & SC_CHUNK_ZSTD && c->stored_size)
+		fprintf(f, " (ratio %.1f)", (double)c->raw_size / c->stored_size);
+	fprintf(f, ", %" PRIu32 " records, crc 0x%08" PRIx32 " ok\n", c->nrecords, c->crc32);
+}
 
 int cmd_dump(int argc, char **argv)
 {
-	pr_err("dump: not built yet");
-	return 1;
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "help",  no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "stackclock.data";
+	const struct sc_file_header *h;
+	struct sc_reader *r;
+	struct sc_record rec;
+	uint64_t chunk = UINT64_MAX, nrec = 0, nchunks = 0;
+	bool ended = false;
+	char err[512];
+	FILE *f = stdout;
+	int opt, ret;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'h':
+			fputs(dump_usage, stdout);
+			return 0;
+		case ':':
+			pr_err("dump: option '%s' needs a file name (try 'stackclock dump --help')",
+			       argv[optind - 1]);
+			return 2;
+		default:
+			if (optopt)
+				pr_err("dump: unknown option '-%c' (try 'stackclock dump --help')",
+				       optopt);
+			else
+				pr_err("dump: unknown option '%s' (try 'stackclock dump --help')",
+				       argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		pr_err("dump: unexpected argument '%s' (use -i FILE)", argv[optind]);
+		return 2;
+	}
+
+	ret = sc_reader_open(path, &r, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		return 1;
+	}
+	sc_reader_keep_unknown(r, 1);
+	h = sc_reader_header(r);
+	fprintf(f, "file %s: magic %.8s, version %u, min_version %u, features 0x%" PRIx32 " (",
+		path, h->magic, h->version, h->min_version, h->features);
+	print_bits(f, h->features, feat_names, ARRAY_SIZE(feat_names));
+	fputs(")\n", f);
+
+	while ((ret = sc_reader_next(r, &rec)) == SC_READ_OK) {
+		const struct sc_chunk_info *c = sc_reader_chunk(r);
+
+		if (c->index != chunk) {
+			chunk = c->index;
+			nchunks++;
+			dump_chunk(f, c);
+		}
+		dump_record(f, &rec);
+		ended |= rec.type == SC_REC_SESSION_END;
+		nrec++;
+	}
+	fprintf(f, "%" PRIu64 " record%s in %" PRIu64 " chunk%s%s\n",
+		nrec, nrec == 1 ? "" : "s", nchunks, nchunks == 1 ? "" : "s",
+		ended || ret == SC_READ_DAMAGED ? "" :
+		" (no session_end record: the recording did not finish)");
+	fflush(f);
+	if (ret == SC_READ_DAMAGED)
+		pr_warn("%s: %s (the records before it are shown above)", path, sc_reader_damage(r));
+	sc_reader_close(r);
+	return ret == SC_READ_DAMAGED ? 1 : 0;
 }
