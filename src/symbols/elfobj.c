@@ -1,0 +1,902 @@
+/*
+ * elfobj — one ELF object, read through libelf and libdw.
+ *
+ * What an object holds, all keyed by link-time virtual address:
+ *  - its PT_LOAD segments (to turn a mapping into a load bias and to tell
+ *    whether an address belongs to the object at all);
+ *  - a sorted function table from .symtab (the object's own, else its debug
+ *    file's) or else .dynsym;
+ *  - DWARF, its own or a separate debug file's (by build-id under the debug
+ *    root, else by .gnu_debuglink), indexed lazily: a sorted table of CU
+ *    address ranges built once, and per CU a sorted table of subprogram
+ *    ranges built on the CU's first use.  A lookup then only walks the one
+ *    subprogram's scopes for inlined calls, never the whole CU, which is what
+ *    keeps thousands of distinct addresses cheap (dwarf_getscopes() walks the
+ *    CU from its root on every call).
+ *
+ * We do not use libdwfl's standard debuginfo search: with Debian's
+ * libdebuginfod-common it would go to the network when DEBUGINFOD_URLS is
+ * set, and the debug root must be configurable for tests.
+ *
+ * The ELF files are mmap'ed by libelf and their descriptors closed at once,
+ * so a session with hundreds of libraries holds no file descriptors.
+ */
+#include "symbols/sym_int.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+
+#include "util/util.h"
+
+unsigned long sym_stat_files_opened;
+
+struct seg {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags;
+};
+
+struct esym {
+	uint64_t addr, size;
+	const char *raw;          /* in the ELF string table (mmap'ed) */
+	const char *name;         /* demangled and interned on first use */
+	int rank;                 /* which alias to keep at one address */
+};
+
+struct range {
+	uint64_t lo, hi;
+	size_t idx;               /* CU index, or subprogram index */
+};
+
+struct cu_info {
+	Dwarf_Die die;
+	bool scanned;
+	struct range *subr;       /* subprogram ranges, sorted by lo */
+	size_t nsubr, asubr;
+	Dwarf_Die *subs;          /* subprogram DIEs, by subr[].idx */
+	size_t nsubs, asubs;
+};
+
+struct sym_obj {
+	const char *error;        /* NULL if usable */
+	Elf *elf;                 /* the object (or its debug file alone) */
+	Elf *delf;                /* separate debug file, or NULL */
+	Dwarf *dw;
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	unsigned bid_len;
+	uint16_t e_type;
+	bool offsets_valid;       /* false when segments come from a debug file */
+	struct seg *segs;
+	size_t nsegs;
+	struct esym *funcs, *labels;  /* FUNC symbols; NOTYPE ones in code */
+	size_t nfuncs, nlabels;
+	bool dwarf_indexed;
+	struct range *cur;        /* CU ranges, sorted by lo */
+	size_t ncur, acur;
+	struct cu_info *cus;
+	size_t ncus, acus;
+	struct sym_intern *strings;
+};
+
+static uint64_t page_size(void)
+{
+	static uint64_t pg;
+	if (!pg) {
+		long v = sysconf(_SC_PAGESIZE);
+		pg = v > 0 ? (uint64_t)v : 4096;
+	}
+	return pg;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static Elf *open_elf(const char *path, const char **err)
+{
+	Elf *e;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = strerror(errno);
+		return NULL;
+	}
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		*err = "not an ELF file";
+		goto fail;
+	}
+	/* Read everything in if libelf could not mmap, then drop the fd. */
+	if (elf_cntl(e, ELF_C_FDREAD) != 0 || elf_cntl(e, ELF_C_FDDONE) != 0) {
+		*err = elf_errmsg(-1);
+		goto fail;
+	}
+	close(fd);
+	sym_stat_files_opened++;
+	return e;
+fail:
+	elf_end(e);
+	close(fd);
+	return NULL;
+}
+
+static Elf_Scn *find_section(Elf *e, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(e, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static bool has_dwarf(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(e, ".debug_info", &sh);
+
+	return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+}
+
+static unsigned read_build_id(Elf *e, uint8_t *out)
+{
+	const void *p;
+	ssize_t n = dwelf_elf_gnu_build_id(e, &p);
+
+	if (n <= 0)
+		return 0;
+	if (n > SYM_BUILD_ID_MAX)
+		n = SYM_BUILD_ID_MAX;
+	memcpy(out, p, n);
+	return (unsigned)n;
+}
+
+static int read_segments(struct sym_obj *o)
+{
+	size_t n;
+
+	if (elf_getphdrnum(o->elf, &n) != 0)
+		return -1;
+	o->segs = xcalloc(n ? n : 1, sizeof(*o->segs));
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		struct seg *s;
+		if (!gelf_getphdr(o->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		s = &o->segs[o->nsegs++];
+		s->vaddr = ph.p_vaddr;
+		s->memsz = ph.p_memsz;
+		s->offset = ph.p_offset;
+		s->filesz = ph.p_filesz;
+		s->flags = ph.p_flags;
+	}
+	return o->nsegs ? 0 : -1;
+}
+
+/* ---- symbol tables ---------------------------------------------------- */
+
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int r = 0;
+
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL: r = 3000; break;
+	case STB_WEAK:   r = 2000; break;
+	default:         r = 1000; break;
+	}
+	/* Among aliases, the public spelling: fewer leading underscores. */
+	while (*name == '_' && r > 0) {
+		r -= 100;
+		name++;
+	}
+	return r;
+}
+
+static int cmp_esym(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	return strcmp(x->raw, y->raw);
+}
+
+/* Sort, then keep one symbol per address (the best ranked, largest size). */
+static size_t sort_dedup(struct esym *v, size_t n)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_esym);
+	for (size_t i = 0; i < n; i++) {
+		if (out && v[out - 1].addr == v[i].addr) {
+			if (v[i].size > v[out - 1].size)
+				v[out - 1].size = v[i].size;
+			continue;
+		}
+		v[out++] = v[i];
+	}
+	return out;
+}
+
+static Elf_Scn *find_symtab(Elf *e, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type &&
+		    sh.sh_size > 0)
+			return scn;
+	}
+	return NULL;
+}
+
+static void read_symbols(struct sym_obj *o, Elf *e, Elf_Scn *scn)
+{
+	size_t nf = 0, af = 0, nl = 0, al = 0, count;
+	struct esym *f = NULL, *l = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return;
+	count = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		GElf_Shdr tsh;
+		const char *name;
+		struct esym *d;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    sym.st_value == 0)
+			continue;
+		name = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (type == STT_FUNC || type == STT_GNU_IFUNC) {
+			ALLOC_GROW(f, nf + 1, af);
+			d = &f[nf++];
+		} else if (type == STT_NOTYPE && name[0] != '.' &&
+			   name[0] != '$') {
+			/* Assembly labels: only those placed in code. */
+			Elf_Scn *ts = elf_getscn(e, sym.st_shndx);
+			if (!ts || !gelf_getshdr(ts, &tsh) ||
+			    !(tsh.sh_flags & SHF_EXECINSTR))
+				continue;
+			ALLOC_GROW(l, nl + 1, al);
+			d = &l[nl++];
+		} else {
+			continue;
+		}
+		d->addr = sym.st_value;
+		d->size = sym.st_size;
+		d->raw = name;
+		d->name = NULL;
+		d->rank = sym_rank(&sym, name);
+	}
+	o->funcs = f;
+	o->nfuncs = sort_dedup(f, nf);
+	o->labels = l;
+	o->nlabels = sort_dedup(l, nl);
+}
+
+static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	/* Greatest symbol start <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	for (size_t i = lo, back = 0; i-- > 0 && back < 8; back++) {
+		struct esym *s = &v[i];
+		if (s->size) {
+			if (addr < s->addr + s->size)
+				return s;
+		} else if (i == lo - 1) {
+			/* Unsized: runs up to the next symbol. */
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static struct esym *find_symbol(struct sym_obj *o, uint64_t addr)
+{
+	struct esym *s = find_in(o->funcs, o->nfuncs, addr);
+
+	return s ? s : find_in(o->labels, o->nlabels, addr);
+}
+
+/* ---- debug files ------------------------------------------------------ */
+
+static Elf *try_debug_file(const char *path, const uint8_t *bid,
+			   unsigned bid_len, bool check_crc, GElf_Word crc)
+{
+	const char *err;
+	uint8_t dbid[SYM_BUILD_ID_MAX];
+	unsigned dlen;
+	Elf *e;
+
+	if (access(path, R_OK) != 0)
+		return NULL;
+	e = open_elf(path, &err);
+	if (!e)
+		return NULL;
+	if (!has_dwarf(e))
+		goto reject;
+	dlen = read_build_id(e, dbid);
+	if (bid_len && dlen) {
+		if (dlen != bid_len || memcmp(dbid, bid, dlen))
+			goto reject;
+	} else if (check_crc) {
+		/* No build-ids to compare: the debuglink CRC decides. */
+		size_t size;
+		const char *img = elf_rawfile(e, &size);
+		if (!img || (GElf_Word)crc32(0, (const Bytef *)img, size) != crc)
+			goto reject;
+	}
+	pr_debug("symbols: using debug file %s", path);
+	return e;
+reject:
+	pr_debug("symbols: %s does not match, ignored", path);
+	elf_end(e);
+	return NULL;
+}
+
+static char *build_id_path(const char *root, const uint8_t *bid, unsigned len)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+
+	for (unsigned i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	return xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+}
+
+static Elf *find_debug_file(Elf *e, const char *path, const char *root,
+			    const uint8_t *bid, unsigned bid_len)
+{
+	const char *link;
+	GElf_Word crc = 0;
+	Elf *d = NULL;
+	char *dir, *cand, *slash;
+	struct stat self, st;
+
+	if (bid_len) {
+		cand = build_id_path(root, bid, bid_len);
+		d = try_debug_file(cand, bid, bid_len, false, 0);
+		free(cand);
+		if (d)
+			return d;
+	}
+	link = dwelf_elf_gnu_debuglink(e, &crc);
+	if (!link || !*link || strchr(link, '/') || !path)
+		return NULL;
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (stat(path, &self) != 0)
+		memset(&self, 0, sizeof(self));
+
+	const char *fmts[] = { "%s/%s", "%s/.debug/%s", NULL };
+	for (int i = 0; fmts[i] && !d; i++) {
+		cand = xasprintf(fmts[i], dir, link);
+		if (stat(cand, &st) == 0 &&
+		    !(st.st_dev == self.st_dev && st.st_ino == self.st_ino))
+			d = try_debug_file(cand, bid, bid_len, !bid_len, crc);
+		free(cand);
+	}
+	if (!d) {
+		cand = xasprintf("%s%s%s/%s", root, dir[0] == '/' ? "" : "/",
+				 dir, link);
+		d = try_debug_file(cand, bid, bid_len, !bid_len, crc);
+		free(cand);
+	}
+	free(dir);
+	return d;
+}
+
+/* ---- construction ----------------------------------------------------- */
+
+static struct sym_obj *obj_new(struct sym_intern *strings)
+{
+	struct sym_obj *o = xcalloc(1, sizeof(*o));
+	o->strings = strings;
+	return o;
+}
+
+static void obj_finish(struct sym_obj *o)
+{
+	Elf *dwelf = o->delf ? o->delf : o->elf;
+	Elf_Scn *scn;
+
+	scn = find_symtab(o->elf, SHT_SYMTAB);
+	if (scn) {
+		read_symbols(o, o->elf, scn);
+	} else if (o->delf && (scn = find_symtab(o->delf, SHT_SYMTAB))) {
+		read_symbols(o, o->delf, scn);
+	} else if ((scn = find_symtab(o->elf, SHT_DYNSYM))) {
+		read_symbols(o, o->elf, scn);
+	}
+	if (has_dwarf(dwelf))
+		o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+}
+
+struct sym_obj *obj_open(const char *path, const char *debug_root,
+			 struct sym_intern *strings)
+{
+	struct sym_obj *o = obj_new(strings);
+	const char *err = NULL;
+	GElf_Ehdr eh;
+
+	o->elf = open_elf(path, &err);
+	if (!o->elf) {
+		o->error = intern_str(strings, err);
+		return o;
+	}
+	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
+		o->error = "no program headers (damaged or not a program)";
+		return o;
+	}
+	o->e_type = eh.e_type;
+	o->offsets_valid = true;
+	o->bid_len = read_build_id(o->elf, o->bid);
+	if (!has_dwarf(o->elf))
+		o->delf = find_debug_file(o->elf, path, debug_root, o->bid,
+					  o->bid_len);
+	obj_finish(o);
+	pr_debug("symbols: %s: %zu functions, %s", path, o->nfuncs,
+		 o->dw ? "DWARF" : "no DWARF");
+	return o;
+}
+
+struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
+				  const char *debug_root,
+				  struct sym_intern *strings)
+{
+	struct sym_obj *o = obj_new(strings);
+	char *path = build_id_path(debug_root, bid, bid_len);
+	GElf_Ehdr eh;
+
+	o->elf = try_debug_file(path, bid, bid_len, false, 0);
+	free(path);
+	if (!o->elf) {
+		o->error = "no debug file for its build-id";
+		return o;
+	}
+	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
+		o->error = "debug file without program headers";
+		return o;
+	}
+	o->e_type = eh.e_type;
+	o->offsets_valid = false;
+	o->bid_len = read_build_id(o->elf, o->bid);
+	obj_finish(o);
+	return o;
+}
+
+void obj_free(struct sym_obj *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->ncus; i++) {
+		free(o->cus[i].subr);
+		free(o->cus[i].subs);
+	}
+	free(o->cus);
+	free(o->cur);
+	if (o->dw)
+		dwarf_end(o->dw);
+	if (o->delf)
+		elf_end(o->delf);
+	if (o->elf)
+		elf_end(o->elf);
+	free(o->funcs);
+	free(o->labels);
+	free(o->segs);
+	free(o);
+}
+
+const char *obj_error(const struct sym_obj *o)
+{
+	return o->error;
+}
+
+unsigned obj_build_id(const struct sym_obj *o, const uint8_t **bid)
+{
+	*bid = o->bid;
+	return o->bid_len;
+}
+
+bool obj_is_exec(const struct sym_obj *o)
+{
+	return o->e_type == ET_EXEC;
+}
+
+bool obj_covers(const struct sym_obj *o, uint64_t vaddr)
+{
+	for (size_t i = 0; i < o->nsegs; i++) {
+		const struct seg *s = &o->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return true;
+	}
+	return false;
+}
+
+uint64_t obj_bias_for_mapping(const struct sym_obj *o, uint64_t start,
+			      uint64_t pgoff)
+{
+	uint64_t mask = ~(page_size() - 1);
+
+	if (o->e_type == ET_EXEC || !o->nsegs)
+		return 0;
+	if (o->offsets_valid) {
+		/*
+		 * The segment the mapping starts in.  Neighbouring segments
+		 * can share a file page; code is what we resolve, so the
+		 * executable segments are tried first.
+		 */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < o->nsegs; i++) {
+				const struct seg *s = &o->segs[i];
+				if (pass == 0 && !(s->flags & PF_X))
+					continue;
+				if (pgoff >= (s->offset & mask) &&
+				    pgoff < s->offset + (s->filesz ? s->filesz : 1))
+					return start - s->vaddr - pgoff + s->offset;
+			}
+		}
+	}
+	/* A debug file's offsets are not the original's: assume the mapping
+	 * is the code segment's, from its first page. */
+	for (size_t i = 0; i < o->nsegs; i++) {
+		if (o->segs[i].flags & PF_X)
+			return start - (o->segs[i].vaddr & mask);
+	}
+	return start - (o->segs[0].vaddr & mask);
+}
+
+uint64_t obj_bias_for_base(const struct sym_obj *o, uint64_t base)
+{
+	if (o->e_type == ET_EXEC || !o->nsegs)
+		return 0;
+	/* dladdr's dli_fbase is where the first PT_LOAD's page is mapped. */
+	return base - (o->segs[0].vaddr & ~(page_size() - 1));
+}
+
+/* ---- DWARF index ------------------------------------------------------ */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* Larger first, so inner ranges sort after the ones holding them. */
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+static void add_ranges(Dwarf_Die *die, struct range **v, size_t *n,
+		       size_t *alloc, size_t idx)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		/* lo 0: a function the linker discarded (--gc-sections). */
+		if (lo == 0 || lo >= hi)
+			continue;
+		ALLOC_GROW(*v, *n + 1, *alloc);
+		(*v)[*n].lo = lo;
+		(*v)[*n].hi = hi;
+		(*v)[*n].idx = idx;
+		(*n)++;
+	}
+}
+
+/* Collect the subprograms with code of a scope (namespaces, classes, ...). */
+static void scan_scope(struct cu_info *ci, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child, next;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	for (;;) {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			ALLOC_GROW(ci->subs, ci->nsubs + 1, ci->asubs);
+			ci->subs[ci->nsubs] = child;
+			add_ranges(&child, &ci->subr, &ci->nsubr, &ci->asubr,
+				   ci->nsubs);
+			ci->nsubs++;
+			/* Local classes' methods, GNU nested functions. */
+			scan_scope(ci, &child, depth + 1);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_lexical_block:
+		case DW_TAG_module:
+			scan_scope(ci, &child, depth + 1);
+			break;
+		default:
+			break;
+		}
+		if (dwarf_siblingof(&child, &next) != 0)
+			break;
+		child = next;
+	}
+}
+
+static void scan_cu(struct cu_info *ci)
+{
+	if (ci->scanned)
+		return;
+	ci->scanned = true;
+	scan_scope(ci, &ci->die, 0);
+	qsort(ci->subr, ci->nsubr, sizeof(*ci->subr), cmp_range);
+}
+
+static void index_dwarf(struct sym_obj *o)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+
+	o->dwarf_indexed = true;
+	while (dwarf_get_units(o->dw, cu, &cu, &version, &unit_type, &cudie,
+			       &subdie) == 0) {
+		struct cu_info *ci;
+		size_t before = o->ncur;
+
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
+			continue;
+		ALLOC_GROW(o->cus, o->ncus + 1, o->acus);
+		ci = &o->cus[o->ncus];
+		memset(ci, 0, sizeof(*ci));
+		ci->die = cudie;
+		add_ranges(&cudie, &o->cur, &o->ncur, &o->acur, o->ncus);
+		if (o->ncur == before) {
+			/* No CU ranges: its functions' ranges stand in. */
+			scan_cu(ci);
+			for (size_t i = 0; i < ci->nsubr; i++) {
+				ALLOC_GROW(o->cur, o->ncur + 1, o->acur);
+				o->cur[o->ncur] = ci->subr[i];
+				o->cur[o->ncur++].idx = o->ncus;
+			}
+		}
+		o->ncus++;
+	}
+	qsort(o->cur, o->ncur, sizeof(*o->cur), cmp_range);
+}
+
+/* The smallest range holding addr; ranges sorted by lo, larger first. */
+static const struct range *find_range(const struct range *v, size_t n,
+				      uint64_t addr)
+{
+	const struct range *best = NULL;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, back = 0; i-- > 0 && back < 16; back++) {
+		if (addr < v[i].hi &&
+		    (!best || v[i].hi - v[i].lo < best->hi - best->lo))
+			best = &v[i];
+	}
+	return best;
+}
+
+/* ---- DWARF lookups ---------------------------------------------------- */
+
+static const char *die_name(struct sym_obj *o, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *s;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
+	    (s = dwarf_formstring(&a)))
+		return intern_demangled(o->strings, s);
+	if (dwarf_attr_integrate(die, DW_AT_name, &a) &&
+	    (s = dwarf_formstring(&a)))
+		return intern_str(o->strings, s);
+	return NULL;
+}
+
+static bool has_pc_attrs(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) ||
+	       dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/*
+ * Append to chain the inlined_subroutine DIEs holding addr below scope,
+ * outermost first.  Returns the new count.
+ */
+static int find_inlines(Dwarf_Die *scope, uint64_t addr, Dwarf_Die *chain,
+			int n, int max, int depth)
+{
+	Dwarf_Die child, next;
+
+	if (depth > 128 || dwarf_child(scope, &child) != 0)
+		return n;
+	for (;;) {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&child, addr) > 0) {
+				if (n < max)
+					chain[n++] = child;
+				return find_inlines(&child, addr, chain, n,
+						    max, depth + 1);
+			}
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+			if (!has_pc_attrs(&child)) {
+				int m = find_inlines(&child, addr, chain, n,
+						     max, depth + 1);
+				if (m > n)
+					return m;
+			} else if (dwarf_haspc(&child, addr) > 0) {
+				return find_inlines(&child, addr, chain, n,
+						    max, depth + 1);
+			}
+			break;
+		default:
+			break;
+		}
+		if (dwarf_siblingof(&child, &next) != 0)
+			break;
+		child = next;
+	}
+	return n;
+}
+
+static void call_site(struct sym_obj *o, struct cu_info *ci, Dwarf_Die *inl,
+		      struct sym_frame *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	f->file = NULL;
+	f->line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &w) == 0)
+		f->line = (unsigned)w;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &w) == 0 &&
+	    dwarf_getsrcfiles(&ci->die, &files, &nfiles) == 0 && w < nfiles) {
+		const char *s = dwarf_filesrc(files, w, NULL, NULL);
+		if (s)
+			f->file = intern_str(o->strings, s);
+	}
+}
+
+static void line_at(struct sym_obj *o, struct cu_info *ci, uint64_t addr,
+		    struct sym_frame *f)
+{
+	Dwarf_Line *line = dwarf_getsrc_die(&ci->die, addr);
+	const char *s;
+	int n = 0;
+
+	f->file = NULL;
+	f->line = 0;
+	if (!line)
+		return;
+	s = dwarf_linesrc(line, NULL, NULL);
+	if (s)
+		f->file = intern_str(o->strings, s);
+	if (dwarf_lineno(line, &n) == 0 && n > 0)
+		f->line = (unsigned)n;
+}
+
+int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
+	       int max)
+{
+	Dwarf_Die chain[SYM_MAX_FRAMES];
+	struct cu_info *ci = NULL;
+	Dwarf_Die *sub = NULL;
+	struct esym *sym;
+	struct sym_frame outer = { 0 };
+	int n = 0, k = 0;
+
+	if (max <= 0)
+		return 0;
+	if (o->dw) {
+		const struct range *r;
+		if (!o->dwarf_indexed)
+			index_dwarf(o);
+		r = find_range(o->cur, o->ncur, vaddr);
+		if (r) {
+			ci = &o->cus[r->idx];
+			scan_cu(ci);
+			r = find_range(ci->subr, ci->nsubr, vaddr);
+			if (r)
+				sub = &ci->subs[r->idx];
+		}
+	}
+	if (sub)
+		k = find_inlines(sub, vaddr, chain, 0,
+				 (max < SYM_MAX_FRAMES ? max : SYM_MAX_FRAMES) - 1, 0);
+
+	/* Innermost first: the inlined frames, each at the line inside it. */
+	for (int i = k - 1; i >= 0; i--) {
+		struct sym_frame *f = &out[n++];
+		f->function = die_name(o, &chain[i]);
+		f->module = NULL;
+		f->inlined = true;
+		if (i == k - 1)
+			line_at(o, ci, vaddr, f);
+		else
+			call_site(o, ci, &chain[i + 1], f);
+	}
+
+	sym = find_symbol(o, vaddr);
+	if (sym) {
+		if (!sym->name)
+			sym->name = intern_demangled(o->strings, sym->raw);
+		outer.function = sym->name;
+	} else if (sub) {
+		outer.function = die_name(o, sub);
+	}
+	if (ci) {
+		if (k)
+			call_site(o, ci, &chain[0], &outer);
+		else
+			line_at(o, ci, vaddr, &outer);
+	}
+	out[n++] = outer;
+	return n;
+}

@@ -1,0 +1,485 @@
+/*
+ * symbols — the session: mappings of every process image, the ELF objects
+ * behind them, and a cache of results per (process image, address).
+ *
+ * Two kinds of mapping come in SC_REC_MODULE records:
+ *  - real mappings (/proc/PID/maps, PERF_RECORD_MMAP2): [start, end) at file
+ *    offset pgoff; the load bias follows from pgoff and the program headers;
+ *  - SC_MOD_BASE: start is dladdr()'s base of the object, the end unknown;
+ *    an address belongs to the object of the greatest base <= addr whose
+ *    PT_LOAD segments cover it (so a library loaded above the executable
+ *    does not swallow the executable's addresses, nor the reverse).
+ * Real mappings are searched first.
+ *
+ * Objects are keyed by path (and, for debug-file stand-ins, by build-id), so
+ * a library mapped by a hundred processes is read once.  The object of a
+ * mapping and its bias are worked out on the mapping's first use; a file that
+ * cannot be read gives unknown names and one warning.
+ */
+#include "symbols/symbols.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/sym_int.h"
+#include "util/util.h"
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t flags;
+	const char *path;         /* interned; " (deleted)" removed */
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	unsigned bid_len;
+	bool is_file;             /* an ELF file we may read (not [vdso]) */
+	bool resolved;            /* obj and bias worked out */
+	struct sym_obj *obj;      /* NULL: no usable object */
+	uint64_t bias;
+};
+
+struct proc {
+	uint32_t id;
+	struct map *ranges;       /* real mappings, sorted by start when used */
+	size_t nranges, aranges;
+	struct map *bases;        /* SC_MOD_BASE mappings, sorted by start */
+	size_t nbases, abases;
+	bool sorted;
+};
+
+struct objent {
+	const char *path;         /* interned; NULL for a build-id stand-in */
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	unsigned bid_len;
+	struct sym_obj *obj;
+	bool warned;
+};
+
+struct centry {
+	uint64_t addr;
+	uint32_t proc;
+	uint8_t used, is_return;
+	uint16_t n;
+	uint32_t first;           /* index into frames */
+};
+
+struct sym_session {
+	struct sym_intern strings;
+	char *debug_root;
+	const char *str_unknown, *str_kernel;
+
+	struct proc **procs;
+	size_t nprocs, aprocs;
+	uint32_t *proc_slots;     /* hash: proc_id -> index + 1; 0 = empty */
+	size_t proc_cap;
+
+	struct objent *objs;
+	size_t nobjs, aobjs;
+
+	struct sym_kallsyms *ksyms;
+	bool ksyms_loaded;
+
+	struct centry *cache;
+	size_t cache_cap, cache_n;
+	struct sym_frame *frames;
+	size_t nframes, aframes;
+};
+
+struct sym_session *sym_session_new(void)
+{
+	struct sym_session *s = xcalloc(1, sizeof(*s));
+	const char *root = getenv("STACKCLOCK_DEBUG_ROOT");
+	size_t len;
+
+	s->debug_root = xstrdup(root && *root ? root : "/usr/lib/debug");
+	len = strlen(s->debug_root);
+	while (len > 1 && s->debug_root[len - 1] == '/')
+		s->debug_root[--len] = '\0';
+	s->str_unknown = intern_str(&s->strings, "[unknown]");
+	s->str_kernel = intern_str(&s->strings, "[kernel]");
+	return s;
+}
+
+void sym_session_free(struct sym_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		free(s->procs[i]->ranges);
+		free(s->procs[i]->bases);
+		free(s->procs[i]);
+	}
+	free(s->procs);
+	free(s->proc_slots);
+	for (size_t i = 0; i < s->nobjs; i++)
+		obj_free(s->objs[i].obj);
+	free(s->objs);
+	kallsyms_free(s->ksyms);
+	free(s->cache);
+	free(s->frames);
+	intern_release(&s->strings);
+	free(s->debug_root);
+	free(s);
+}
+
+/* ---- process images --------------------------------------------------- */
+
+static void proc_rehash(struct sym_session *s)
+{
+	size_t cap = s->proc_cap ? s->proc_cap * 2 : 64;
+
+	free(s->proc_slots);
+	s->proc_slots = xcalloc(cap, sizeof(*s->proc_slots));
+	s->proc_cap = cap;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		size_t j = hash_u64(s->procs[i]->id) & (cap - 1);
+		while (s->proc_slots[j])
+			j = (j + 1) & (cap - 1);
+		s->proc_slots[j] = (uint32_t)i + 1;
+	}
+}
+
+static struct proc *find_proc(struct sym_session *s, uint32_t id, bool create)
+{
+	struct proc *p;
+	size_t j;
+
+	if (s->proc_cap) {
+		j = hash_u64(id) & (s->proc_cap - 1);
+		for (; s->proc_slots[j]; j = (j + 1) & (s->proc_cap - 1)) {
+			p = s->procs[s->proc_slots[j] - 1];
+			if (p->id == id)
+				return p;
+		}
+	}
+	if (!create)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->id = id;
+	ALLOC_GROW(s->procs, s->nprocs + 1, s->aprocs);
+	s->procs[s->nprocs++] = p;
+	if (2 * s->nprocs > s->proc_cap) {
+		proc_rehash(s);
+	} else {
+		j = hash_u64(id) & (s->proc_cap - 1);
+		while (s->proc_slots[j])
+			j = (j + 1) & (s->proc_cap - 1);
+		s->proc_slots[j] = (uint32_t)s->nprocs;
+	}
+	return p;
+}
+
+/* Files we can read symbols from, as opposed to [vdso], //anon, memfd. */
+static bool path_is_file(const char *p)
+{
+	return p[0] == '/' && strncmp(p, "//anon", 6) &&
+	       strncmp(p, "/memfd:", 7) && strncmp(p, "/dev/", 5) &&
+	       strncmp(p, "/SYSV", 5);
+}
+
+void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
+		    const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	struct proc *p = find_proc(s, m->proc_id, true);
+	struct map *mp;
+	size_t len;
+
+	if (!path)
+		path = "";
+	len = strlen(path);
+	if (len > sizeof(deleted) - 1 &&
+	    !strcmp(path + len - (sizeof(deleted) - 1), deleted))
+		len -= sizeof(deleted) - 1;
+
+	if (m->flags & SC_MOD_BASE) {
+		ALLOC_GROW(p->bases, p->nbases + 1, p->abases);
+		mp = &p->bases[p->nbases++];
+	} else {
+		if (m->end <= m->start)
+			return;
+		ALLOC_GROW(p->ranges, p->nranges + 1, p->aranges);
+		mp = &p->ranges[p->nranges++];
+	}
+	memset(mp, 0, sizeof(*mp));
+	mp->start = m->start;
+	mp->end = m->end;
+	mp->pgoff = m->pgoff;
+	mp->flags = m->flags;
+	mp->path = len ? intern_strn(&s->strings, path, len) : s->str_unknown;
+	mp->is_file = len && path_is_file(path);
+	mp->bid_len = m->build_id_len > SYM_BUILD_ID_MAX ? SYM_BUILD_ID_MAX
+							 : m->build_id_len;
+	memcpy(mp->bid, m->build_id, mp->bid_len);
+	p->sorted = false;
+	/* Addresses resolved before this mapping was known may now resolve
+	 * differently: forget them (interned strings stay valid). */
+	if (s->cache_n) {
+		memset(s->cache, 0, s->cache_cap * sizeof(*s->cache));
+		s->cache_n = 0;
+		s->nframes = 0;
+	}
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct map *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static void proc_sort(struct proc *p)
+{
+	if (p->sorted)
+		return;
+	/* Results of earlier lookups are cached by address, not by map, so
+	 * moving the maps here is harmless. */
+	qsort(p->ranges, p->nranges, sizeof(*p->ranges), cmp_map);
+	qsort(p->bases, p->nbases, sizeof(*p->bases), cmp_map);
+	p->sorted = true;
+}
+
+/* Index of the last map with start <= addr, plus one (0 if none). */
+static size_t upper_bound(const struct map *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- objects ---------------------------------------------------------- */
+
+static struct objent *file_obj(struct sym_session *s, const char *path)
+{
+	struct objent *e;
+
+	for (size_t i = 0; i < s->nobjs; i++) {
+		if (s->objs[i].path == path)
+			return &s->objs[i];
+	}
+	ALLOC_GROW(s->objs, s->nobjs + 1, s->aobjs);
+	e = &s->objs[s->nobjs++];
+	memset(e, 0, sizeof(*e));
+	e->path = path;
+	e->obj = obj_open(path, s->debug_root, &s->strings);
+	return e;
+}
+
+static struct objent *build_id_obj(struct sym_session *s, const uint8_t *bid,
+				   unsigned len)
+{
+	struct objent *e;
+
+	for (size_t i = 0; i < s->nobjs; i++) {
+		e = &s->objs[i];
+		if (!e->path && e->bid_len == len && !memcmp(e->bid, bid, len))
+			return e;
+	}
+	ALLOC_GROW(s->objs, s->nobjs + 1, s->aobjs);
+	e = &s->objs[s->nobjs++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->bid, bid, len);
+	e->bid_len = len;
+	e->obj = obj_open_build_id(bid, len, s->debug_root, &s->strings);
+	return e;
+}
+
+/* Find the object of a mapping and its load bias, once. */
+static void map_resolve(struct sym_session *s, struct map *m)
+{
+	struct sym_obj *o;
+	const char *why;
+	size_t fi;
+
+	if (m->resolved)
+		return;
+	m->resolved = true;
+	if (!m->is_file)
+		return;
+	fi = file_obj(s, m->path) - s->objs;
+	o = s->objs[fi].obj;
+	why = obj_error(o);
+	if (!why && m->bid_len) {
+		const uint8_t *bid;
+		unsigned len = obj_build_id(o, &bid);
+		if (len && (len != m->bid_len || memcmp(bid, m->bid, len)))
+			why = "the file changed since the recording (build-id differs)";
+	}
+	if (why && m->bid_len) {
+		/* The file is gone or replaced: its debug file still knows. */
+		struct objent *be = build_id_obj(s, m->bid, m->bid_len);
+		if (!obj_error(be->obj)) {
+			o = be->obj;
+			why = NULL;
+		}
+	}
+	if (why) {
+		if (!s->objs[fi].warned)
+			pr_warn("cannot read symbols of %s: %s", m->path, why);
+		s->objs[fi].warned = true;
+		return;
+	}
+	m->obj = o;
+	if (m->flags & SC_MOD_BASE)
+		m->bias = obj_bias_for_base(o, m->start);
+	else
+		m->bias = obj_bias_for_mapping(o, m->start, m->pgoff);
+}
+
+static struct map *find_map(struct sym_session *s, struct proc *p,
+			    uint64_t addr)
+{
+	struct map *fallback = NULL;
+	size_t i, top;
+
+	proc_sort(p);
+	i = upper_bound(p->ranges, p->nranges, addr);
+	for (size_t back = 0; i-- > 0 && back < 8; back++) {
+		if (addr < p->ranges[i].end)
+			return &p->ranges[i];
+	}
+
+	top = i = upper_bound(p->bases, p->nbases, addr);
+	while (i-- > 0) {
+		struct map *m = &p->bases[i];
+		map_resolve(s, m);
+		if (m->obj && obj_covers(m->obj, addr - m->bias))
+			return m;
+		/* Unreadable, its extent unknown: it takes the address only
+		 * if it is the nearest base and nothing below claims it. */
+		if (!m->obj && i == top - 1)
+			fallback = m;
+	}
+	return fallback;
+}
+
+/* ---- resolution ------------------------------------------------------- */
+
+static const char *hex_name(struct sym_session *s, uint64_t addr)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+	return intern_str(&s->strings, buf);
+}
+
+static int resolve_kernel(struct sym_session *s, uint64_t addr, uint64_t look,
+			  struct sym_frame *out)
+{
+	const char *name;
+
+	if (!s->ksyms_loaded) {
+		s->ksyms = kallsyms_load(getenv("STACKCLOCK_KALLSYMS"),
+					 &s->strings);
+		s->ksyms_loaded = true;
+	}
+	name = kallsyms_lookup(s->ksyms, look);
+	out->function = name ? name : hex_name(s, addr);
+	out->module = kallsyms_usable(s->ksyms) ? s->str_kernel : s->str_unknown;
+	return 1;
+}
+
+static int resolve_uncached(struct sym_session *s, uint32_t proc_id,
+			    uint64_t addr, bool is_return,
+			    struct sym_frame *out)
+{
+	uint64_t look = is_return && addr ? addr - 1 : addr;
+	struct proc *p;
+	struct map *m = NULL;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (look >= SYM_KERNEL_START)
+		return resolve_kernel(s, addr, look, out);
+	p = find_proc(s, proc_id, false);
+	if (p)
+		m = find_map(s, p, look);
+	if (!m) {
+		out->function = hex_name(s, addr);
+		out->module = s->str_unknown;
+		return 1;
+	}
+	map_resolve(s, m);
+	if (!m->obj) {
+		out->function = hex_name(s, addr);
+		out->module = m->path;
+		return 1;
+	}
+	n = obj_lookup(m->obj, look - m->bias, out, SYM_MAX_FRAMES);
+	for (int i = 0; i < n; i++) {
+		out[i].module = m->path;
+		if (!out[i].function)
+			out[i].function = hex_name(s, addr);
+	}
+	return n;
+}
+
+static void cache_grow(struct sym_session *s)
+{
+	size_t cap = s->cache_cap ? s->cache_cap * 2 : 4096;
+	struct centry *c = xcalloc(cap, sizeof(*c));
+
+	for (size_t i = 0; i < s->cache_cap; i++) {
+		struct centry *e = &s->cache[i];
+		size_t j;
+		if (!e->used)
+			continue;
+		j = hash_u64(e->addr ^ ((uint64_t)e->proc << 32) ^ e->is_return) &
+		    (cap - 1);
+		while (c[j].used)
+			j = (j + 1) & (cap - 1);
+		c[j] = *e;
+	}
+	free(s->cache);
+	s->cache = c;
+	s->cache_cap = cap;
+}
+
+int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
+		bool is_return, struct sym_frame *out, int max)
+{
+	struct sym_frame tmp[SYM_MAX_FRAMES];
+	struct centry *e;
+	size_t j;
+	int n;
+
+	if (!s || max <= 0)
+		return 0;
+	is_return = is_return && addr;
+	if (2 * (s->cache_n + 1) > s->cache_cap)
+		cache_grow(s);
+	j = hash_u64(addr ^ ((uint64_t)proc_id << 32) ^ is_return) &
+	    (s->cache_cap - 1);
+	for (;; j = (j + 1) & (s->cache_cap - 1)) {
+		e = &s->cache[j];
+		if (!e->used)
+			break;
+		if (e->addr == addr && e->proc == proc_id &&
+		    e->is_return == is_return)
+			goto hit;
+	}
+	n = resolve_uncached(s, proc_id, addr, is_return, tmp);
+	ALLOC_GROW(s->frames, s->nframes + n, s->aframes);
+	memcpy(s->frames + s->nframes, tmp, n * sizeof(*tmp));
+	e->used = 1;
+	e->addr = addr;
+	e->proc = proc_id;
+	e->is_return = is_return;
+	e->n = (uint16_t)n;
+	e->first = (uint32_t)s->nframes;
+	s->nframes += n;
+	s->cache_n++;
+hit:
+	n = e->n < max ? e->n : max;
+	memcpy(out, s->frames + e->first, n * sizeof(*out));
+	return n;
+}
