@@ -1,0 +1,258 @@
+/*
+ * cct_emit — engine thread state to data-file records.  See cct_emit.h.
+ *
+ * The arena may come from a target that was killed in the middle of a probe,
+ * or that scribbled over its own memory: everything read here is copied out
+ * and checked before use.  Counts that the engine does not keep on its hot
+ * path are derived here: a node's completed calls are its calls minus its
+ * frames still open, and the events of a thread are its entries plus the
+ * exits that closed a frame plus the stray exits.
+ */
+#include "record/cct_emit.h"
+#include "format/scdata.h"
+#include "runtime/engine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t to_ns(const struct sc_tick_conv *c, uint64_t ticks)
+{
+	return (uint64_t)llround((double)ticks * c->ns_per_tick);
+}
+
+static uint64_t stamp_ns(const struct sc_tick_conv *c, uint64_t tick)
+{
+	double d = ((double)tick - (double)c->tick0) * c->ns_per_tick + (double)c->ns0;
+	return d > 0 ? (uint64_t)llround(d) : 0;
+}
+
+static int range_ok(uint64_t arena_len, uint64_t off, uint64_t len)
+{
+	return off >= sizeof(struct sc_eng_arena_hdr) && off <= arena_len && len <= arena_len - off;
+}
+
+static int load_thread(const void *arena, uint64_t arena_len, uint64_t off, struct sc_eng_thread *t)
+{
+	if (!range_ok(arena_len, off, sizeof(*t)))
+		return -EINVAL;
+	memcpy(t, (const uint8_t *)arena + off, sizeof(*t));
+	return t->magic == SC_ENG_THREAD_MAGIC && t->self_off == off ? 0 : -EINVAL;
+}
+
+int sc_cct_threads(const void *arena, uint64_t arena_len, uint64_t *offs, int max)
+{
+	struct sc_eng_arena_hdr hdr;
+	struct sc_eng_thread t;
+	uint64_t off, limit = arena_len / sizeof(t);
+	int n = 0, i;
+
+	if (arena_len < sizeof(hdr))
+		return -EINVAL;
+	memcpy(&hdr, arena, sizeof(hdr));
+	for (off = hdr.threads; off; off = t.next_off) {
+		if ((uint64_t)n > limit || load_thread(arena, arena_len, off, &t))
+			return -EINVAL;
+		if (n < max)
+			offs[n] = off;
+		n++;
+	}
+	/* the list is newest first; callers want creation order */
+	for (i = 0; i < (n < max ? n : max) / 2; i++) {
+		int j = (n < max ? n : max) - 1 - i;
+		uint64_t x = offs[i];
+		offs[i] = offs[j];
+		offs[j] = x;
+	}
+	return n;
+}
+
+/* Count the real frames open on t's stack per node id; returns how many. */
+static int count_open(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
+		      uint32_t *open, uint64_t nnodes, uint64_t *nopen)
+{
+	uint64_t depth, i;
+	uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
+
+	*nopen = 0;
+	if (top < stack || (top - stack) % sizeof(struct sc_eng_frame))
+		return -EINVAL;
+	depth = (top - stack) / sizeof(struct sc_eng_frame);
+	if (depth >= t->stack_cap ||
+	    !range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame)))
+		return -EINVAL;
+	for (i = 1; i <= depth; i++) {
+		struct sc_eng_frame f;
+		struct sc_eng_node n;
+		uint64_t noff;
+
+		memcpy(&f, (const uint8_t *)arena + t->stack_off + i * sizeof(f), sizeof(f));
+		if (f.func == SC_ENG_DROP_FUNC)
+			continue;
+		noff = (uint64_t)((uintptr_t)f.node - (uintptr_t)t->base);
+		if (noff % SC_ENG_NODE_SIZE || !range_ok(arena_len, noff, sizeof(n)))
+			return -EINVAL;
+		memcpy(&n, (const uint8_t *)arena + noff, sizeof(n));
+		if (n.id >= nnodes)
+			return -EINVAL;
+		open[n.id]++;
+		(*nopen)++;
+	}
+	return 0;
+}
+
+static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len,
+		      const struct sc_eng_thread *t, uint32_t proc_id, const uint32_t *open,
+		      const struct sc_tick_conv *conv, uint64_t *calls, uint64_t *closed,
+		      uint64_t *count)
+{
+	uint64_t coff = t->chunk_head_off, next_id = 0;
+	int ret;
+
+	*calls = *closed = *count = 0;
+	while (coff) {
+		struct sc_eng_chunk c;
+		uint32_t i;
+
+		if (!range_ok(arena_len, coff, (uint64_t)SC_ENG_CHUNK_NODES * SC_ENG_NODE_SIZE))
+			return -EINVAL;
+		memcpy(&c, (const uint8_t *)arena + coff, sizeof(c));
+		if (c.used >= SC_ENG_CHUNK_NODES || c.first_id != next_id)
+			return -EINVAL;
+		for (i = 0; i < c.used; i++) {
+			struct sc_eng_node n;
+			struct sc_rec_cct_node r = { 0 };
+			uint64_t completed;
+
+			memcpy(&n, (const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE,
+			       sizeof(n));
+			if (n.id != next_id || next_id >= t->nnodes ||
+			    (n.id == 0 ? n.parent != UINT32_MAX : n.parent >= n.id))
+				return -EINVAL;
+			next_id++;
+			completed = n.calls > open[n.id] ? n.calls - open[n.id] : 0;
+			r.proc_id = proc_id;
+			r.tid = t->tid;
+			r.id = n.id;
+			r.parent = n.parent;
+			r.func = n.func;
+			r.calls = n.calls;
+			r.elapsed_excl = to_ns(conv, n.ee);
+			r.app_excl = to_ns(conv, n.ee - (n.osb < n.ee ? n.osb : n.ee));
+			r.app_excl_exact = to_ns(conv, n.ee - (n.osx < n.ee ? n.osx : n.ee));
+			r.completed = completed;
+			if (completed && n.incl_min <= n.incl_max) {
+				r.incl_min = to_ns(conv, n.incl_min);
+				r.incl_max = to_ns(conv, n.incl_max);
+				r.incl_sum = to_ns(conv, n.incl_sum);
+				r.excl_min = to_ns(conv, n.excl_min);
+				r.excl_max = to_ns(conv, n.excl_max);
+				r.excl_sum = to_ns(conv, n.excl_sum);
+			}
+			if (n.id) {
+				*calls += n.calls;
+				*closed += completed;
+			}
+			ret = sc_writer_add(w, SC_REC_CCT_NODE, &r, sizeof(r));
+			if (ret)
+				return ret;
+			(*count)++;
+		}
+		coff = c.next_off;
+	}
+	return 0;
+}
+
+static int emit_callsites(struct sc_writer *w, const void *arena, uint64_t arena_len,
+			  const struct sc_eng_thread *t, uint32_t proc_id,
+			  const struct sc_tick_conv *conv, uint64_t *count)
+{
+	uint64_t slots = t->cs_mask + 1, i;
+	int ret;
+
+	*count = 0;
+	if (slots > SC_ENG_CS_MAX || (slots & (slots - 1)) ||
+	    !range_ok(arena_len, t->cs_off, slots * sizeof(struct sc_eng_cs)))
+		return -EINVAL;
+	for (i = 0; i < slots; i++) {
+		struct sc_eng_cs e;
+		struct sc_rec_callsite r;
+
+		memcpy(&e, (const uint8_t *)arena + t->cs_off + i * sizeof(e), sizeof(e));
+		if (!e.callee || !e.calls)
+			continue;
+		r.proc_id = proc_id;
+		r.tid = t->tid;
+		r.site = e.site;
+		r.callee = e.callee;
+		r.calls = e.calls;
+		r.elapsed_incl = to_ns(conv, e.ei);
+		r.elapsed_excl = to_ns(conv, e.ee);
+		r.app_incl = to_ns(conv, e.ei - (e.osb_incl < e.ei ? e.osb_incl : e.ei));
+		r.app_excl = to_ns(conv, e.ee - (e.osb_excl < e.ee ? e.osb_excl : e.ee));
+		ret = sc_writer_add(w, SC_REC_CALLSITE, &r, sizeof(r));
+		if (ret)
+			return ret;
+		(*count)++;
+	}
+	return 0;
+}
+
+int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_len,
+		       uint64_t thread_off, uint32_t proc_id,
+		       const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
+{
+	struct sc_eng_thread t;
+	struct sc_rec_thread_stats st = { 0 };
+	uint64_t nopen = 0, calls = 0, closed = 0, nodes = 0, sites = 0;
+	uint32_t *open;
+	int ret, i;
+
+	if (tot)
+		memset(tot, 0, sizeof(*tot));
+	ret = load_thread(arena, arena_len, thread_off, &t);
+	if (ret)
+		return ret;
+	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE)
+		return -EINVAL;
+	open = calloc(t.nnodes, sizeof(*open));
+	if (!open)
+		return -ENOMEM;
+	ret = count_open(arena, arena_len, &t, open, t.nnodes, &nopen);
+	if (ret)
+		memset(open, 0, t.nnodes * sizeof(*open));   /* damaged stack: nodes still count */
+	ret = emit_nodes(w, arena, arena_len, &t, proc_id, open, conv, &calls, &closed, &nodes);
+	free(open);
+	if (!ret)
+		ret = emit_callsites(w, arena, arena_len, &t, proc_id, conv, &sites);
+
+	st.proc_id = proc_id;
+	st.tid = t.tid;
+	st.events = calls + (closed > t.repair_closed ? closed - t.repair_closed : 0) + t.stray_exits;
+	st.lost_events = t.lost;
+	st.repairs = t.repair_closed + t.stray_exits;
+	st.open_frames = nopen;
+	for (i = 0; i < SC_OS_NCAT; i++)
+		st.os_count[i] = t.os_count[i];
+	st.first_ns = stamp_ns(conv, t.first);
+	st.last_ns = stamp_ns(conv, t.last);
+	if (ret == 0 || ret == -EINVAL) {   /* not after a writer error */
+		int r2 = sc_writer_add(w, SC_REC_THREAD_STATS, &st, sizeof(st));
+		if (r2)
+			return r2;
+	}
+	if (tot) {
+		tot->nodes = nodes;
+		tot->callsites = sites;
+		tot->events = st.events;
+		tot->lost_events = st.lost_events;
+		tot->repairs = st.repairs;
+		tot->open_frames = st.open_frames;
+		for (i = 0; i < SC_OS_NCAT; i++)
+			tot->os_count[i] = st.os_count[i];
+		tot->first_ns = st.first_ns;
+		tot->last_ns = st.last_ns;
+	}
+	return ret;
+}

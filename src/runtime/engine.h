@@ -1,0 +1,677 @@
+/*
+ * engine — the attribution state machine of the instrumentation method.
+ *
+ * One engine thread turns a thread's stream of enter/exit events into a
+ * calling-context tree (CCT) whose nodes hold the counters SPEC section 2
+ * needs, plus a small call-site table.  The very same code runs inside the
+ * target (src/runtime/probe.c, on shared memory the recorder reads after the
+ * target ends or is killed) and in the unit tests (on a heap buffer), so what
+ * the tests prove is what the probes do.
+ *
+ * Rules:
+ *  - Time is in abstract ticks (rdtsc in the runtime, nanoseconds in tests);
+ *    the caller passes non-decreasing times (a smaller one counts as equal).
+ *  - Interval i = (time of event i-1, time of event i], charged to the frame
+ *    on top before event i: node->ee += d.  If the interval was OS-bound the
+ *    caller first calls sc_eng_os() with the same time: node->osb += d and
+ *    node->osx += min(measured OS ticks, d).  So AE = ee - osb and the exact
+ *    mode's AE = ee - osx.  Intervals with an empty stack go to the root node
+ *    (func 0) and are not part of any value.
+ *  - The CCT is keyed by (parent node, function), never by call site.
+ *    Inclusive values are derived at report time from the tree.
+ *  - Exit of the top function: pop, per-call stats.  Exit of a function
+ *    deeper in the stack: every frame above it is closed at that time (one
+ *    repair each), then it is popped.  Exit of a function not on the stack:
+ *    ignored, one repair.  Frames still open at the end are open frames.
+ *  - Call sites: per (site, callee) calls, EE and AE of every call, EI and AI
+ *    of the outermost calls only (callee not already on the stack).
+ *  - When memory runs out (arena full) or the stack passes its maximum, the
+ *    events from there until the stack is back are dropped and counted in
+ *    lost; their time goes to the frame below, as for uninstrumented code.
+ *
+ * Memory: everything lives in one arena (a byte range whose first 128 bytes
+ * are struct sc_eng_arena_hdr) and is allocated with an atomic bump, so any
+ * number of threads allocate without locks.  Structures link to each other
+ * by arena offsets (what the recorder follows) and, for the hot path only,
+ * by process-local pointers (which the recorder never dereferences).
+ * Nothing here calls libc; no locks; an engine thread is used by one thread.
+ *
+ * How a test drives it (see tests/unit/test_engine.c):
+ *
+ *	size_t len = 64 << 20;
+ *	void *buf = calloc(1, len);           // zeroed: an arena starts empty
+ *	struct sc_eng_arena a;
+ *	sc_eng_arena_init(&a, buf, len);      // writes the arena header
+ *	struct sc_eng_thread *t = sc_eng_thread_new(&a, tid, first_time);
+ *	sc_eng_enter(t, fn, site, time);      // fn != 0
+ *	sc_eng_os(t, time);                   // interval ending at `time` was
+ *	                                      // OS-bound (before that event)
+ *	sc_eng_exit(t, fn, time);
+ *	...
+ *	// emit records (src/record/cct_emit.h), ticks == ns:
+ *	struct sc_tick_conv conv = SC_TICK_CONV_IDENTITY;
+ *	sc_cct_emit_thread(w, buf, len, sc_eng_thread_off(t), proc_id, &conv, NULL);
+ *
+ * sc_eng_os_exact(t, time, os_ticks) is sc_eng_os() with a measured OS time.
+ */
+#ifndef SC_RUNTIME_ENGINE_H
+#define SC_RUNTIME_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef likely
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+/* Slow paths: out of line so the probes stay short; "unused" so that a file
+ * including this header without using them does not warn. */
+#define SC_ENG_SLOW static __attribute__((noinline, cold, unused))
+
+#define SC_ENG_NODE_SHIFT   7                  /* nodes are 128 bytes */
+#define SC_ENG_NODE_SIZE    (1u << SC_ENG_NODE_SHIFT)
+#define SC_ENG_CHUNK_NODES  512u               /* nodes per chunk (64 KiB) */
+#define SC_ENG_STACK_FIRST  256u               /* frames of a new stack */
+#define SC_ENG_STACK_MAX    (1u << 20)         /* deepest stack kept */
+#define SC_ENG_CS_FIRST     64u                /* call-site table slots */
+#define SC_ENG_CS_MAX       (1u << 18)
+#define SC_ENG_DROP_FUNC    UINT64_MAX         /* func of the "dropping" frame */
+#define SC_ENG_NO_SITE      UINT64_MAX         /* empty call-site cache */
+#define SC_ENG_THREAD_MAGIC 0x3130445248544353ull  /* "SCTHRD01" */
+
+/* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
+struct sc_eng_arena_hdr {
+	uint64_t null_func;       /* always 0: a lookup of child 0 never matches */
+	uint64_t bump;            /* allocation cursor in bytes (atomic) */
+	uint64_t size;            /* arena bytes */
+	uint64_t threads;         /* offset of the newest thread, 0 if none */
+	uint64_t lost;            /* events lost with no thread state at all */
+	uint64_t reserved[11];
+};
+
+struct sc_eng_arena;
+/* Back [off, off+len) with memory before use (fallocate on tmpfs); 0 or -1. */
+typedef int (*sc_eng_commit_fn)(struct sc_eng_arena *a, uint64_t off, uint64_t len);
+/* Called once per new CCT node (the runtime records the function's module). */
+typedef void (*sc_eng_newfunc_fn)(struct sc_eng_arena *a, uint64_t func);
+
+/* Process-local description of an arena (never stored in the arena). */
+struct sc_eng_arena {
+	uint8_t *base;
+	uint64_t size;
+	struct sc_eng_arena_hdr *hdr;
+	sc_eng_commit_fn commit;      /* NULL: memory already backed */
+	sc_eng_newfunc_fn newfunc;    /* NULL: nothing to do */
+	void *ctx;
+};
+
+#define SC_NODE_RECURSIVE  (1u << 0)   /* func already among the ancestors */
+
+struct sc_eng_node {                   /* 128 bytes, two cache lines */
+	uint64_t func;
+	uint32_t first_child;              /* node index; most recently used first */
+	uint32_t next_sibling;
+	uint64_t calls;
+	uint64_t ee;                       /* ticks with this node on top */
+	uint64_t incl_sum, excl_sum;       /* per completed call */
+	uint64_t incl_min, incl_max;
+	/* second line */
+	uint64_t excl_min, excl_max;
+	uint64_t osb;                      /* OS-bound ticks (interval rule) on top */
+	uint64_t osx;                      /* measured OS ticks on top */
+	uint64_t cs_site;                  /* one-entry call-site cache */
+	uint32_t cs_slot;
+	uint32_t id;                       /* thread-local id, root = 0 */
+	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
+	uint32_t flags;                    /* SC_NODE_* */
+	uint64_t reserved;
+};
+
+struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
+	uint64_t site, callee;
+	uint64_t calls;
+	uint64_t ei;                       /* outermost calls */
+	uint64_t ee;
+	uint64_t osb_incl;                 /* AI = ei - osb_incl */
+	uint64_t osb_excl;                 /* AE = ee - osb_excl */
+	uint64_t reserved;
+};
+
+struct sc_eng_frame {                  /* 48 bytes */
+	uint64_t func;
+	struct sc_eng_node *node;
+	struct sc_eng_cs *cs;
+	uint64_t entry;
+	uint64_t child_incl;               /* inclusive ticks of completed children */
+	uint64_t osb_entry;                /* thread osb_total at entry */
+};
+
+/* A chunk of nodes: node slot 0 of the chunk holds this header. */
+struct sc_eng_chunk {
+	uint64_t next_off;                 /* next chunk of the thread, 0 = last */
+	uint32_t used;                     /* nodes in use after this header */
+	uint32_t first_id;                 /* thread-local id of the first one */
+	uint64_t reserved[14];
+};
+
+struct sc_eng_thread {
+	/* hot: every event */
+	struct sc_eng_frame *top;
+	struct sc_eng_frame *limit;        /* entering with top == limit: slow path */
+	uint64_t last;                     /* time of the previous event */
+	uint8_t *base;                     /* arena base (node index -> address) */
+	uint64_t osb_total;                /* OS-bound ticks of the thread so far */
+	/* slow path */
+	struct sc_eng_arena *arena;
+	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
+	struct sc_eng_frame *saved_limit;  /* limit while dropping */
+	struct sc_eng_cs *cs_tab;
+	struct sc_eng_chunk *chunk;        /* current node chunk */
+	uint64_t cs_mask;                  /* slots - 1 */
+	uint64_t cs_count;
+	uint64_t drop_depth;               /* > 0: dropping events */
+	/* counters the recorder reads */
+	uint64_t magic;                    /* SC_ENG_THREAD_MAGIC */
+	uint64_t next_off;                 /* older thread of the arena, 0 = none */
+	uint64_t self_off;
+	uint64_t stack_off, stack_cap;
+	uint64_t cs_off;
+	uint64_t chunk_head_off;           /* first node chunk */
+	uint64_t nnodes;                   /* ids handed out */
+	uint64_t root_off;                 /* root node */
+	uint64_t first;                    /* time of the first event */
+	uint64_t lost;                     /* events dropped */
+	uint64_t repair_closed;            /* frames closed by a deeper exit */
+	uint64_t stray_exits;              /* exits with no matching entry */
+	uint64_t cs_lost;                  /* calls not put in the call-site table */
+	uint64_t os_count[3];              /* OS events per category (runtime) */
+	uint64_t os_lost;                  /* OS records the kernel dropped */
+	uint32_t tid;
+	uint32_t flags;
+	char name[16];
+	uint64_t user[8];                  /* owned by the runtime */
+	struct sc_eng_cs cs_root;          /* charged while the stack is empty */
+};
+
+_Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena header");
+_Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
+_Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
+_Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
+_Static_assert(sizeof(struct sc_eng_frame) == 48, "frame size");
+
+/* ---- arena ------------------------------------------------------------ */
+
+/* Initialise a zeroed buffer as an empty arena (tests; the runtime uses shm.h). */
+static inline void sc_eng_arena_init(struct sc_eng_arena *a, void *buf, uint64_t size)
+{
+	a->base = (uint8_t *)buf;
+	a->size = size;
+	a->hdr = (struct sc_eng_arena_hdr *)buf;
+	a->commit = 0;
+	a->newfunc = 0;
+	a->ctx = 0;
+	a->hdr->null_func = 0;
+	a->hdr->size = size;
+	if (a->hdr->bump < sizeof(struct sc_eng_arena_hdr))
+		a->hdr->bump = sizeof(struct sc_eng_arena_hdr);
+}
+
+/* Attach to an arena whose header is already written (size, bump). */
+static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64_t size)
+{
+	a->base = (uint8_t *)buf;
+	a->size = size;
+	a->hdr = (struct sc_eng_arena_hdr *)buf;
+	a->commit = 0;
+	a->newfunc = 0;
+	a->ctx = 0;
+}
+
+/* Allocate len bytes aligned to 128; returns the offset, or 0 if full. */
+static inline uint64_t sc_eng_alloc(struct sc_eng_arena *a, uint64_t len)
+{
+	uint64_t off;
+
+	len = (len + SC_ENG_NODE_SIZE - 1) & ~(uint64_t)(SC_ENG_NODE_SIZE - 1);
+	off = __atomic_fetch_add(&a->hdr->bump, len, __ATOMIC_RELAXED);
+	if (off < sizeof(struct sc_eng_arena_hdr) || off > a->size || len > a->size - off)
+		return 0;
+	if (a->commit && a->commit(a, off, len))
+		return 0;
+	return off;
+}
+
+static inline struct sc_eng_node *sc_eng_node_at(const struct sc_eng_thread *t, uint32_t idx)
+{
+	return (struct sc_eng_node *)(t->base + ((uint64_t)idx << SC_ENG_NODE_SHIFT));
+}
+
+static inline uint32_t sc_eng_node_idx(const struct sc_eng_thread *t, const struct sc_eng_node *n)
+{
+	return (uint32_t)(((const uint8_t *)n - t->base) >> SC_ENG_NODE_SHIFT);
+}
+
+static inline uint64_t sc_eng_thread_off(const struct sc_eng_thread *t)
+{
+	return t->self_off;
+}
+
+/* ---- slow paths (rare: new node, new call site, deep stack) ----------- */
+
+SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_t func,
+					   uint32_t parent_id, uint32_t flags)
+{
+	struct sc_eng_chunk *c = t->chunk;
+	struct sc_eng_node *n;
+
+	if (!c || c->used + 1 >= SC_ENG_CHUNK_NODES) {
+		uint64_t off = sc_eng_alloc(t->arena, (uint64_t)SC_ENG_CHUNK_NODES * SC_ENG_NODE_SIZE);
+		struct sc_eng_chunk *nc;
+
+		if (!off)
+			return 0;
+		nc = (struct sc_eng_chunk *)(t->base + off);
+		nc->next_off = 0;
+		nc->used = 0;
+		nc->first_id = (uint32_t)t->nnodes;
+		if (c)
+			__atomic_store_n(&c->next_off, off, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&t->chunk_head_off, off, __ATOMIC_RELEASE);
+		t->chunk = c = nc;
+	}
+	n = (struct sc_eng_node *)((uint8_t *)c + (uint64_t)(c->used + 1) * SC_ENG_NODE_SIZE);
+	n->func = func;
+	n->first_child = 0;
+	n->next_sibling = 0;
+	n->calls = 0;
+	n->ee = n->osb = n->osx = 0;
+	n->incl_sum = n->excl_sum = 0;
+	n->incl_min = n->excl_min = UINT64_MAX;
+	n->incl_max = n->excl_max = 0;
+	n->cs_site = SC_ENG_NO_SITE;
+	n->cs_slot = 0;
+	n->id = (uint32_t)t->nnodes;
+	n->parent = parent_id;
+	n->flags = flags;
+	n->reserved = 0;
+	t->nnodes++;
+	__atomic_store_n(&c->used, c->used + 1, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* Child of the top frame's node for func, found or created; NULL if full. */
+SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint64_t func)
+{
+	struct sc_eng_node *p = t->top->node, *n, *prev = 0;
+	struct sc_eng_frame *f;
+	uint32_t idx, flags = 0;
+
+	for (idx = p->first_child; idx; idx = n->next_sibling) {
+		n = sc_eng_node_at(t, idx);
+		if (n->func == func) {
+			if (prev) {    /* move to front: the probe checks only the first */
+				prev->next_sibling = n->next_sibling;
+				n->next_sibling = p->first_child;
+				p->first_child = idx;
+			}
+			return n;
+		}
+		prev = n;
+	}
+	for (f = t->top; f > t->stack; f--)
+		if (f->func == func)
+			flags |= SC_NODE_RECURSIVE;
+	n = sc_eng_node_new(t, func, p->id, flags);
+	if (!n)
+		return 0;
+	n->next_sibling = p->first_child;
+	p->first_child = sc_eng_node_idx(t, n);
+	if (t->arena->newfunc)
+		t->arena->newfunc(t->arena, func);
+	return n;
+}
+
+static inline uint64_t sc_eng_cs_hash(uint64_t site, uint64_t callee)
+{
+	uint64_t h = (site ^ (callee << 1)) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static inline struct sc_eng_cs *sc_eng_cs_find(struct sc_eng_cs *tab, uint64_t mask,
+					uint64_t site, uint64_t callee, int *is_new)
+{
+	uint64_t i = sc_eng_cs_hash(site, callee) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		struct sc_eng_cs *e = &tab[i];
+		if (e->callee == callee && e->site == site) {
+			*is_new = 0;
+			return e;
+		}
+		if (!e->callee) {
+			*is_new = 1;
+			return e;
+		}
+	}
+}
+
+/* Make the call-site table four times larger; frames and node caches follow. */
+SC_ENG_SLOW int sc_eng_cs_grow(struct sc_eng_thread *t)
+{
+	uint64_t slots = (t->cs_mask + 1) * 4, off, i;
+	struct sc_eng_cs *tab, *old = t->cs_tab;
+	struct sc_eng_frame *f;
+	struct sc_eng_chunk *c;
+	int is_new;
+
+	if (slots > SC_ENG_CS_MAX)
+		return -1;
+	off = sc_eng_alloc(t->arena, slots * sizeof(struct sc_eng_cs));
+	if (!off)
+		return -1;
+	tab = (struct sc_eng_cs *)(t->base + off);
+	for (i = 0; i <= t->cs_mask; i++) {
+		struct sc_eng_cs *e;
+		if (!old[i].callee)
+			continue;
+		e = sc_eng_cs_find(tab, slots - 1, old[i].site, old[i].callee, &is_new);
+		*e = old[i];
+	}
+	for (f = t->stack + 1; f <= t->top; f++) {
+		if (f->cs >= old && f->cs <= old + t->cs_mask)
+			f->cs = sc_eng_cs_find(tab, slots - 1, f->cs->site, f->cs->callee, &is_new);
+	}
+	for (c = t->chunk_head_off ? (struct sc_eng_chunk *)(t->base + t->chunk_head_off) : 0; c;
+	     c = c->next_off ? (struct sc_eng_chunk *)(t->base + c->next_off) : 0) {
+		struct sc_eng_node *n = (struct sc_eng_node *)(c + 1);
+		for (i = 0; i < c->used; i++)
+			n[i].cs_site = SC_ENG_NO_SITE;
+	}
+	t->cs_tab = tab;
+	t->cs_mask = slots - 1;
+	__atomic_store_n(&t->cs_off, off, __ATOMIC_RELEASE);
+	return 0;
+}
+
+SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, struct sc_eng_node *n,
+					uint64_t site, uint64_t callee)
+{
+	struct sc_eng_cs *e;
+	int is_new;
+
+	e = sc_eng_cs_find(t->cs_tab, t->cs_mask, site, callee, &is_new);
+	if (is_new) {
+		if ((t->cs_count + 1) * 2 > t->cs_mask + 1) {
+			if (sc_eng_cs_grow(t)) {
+				t->cs_lost++;
+				return &t->cs_root;
+			}
+			e = sc_eng_cs_find(t->cs_tab, t->cs_mask, site, callee, &is_new);
+		}
+		e->site = site;
+		e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = 0;
+		__atomic_store_n(&e->callee, callee, __ATOMIC_RELEASE);
+		t->cs_count++;
+	}
+	n->cs_site = site;
+	n->cs_slot = (uint32_t)(e - t->cs_tab);
+	return e;
+}
+
+/* A stack four times deeper, or -1. */
+SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
+{
+	uint64_t cap = t->stack_cap * 4, off, depth = (uint64_t)(t->top - t->stack), i;
+	struct sc_eng_frame *s;
+
+	if (cap > SC_ENG_STACK_MAX)
+		return -1;
+	off = sc_eng_alloc(t->arena, cap * sizeof(struct sc_eng_frame));
+	if (!off)
+		return -1;
+	s = (struct sc_eng_frame *)(t->base + off);
+	for (i = 0; i <= depth; i++)
+		s[i] = t->stack[i];
+	t->stack = s;
+	t->top = s + depth;
+	t->limit = s + cap - 2;    /* the last slot is kept for a dropping frame */
+	t->stack_cap = cap;
+	__atomic_store_n(&t->stack_off, off, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- the state machine ------------------------------------------------ */
+
+static inline uint64_t sc_eng_interval(struct sc_eng_thread *t, uint64_t *now)
+{
+	uint64_t d;
+
+	if (unlikely(*now < t->last))
+		*now = t->last;
+	d = *now - t->last;
+	t->last = *now;
+	return d;
+}
+
+/*
+ * The interval ending at `now` (the time of the next event, passed to the
+ * following sc_eng_enter/exit) was OS-bound; os_ticks is the OS time
+ * measured inside it (clamped to the interval).  Call before that event.
+ */
+static inline void sc_eng_os_exact(struct sc_eng_thread *t, uint64_t now, uint64_t os_ticks)
+{
+	struct sc_eng_frame *f = t->top;
+	uint64_t d = now > t->last ? now - t->last : 0;
+
+	if (os_ticks > d)
+		os_ticks = d;
+	f->node->osb += d;
+	f->node->osx += os_ticks;
+	f->cs->osb_excl += d;
+	t->osb_total += d;
+}
+
+static inline void sc_eng_os(struct sc_eng_thread *t, uint64_t now)
+{
+	sc_eng_os_exact(t, now, UINT64_MAX);
+}
+
+/* Close the top frame at now (stats, parent's children, call site). */
+static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top;
+	struct sc_eng_node *n = f->node;
+	uint64_t incl = now - f->entry, excl = incl - f->child_incl;
+
+	n->incl_sum += incl;
+	n->excl_sum += excl;
+	if (unlikely(incl < n->incl_min))
+		n->incl_min = incl;
+	if (unlikely(incl > n->incl_max))
+		n->incl_max = incl;
+	if (unlikely(excl < n->excl_min))
+		n->excl_min = excl;
+	if (unlikely(excl > n->excl_max))
+		n->excl_max = excl;
+	f[-1].child_incl += incl;
+	if (!(n->flags & SC_NODE_RECURSIVE)) {
+		f->cs->ei += incl;
+		f->cs->osb_incl += t->osb_total - f->osb_entry;
+	}
+	t->top = f - 1;
+}
+
+SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now);
+
+/* Function entry at now (interval already charged by the caller). */
+static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
+			       uint64_t func, uint64_t site, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top + 1;
+
+	f->func = func;
+	f->node = n;
+	f->entry = now;
+	f->child_incl = 0;
+	f->osb_entry = t->osb_total;
+	if (likely(n->cs_site == site))
+		f->cs = t->cs_tab + n->cs_slot;
+	else
+		f->cs = sc_eng_cs_slow(t, n, site, func);
+	f->cs->calls++;
+	n->calls++;
+	t->top = f;
+}
+
+static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top;
+	struct sc_eng_node *p = f->node, *n;
+	uint64_t d = sc_eng_interval(t, &now);
+
+	p->ee += d;
+	f->cs->ee += d;
+	n = sc_eng_node_at(t, p->first_child);
+	if (unlikely(n->func != func || f == t->limit)) {
+		sc_eng_enter_slow(t, func, site, now);
+		return;
+	}
+	sc_eng_push(t, n, func, site, now);
+}
+
+SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top;
+	struct sc_eng_node *n;
+
+	if (t->drop_depth) {
+		t->drop_depth++;
+		t->lost++;
+		return;
+	}
+	if (f == t->limit && sc_eng_stack_grow(t))
+		goto drop;
+	n = sc_eng_child_slow(t, func);
+	if (!n)
+		goto drop;
+	sc_eng_push(t, n, func, site, now);
+	return;
+drop:
+	/* A frame that keeps the stack's shape while events are dropped: the
+	 * time goes to the node below; every enter comes here until its exit. */
+	f = t->top;
+	f[1] = f[0];
+	f[1].func = SC_ENG_DROP_FUNC;
+	f[1].entry = now;
+	f[1].child_incl = 0;
+	t->saved_limit = t->limit;
+	t->top = t->limit = f + 1;
+	t->drop_depth = 1;
+	t->lost++;
+}
+
+SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64_t now)
+{
+	struct sc_eng_frame *f;
+
+	if (t->drop_depth) {
+		t->lost++;
+		if (--t->drop_depth == 0) {
+			t->top--;
+			t->limit = t->saved_limit;
+		}
+		return;
+	}
+	for (f = t->top - 1; f > t->stack; f--)
+		if (f->func == func)
+			break;
+	if (f == t->stack) {
+		t->stray_exits++;
+		return;
+	}
+	while (t->top != f) {
+		sc_eng_pop(t, now);
+		t->repair_closed++;
+	}
+	sc_eng_pop(t, now);
+}
+
+static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top;
+	uint64_t d = sc_eng_interval(t, &now);
+
+	f->node->ee += d;
+	f->cs->ee += d;
+	if (unlikely(f->func != func)) {
+		sc_eng_exit_slow(t, func, now);
+		return;
+	}
+	sc_eng_pop(t, now);
+}
+
+/*
+ * A new engine thread in arena a, first event time `now`.  Returns NULL if
+ * the arena is full.  Linked into the arena's thread list for the recorder.
+ */
+SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint32_t tid, uint64_t now)
+{
+	uint64_t off = sc_eng_alloc(a, sizeof(struct sc_eng_thread)), soff, coff;
+	struct sc_eng_thread *t;
+	struct sc_eng_node *root;
+	uint64_t head;
+
+	if (!off)
+		return 0;
+	soff = sc_eng_alloc(a, SC_ENG_STACK_FIRST * sizeof(struct sc_eng_frame));
+	coff = sc_eng_alloc(a, SC_ENG_CS_FIRST * sizeof(struct sc_eng_cs));
+	if (!soff || !coff)
+		return 0;
+	t = (struct sc_eng_thread *)(a->base + off);
+	t->arena = a;
+	t->base = a->base;
+	t->magic = SC_ENG_THREAD_MAGIC;
+	t->self_off = off;
+	t->tid = tid;
+	t->stack = (struct sc_eng_frame *)(a->base + soff);
+	t->stack_off = soff;
+	t->stack_cap = SC_ENG_STACK_FIRST;
+	t->cs_tab = (struct sc_eng_cs *)(a->base + coff);
+	t->cs_off = coff;
+	t->cs_mask = SC_ENG_CS_FIRST - 1;
+	t->first = t->last = now;
+	root = sc_eng_node_new(t, 0, UINT32_MAX, 0);
+	if (!root)
+		return 0;
+	t->root_off = (uint64_t)((uint8_t *)root - a->base);
+	t->stack[0].func = 0;
+	t->stack[0].node = root;
+	t->stack[0].cs = &t->cs_root;
+	t->stack[0].entry = now;
+	t->top = t->stack;
+	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;
+	head = __atomic_load_n(&a->hdr->threads, __ATOMIC_RELAXED);
+	do
+		t->next_off = head;
+	while (!__atomic_compare_exchange_n(&a->hdr->threads, &head, off, 1,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return t;
+}
+
+/*
+ * Rebuild path (the functions of frames 1..n of another thread's stack) as
+ * the open frames of t, entered at now, e.g. in a forked child so that the
+ * exits still to come balance.  Returns the frames rebuilt.
+ */
+SC_ENG_SLOW uint64_t sc_eng_rebuild(struct sc_eng_thread *t, const uint64_t *funcs, uint64_t n, uint64_t now)
+{
+	uint64_t i;
+
+	for (i = 0; i < n && !t->drop_depth; i++)
+		sc_eng_enter(t, funcs[i], 0, now);
+	return i;
+}
+
+#endif
