@@ -1,0 +1,182 @@
+/*
+ * Private to src/analysis: the loaded profile's layout and the small hash
+ * tables it is built from.  Nothing outside this folder includes it.
+ *
+ * Dense ids: strings, functions and modules are numbered from 0 in the
+ * order they are first met, so per-report accumulators are plain arrays
+ * indexed by id (no per-event allocation, O(1) lookups).
+ */
+#ifndef SC_ANALYSIS_INTERNAL_H
+#define SC_ANALYSIS_INTERNAL_H
+
+#include "analysis/analysis.h"
+
+#define AN_NONE UINT32_MAX
+
+/* ---- (u64, u64) -> u32 open-addressing map ------------------------------ */
+
+struct an_map {
+	struct an_map_slot {
+		uint64_t a, b;
+		uint32_t val;         /* AN_NONE: empty slot */
+	} *slots;
+	size_t cap, n;            /* cap is a power of two (or 0) */
+};
+
+/* The value stored for (a, b), or AN_NONE. */
+uint32_t an_map_get(const struct an_map *m, uint64_t a, uint64_t b);
+/*
+ * The slot's value for (a, b), inserting val if absent; *found tells which.
+ * val must not be AN_NONE.
+ */
+uint32_t an_map_put(struct an_map *m, uint64_t a, uint64_t b, uint32_t val, bool *found);
+/* Insert or overwrite. */
+void an_map_set(struct an_map *m, uint64_t a, uint64_t b, uint32_t val);
+void an_map_release(struct an_map *m);
+
+/* ---- interned strings --------------------------------------------------- */
+
+struct an_strtab {
+	char **str;               /* id -> string (owned) */
+	size_t n, alloc;
+	uint32_t *slot;           /* hash slots holding ids, AN_NONE empty */
+	size_t cap;
+};
+
+uint32_t an_str_intern(struct an_strtab *t, const char *s);
+static inline const char *an_str(const struct an_strtab *t, uint32_t id)
+{
+	return id == AN_NONE ? NULL : t->str[id];
+}
+void an_strtab_release(struct an_strtab *t);
+
+/* ---- the profile -------------------------------------------------------- */
+
+struct an_func {
+	uint32_t name, module;    /* string ids */
+	uint32_t mod;             /* dense module id */
+};
+
+/* One symbolized frame; inline frames come before the function holding them. */
+struct an_frame {
+	uint32_t func;            /* dense function id */
+	uint32_t file;            /* string id or AN_NONE */
+	uint32_t line;
+	uint32_t inlined;
+};
+
+struct an_span {
+	uint32_t first, n;        /* into an_profile.frames */
+};
+
+struct an_proc {
+	uint32_t proc_id, pid, ppid;
+	uint32_t exe;             /* string id or AN_NONE */
+};
+
+struct an_thread {
+	uint32_t proc_id, tid;
+	struct sc_rec_cct_node *nodes;
+	size_t nnodes, anodes;
+	bool has_root;
+};
+
+struct an_stack {
+	size_t ip;                /* index of ip[0] in an_profile.ips */
+	uint32_t nframes;
+	uint32_t flags;
+};
+
+struct an_sample {
+	uint32_t proc_id, tid, stack_id;
+	uint64_t count;
+};
+
+struct an_profile {
+	struct an_resolver res;
+	struct sym_session *own_sym;  /* when resolving through symbols.h */
+
+	struct an_strtab strs;
+	struct an_func *funcs;
+	size_t nfuncs, afuncs;
+	struct an_map func_map;       /* (module sid, name sid) -> func id */
+	uint32_t *mods;               /* dense module id -> module string id */
+	size_t nmods, amods;
+	struct an_map mod_map;        /* module sid -> module id */
+
+	struct an_frame *frames;      /* resolution results, cached */
+	size_t nframes, aframes;
+	struct an_span *spans;
+	size_t nspans, aspans;
+	struct an_map resolved;       /* (proc_id | is_return << 32, addr) -> span */
+
+	/* session */
+	bool have_session, have_end;
+	struct sc_rec_session sess;
+	struct sc_rec_session_end end;
+	uint32_t *argv_sid;
+	size_t argc;
+	const char **argv;            /* built on demand, strings from strs */
+	uint64_t lost_events_rec, lost_samples_rec, lost_unwind_rec;
+	uint64_t bad_records;
+	uint32_t features;            /* SC_FEAT_* seen (file header or records) */
+
+	struct an_proc *procs;
+	size_t nprocs, aprocs;
+	struct an_map proc_map;       /* proc_id -> index */
+
+	/* threads known from SC_REC_THREAD (names) */
+	struct an_map tname_map;      /* (proc_id, tid) -> name sid */
+	/* instrumentation */
+	struct an_thread *threads;
+	size_t nthreads, athreads;
+	struct an_map thread_map;     /* (proc_id, tid) -> current instance */
+	struct sc_rec_callsite *sites;
+	size_t nsites, asites;
+	struct sc_rec_thread_stats stats;   /* summed over all threads */
+	uint64_t nstats;
+
+	/* sampling */
+	struct an_stack *stacks;
+	size_t nstacks, astacks;
+	uint64_t *ips;
+	size_t nips, aips;
+	struct an_map stack_map;      /* stack id -> index */
+	struct an_sample *samples;
+	size_t nsamples, asamples;
+	struct an_map sample_map;     /* (proc_id << 32 | tid, stack id) -> index */
+
+	char *damage;                 /* reader's damage description, owned */
+};
+
+/*
+ * Resolve addr of proc_id through the cache: the span of its frames
+ * (innermost first, at least one).
+ */
+struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
+			  bool is_return);
+/* The dense function id for (module, name), creating it. */
+uint32_t an_func_intern(struct an_profile *p, const char *module, const char *name);
+/* pid of a process image, or its proc_id when not recorded. */
+uint32_t an_proc_pid(const struct an_profile *p, uint32_t proc_id);
+const char *an_proc_exe(const struct an_profile *p, uint32_t proc_id);
+const char *an_thread_name(const struct an_profile *p, uint32_t proc_id, uint32_t tid);
+
+/* Report assembly shared by the two methods (rows.c). */
+struct an_row *an_report_add_row(struct an_report *r, size_t *alloc);
+void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v);
+void an_row_set_d(struct an_row *row, enum an_col c, double v);
+void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
+void an_session_fill(struct an_profile *p, struct an_session *s);
+
+int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
+			struct an_report *r, char *err, size_t errlen);
+int an_build_sample(struct an_profile *p, const struct an_report_options *o,
+		    struct an_report *r, char *err, size_t errlen);
+
+static inline double an_pct(uint64_t x, uint64_t total)
+{
+	return total ? 100.0 * (double)x / (double)total : 0.0;
+}
+
+#endif

@@ -1,0 +1,398 @@
+/*
+ * Loading a recording into an an_profile (see analysis.h).
+ *
+ * Records are kept in the aggregated form the recorder wrote them in:
+ * CCT nodes per thread, call-site records, distinct stacks and per-thread
+ * sample counts.  Repeated sample records for one (thread, stack) are
+ * summed, so the profile's size follows the number of distinct stacks.
+ * Symbolization is lazy and cached per (process image, address).
+ */
+#include "analysis/internal.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- resolver through symbols.h ----------------------------------------- */
+
+static int sym_res_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_return,
+			   struct sym_frame *out, int max)
+{
+	return sym_resolve(ctx, proc_id, addr, is_return, out, max);
+}
+
+static void sym_res_add_module(void *ctx, const struct sc_rec_module *m, const char *path)
+{
+	sym_add_module(ctx, m, path);
+}
+
+struct an_profile *an_profile_new(const struct an_resolver *res)
+{
+	struct an_profile *p = xcalloc(1, sizeof(*p));
+
+	if (res) {
+		p->res = *res;
+	} else {
+		p->own_sym = sym_session_new();
+		p->res.resolve = sym_res_resolve;
+		p->res.add_module = sym_res_add_module;
+		p->res.ctx = p->own_sym;
+	}
+	return p;
+}
+
+void an_profile_free(struct an_profile *p)
+{
+	if (!p)
+		return;
+	an_strtab_release(&p->strs);
+	free(p->funcs);
+	an_map_release(&p->func_map);
+	free(p->mods);
+	an_map_release(&p->mod_map);
+	free(p->frames);
+	free(p->spans);
+	an_map_release(&p->resolved);
+	free(p->argv_sid);
+	free(p->argv);
+	free(p->procs);
+	an_map_release(&p->proc_map);
+	an_map_release(&p->tname_map);
+	for (size_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i].nodes);
+	free(p->threads);
+	an_map_release(&p->thread_map);
+	free(p->sites);
+	free(p->stacks);
+	free(p->ips);
+	an_map_release(&p->stack_map);
+	free(p->samples);
+	an_map_release(&p->sample_map);
+	free(p->damage);
+	sym_session_free(p->own_sym);
+	free(p);
+}
+
+/* ---- functions, modules, resolution ------------------------------------- */
+
+uint32_t an_func_intern(struct an_profile *p, const char *module, const char *name)
+{
+	uint32_t msid = an_str_intern(&p->strs, module ? module : "[unknown]");
+	uint32_t nsid = an_str_intern(&p->strs, name ? name : "[unknown]");
+	bool found;
+	uint32_t id = an_map_put(&p->func_map, msid, nsid, (uint32_t)p->nfuncs, &found);
+	uint32_t mod;
+
+	if (found)
+		return id;
+	mod = an_map_put(&p->mod_map, msid, 0, (uint32_t)p->nmods, &found);
+	if (!found) {
+		ALLOC_GROW(p->mods, p->nmods + 1, p->amods);
+		p->mods[p->nmods++] = msid;
+	}
+	ALLOC_GROW(p->funcs, p->nfuncs + 1, p->afuncs);
+	p->funcs[p->nfuncs].name = nsid;
+	p->funcs[p->nfuncs].module = msid;
+	p->funcs[p->nfuncs].mod = mod;
+	return (uint32_t)p->nfuncs++;
+}
+
+#define AN_MAX_INLINE 64
+
+struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
+			  bool is_return)
+{
+	uint64_t key = proc_id | (uint64_t)is_return << 32;
+	uint32_t si = an_map_get(&p->resolved, key, addr);
+	struct sym_frame fr[AN_MAX_INLINE];
+	struct an_span span;
+	char unknown[32];
+	int n;
+
+	if (si != AN_NONE)
+		return p->spans[si];
+	memset(fr, 0, sizeof(fr));
+	n = p->res.resolve ? p->res.resolve(p->res.ctx, proc_id, addr, is_return,
+					    fr, AN_MAX_INLINE) : 0;
+	if (n < 1) {
+		snprintf(unknown, sizeof(unknown), "0x%" PRIx64, addr);
+		fr[0] = (struct sym_frame){ .function = unknown, .module = "[unknown]" };
+		n = 1;
+	}
+	if (n > AN_MAX_INLINE)
+		n = AN_MAX_INLINE;
+	span.first = (uint32_t)p->nframes;
+	span.n = (uint32_t)n;
+	ALLOC_GROW(p->frames, p->nframes + n, p->aframes);
+	for (int i = 0; i < n; i++) {
+		struct an_frame *f = &p->frames[p->nframes++];
+
+		f->func = an_func_intern(p, fr[i].module, fr[i].function);
+		f->file = fr[i].file ? an_str_intern(&p->strs, fr[i].file) : AN_NONE;
+		f->line = fr[i].line;
+		f->inlined = fr[i].inlined;
+	}
+	ALLOC_GROW(p->spans, p->nspans + 1, p->aspans);
+	p->spans[p->nspans] = span;
+	an_map_put(&p->resolved, key, addr, (uint32_t)p->nspans++, NULL);
+	return span;
+}
+
+uint32_t an_proc_pid(const struct an_profile *p, uint32_t proc_id)
+{
+	uint32_t i = an_map_get(&p->proc_map, proc_id, 0);
+
+	return i == AN_NONE ? proc_id : p->procs[i].pid;
+}
+
+const char *an_proc_exe(const struct an_profile *p, uint32_t proc_id)
+{
+	uint32_t i = an_map_get(&p->proc_map, proc_id, 0);
+
+	return i == AN_NONE ? NULL : an_str(&p->strs, p->procs[i].exe);
+}
+
+const char *an_thread_name(const struct an_profile *p, uint32_t proc_id, uint32_t tid)
+{
+	return an_str(&p->strs, an_map_get(&p->tname_map, proc_id, tid));
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void add_session(struct an_profile *p, const struct sc_rec_session *s, size_t size)
+{
+	const char *arg = (const char *)(s + 1);
+
+	p->have_session = true;
+	p->sess = *s;
+	free(p->argv_sid);
+	free(p->argv);
+	p->argv = NULL;
+	/* sc_record_check() verified that argc strings fit in the record */
+	p->argv_sid = xcalloc(s->argc ? s->argc : 1, sizeof(*p->argv_sid));
+	p->argc = s->argc;
+	for (uint32_t i = 0; i < s->argc; i++) {
+		p->argv_sid[i] = an_str_intern(&p->strs, arg);
+		arg += strlen(arg) + 1;
+	}
+	(void)size;
+}
+
+static void add_process(struct an_profile *p, const struct sc_rec_process *r)
+{
+	bool found;
+	uint32_t i = an_map_put(&p->proc_map, r->proc_id, 0, (uint32_t)p->nprocs, &found);
+
+	if (!found) {
+		ALLOC_GROW(p->procs, p->nprocs + 1, p->aprocs);
+		p->nprocs++;
+	}
+	p->procs[i].proc_id = r->proc_id;
+	p->procs[i].pid = r->pid;
+	p->procs[i].ppid = r->ppid;
+	p->procs[i].exe = *(const char *)(r + 1) ?
+		an_str_intern(&p->strs, (const char *)(r + 1)) : AN_NONE;
+}
+
+static struct an_thread *thread_instance(struct an_profile *p, uint32_t proc_id,
+					 uint32_t tid, bool new_root)
+{
+	uint32_t i = an_map_get(&p->thread_map, proc_id, tid);
+
+	/*
+	 * A second root for the same (process image, tid) is a new thread that
+	 * reused the tid: keep it as an instance of its own so node ids do not
+	 * collide; report rows merge instances by tid.
+	 */
+	if (i == AN_NONE || (new_root && p->threads[i].has_root)) {
+		ALLOC_GROW(p->threads, p->nthreads + 1, p->athreads);
+		i = (uint32_t)p->nthreads++;
+		memset(&p->threads[i], 0, sizeof(p->threads[i]));
+		p->threads[i].proc_id = proc_id;
+		p->threads[i].tid = tid;
+		an_map_set(&p->thread_map, proc_id, tid, i);
+	}
+	return &p->threads[i];
+}
+
+static void add_node(struct an_profile *p, const struct sc_rec_cct_node *n)
+{
+	bool root = n->parent == UINT32_MAX;
+	struct an_thread *t = thread_instance(p, n->proc_id, n->tid, root);
+
+	if (root)
+		t->has_root = true;
+	ALLOC_GROW(t->nodes, t->nnodes + 1, t->anodes);
+	t->nodes[t->nnodes++] = *n;
+}
+
+static void add_stats(struct an_profile *p, const struct sc_rec_thread_stats *s)
+{
+	p->nstats++;
+	p->stats.events += s->events;
+	p->stats.lost_events += s->lost_events;
+	p->stats.repairs += s->repairs;
+	p->stats.open_frames += s->open_frames;
+	for (int c = 0; c < SC_OS_NCAT; c++)
+		p->stats.os_count[c] += s->os_count[c];
+	if (!p->stats.first_ns || (s->first_ns && s->first_ns < p->stats.first_ns))
+		p->stats.first_ns = s->first_ns;
+	if (s->last_ns > p->stats.last_ns)
+		p->stats.last_ns = s->last_ns;
+}
+
+static int add_stack(struct an_profile *p, const struct sc_rec_stack *s)
+{
+	const uint64_t *ip = (const uint64_t *)(s + 1);
+	bool found;
+	uint32_t i = an_map_put(&p->stack_map, s->id, 0, (uint32_t)p->nstacks, &found);
+
+	if (found)          /* ids are unique in a file; keep the first */
+		return -EINVAL;
+	ALLOC_GROW(p->stacks, p->nstacks + 1, p->astacks);
+	ALLOC_GROW(p->ips, p->nips + s->nframes, p->aips);
+	memcpy(&p->ips[p->nips], ip, s->nframes * sizeof(*ip));
+	p->stacks[i].ip = p->nips;
+	p->stacks[i].nframes = s->nframes;
+	p->stacks[i].flags = s->flags;
+	p->nips += s->nframes;
+	p->nstacks++;
+	return 0;
+}
+
+static void add_samples(struct an_profile *p, const struct sc_rec_samples *s)
+{
+	bool found;
+	uint32_t i = an_map_put(&p->sample_map, (uint64_t)s->proc_id << 32 | s->tid,
+				s->stack_id, (uint32_t)p->nsamples, &found);
+
+	if (!found) {
+		ALLOC_GROW(p->samples, p->nsamples + 1, p->asamples);
+		p->samples[i] = (struct an_sample){ s->proc_id, s->tid, s->stack_id, 0 };
+		p->nsamples++;
+	}
+	p->samples[i].count += s->count;
+}
+
+int an_profile_add(struct an_profile *p, const struct sc_record *rec)
+{
+	const void *d = rec->data;
+
+	if (sc_record_check(rec) < 0) {
+		p->bad_records++;
+		return -EINVAL;
+	}
+	switch (rec->type) {
+	case SC_REC_SESSION:
+		add_session(p, d, rec->size);
+		break;
+	case SC_REC_SESSION_END:
+		p->have_end = true;
+		p->end = *(const struct sc_rec_session_end *)d;
+		break;
+	case SC_REC_PROCESS:
+		add_process(p, d);
+		break;
+	case SC_REC_THREAD: {
+		const struct sc_rec_thread *t = d;
+		const char *name = (const char *)(t + 1);
+
+		if (*name)
+			an_map_put(&p->tname_map, t->proc_id, t->tid,
+				   an_str_intern(&p->strs, name), NULL);
+		break;
+	}
+	case SC_REC_MODULE:
+		if (p->res.add_module)
+			p->res.add_module(p->res.ctx, d,
+					  (const char *)((const struct sc_rec_module *)d + 1));
+		break;
+	case SC_REC_CCT_NODE:
+		p->features |= SC_FEAT_INSTRUMENT;
+		add_node(p, d);
+		break;
+	case SC_REC_CALLSITE:
+		p->features |= SC_FEAT_INSTRUMENT;
+		ALLOC_GROW(p->sites, p->nsites + 1, p->asites);
+		p->sites[p->nsites++] = *(const struct sc_rec_callsite *)d;
+		break;
+	case SC_REC_THREAD_STATS:
+		p->features |= SC_FEAT_INSTRUMENT;
+		add_stats(p, d);
+		break;
+	case SC_REC_STACK:
+		p->features |= SC_FEAT_SAMPLE;
+		if (add_stack(p, d) < 0) {
+			p->bad_records++;
+			return -EINVAL;
+		}
+		break;
+	case SC_REC_SAMPLES:
+		p->features |= SC_FEAT_SAMPLE;
+		add_samples(p, d);
+		break;
+	case SC_REC_LOST: {
+		const struct sc_rec_lost *l = d;
+
+		if (l->kind == SC_LOST_SAMPLES)
+			p->lost_samples_rec += l->count;
+		else if (l->kind == SC_LOST_EVENTS)
+			p->lost_events_rec += l->count;
+		else if (l->kind == SC_LOST_UNWIND)
+			p->lost_unwind_rec += l->count;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+int an_profile_load(struct an_profile *p, const char *path, const char **damaged,
+		    char *err, size_t errlen)
+{
+	struct sc_reader *r = NULL;
+	struct sc_record rec;
+	char why[256] = "";
+	int ret;
+
+	if (damaged)
+		*damaged = NULL;
+	ret = sc_reader_open(path, &r, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", path, why[0] ? why : strerror(-ret));
+		return ret;
+	}
+	p->features |= sc_reader_features(r);
+	while ((ret = sc_reader_next(r, &rec)) == SC_READ_OK)
+		an_profile_add(p, &rec);
+	if (ret == SC_READ_DAMAGED) {
+		const char *d = sc_reader_damage(r);
+
+		free(p->damage);
+		p->damage = xstrdup(d && *d ? d : "damaged data");
+		if (damaged)
+			*damaged = p->damage;
+	}
+	sc_reader_close(r);
+	return 0;
+}
+
+enum sc_method an_profile_method(const struct an_profile *p)
+{
+	if (p->have_session && (p->sess.method == SC_METHOD_INSTRUMENT ||
+				p->sess.method == SC_METHOD_SAMPLE))
+		return p->sess.method;
+	if (p->nthreads || p->nsites)
+		return SC_METHOD_INSTRUMENT;
+	if (p->nsamples || p->nstacks)
+		return SC_METHOD_SAMPLE;
+	if (p->features & SC_FEAT_INSTRUMENT)
+		return SC_METHOD_INSTRUMENT;
+	if (p->features & SC_FEAT_SAMPLE)
+		return SC_METHOD_SAMPLE;
+	return 0;
+}

@@ -1,0 +1,510 @@
+/*
+ * Reports: the column catalogue, the session summary, building, sorting
+ * and the SPEC invariant checker, shared by both methods.
+ */
+#include "analysis/internal.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names are SPEC section 5's; keys sort ascending, values descending. */
+static const struct an_column_info columns[AN_NCOLS] = {
+	[AN_COL_FUNCTION]      = { "function", AN_T_STR, "name symbol func" },
+	[AN_COL_MODULE]        = { "module", AN_T_STR, "dso object" },
+	[AN_COL_TID]           = { "tid", AN_T_U64, "thread" },
+	[AN_COL_PID]           = { "pid", AN_T_U64, "process" },
+	[AN_COL_THREAD_NAME]   = { "thread_name", AN_T_STR, "comm" },
+	[AN_COL_EXECUTABLE]    = { "executable", AN_T_STR, "exe" },
+	[AN_COL_FILE]          = { "file", AN_T_STR, "source" },
+	[AN_COL_LINE]          = { "line", AN_T_U64, "" },
+	[AN_COL_ADDRESS]       = { "address", AN_T_ADDR, "addr ip pc" },
+	[AN_COL_CALLEE]        = { "callee", AN_T_STR, "" },
+	[AN_COL_CALLEE_MODULE] = { "callee_module", AN_T_STR, "" },
+	[AN_COL_CALLS]         = { "calls", AN_T_U64, "count" },
+	[AN_COL_COMPLETED]     = { "completed", AN_T_U64, "returned" },
+	[AN_COL_EI]            = { "elapsed_inclusive_ns", AN_T_NS, "ei elapsed_inclusive inclusive incl" },
+	[AN_COL_EE]            = { "elapsed_exclusive_ns", AN_T_NS, "ee elapsed_exclusive exclusive excl self" },
+	[AN_COL_AI]            = { "application_inclusive_ns", AN_T_NS, "ai application_inclusive" },
+	[AN_COL_AE]            = { "application_exclusive_ns", AN_T_NS, "ae application_exclusive" },
+	[AN_COL_EI_PCT]        = { "elapsed_inclusive_pct", AN_T_PCT, "ei% ei_pct" },
+	[AN_COL_EE_PCT]        = { "elapsed_exclusive_pct", AN_T_PCT, "ee% ee_pct" },
+	[AN_COL_AI_PCT]        = { "application_inclusive_pct", AN_T_PCT, "ai% ai_pct" },
+	[AN_COL_AE_PCT]        = { "application_exclusive_pct", AN_T_PCT, "ae% ae_pct" },
+	[AN_COL_MIN_EI]        = { "min_elapsed_inclusive_ns", AN_T_NS, "min_ei min" },
+	[AN_COL_MAX_EI]        = { "max_elapsed_inclusive_ns", AN_T_NS, "max_ei max" },
+	[AN_COL_MEAN_EI]       = { "mean_elapsed_inclusive_ns", AN_T_NS, "mean_ei mean avg" },
+	[AN_COL_MIN_EE]        = { "min_elapsed_exclusive_ns", AN_T_NS, "min_ee" },
+	[AN_COL_MAX_EE]        = { "max_elapsed_exclusive_ns", AN_T_NS, "max_ee" },
+	[AN_COL_MEAN_EE]       = { "mean_elapsed_exclusive_ns", AN_T_NS, "mean_ee" },
+	[AN_COL_INCL_SAMPLES]  = { "inclusive_samples", AN_T_U64, "inclusive incl samples ei" },
+	[AN_COL_EXCL_SAMPLES]  = { "exclusive_samples", AN_T_U64, "exclusive excl self ee" },
+	[AN_COL_INCL_PCT]      = { "inclusive_pct", AN_T_PCT, "inclusive% incl%" },
+	[AN_COL_EXCL_PCT]      = { "exclusive_pct", AN_T_PCT, "exclusive% excl%" },
+};
+
+const struct an_column_info *an_column_info(enum an_col c)
+{
+	return (unsigned)c < AN_NCOLS ? &columns[c] : NULL;
+}
+
+static bool word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+
+	while (*list) {
+		const char *e = strchr(list, ' ');
+		size_t len = e ? (size_t)(e - list) : strlen(list);
+
+		if (len == n && !strncasecmp(list, w, n))
+			return true;
+		list += len;
+		while (*list == ' ')
+			list++;
+	}
+	return false;
+}
+
+int an_column_lookup(const char *name)
+{
+	for (int c = 0; c < AN_NCOLS; c++)
+		if (!strcasecmp(columns[c].name, name))
+			return c;
+	return -1;
+}
+
+/* An alias may name a column of either method ("inclusive"): pick the one
+ * this report has. */
+static int column_lookup_in(const struct an_report *r, const char *name)
+{
+	int c = an_column_lookup(name);
+
+	if (c >= 0)
+		return c;
+	for (unsigned i = 0; i < r->ncols; i++)
+		if (word_in(columns[r->cols[i]].aliases, name))
+			return r->cols[i];
+	return -1;
+}
+
+/* ---- column sets -------------------------------------------------------- */
+
+#define INSTR_VALUES AN_COL_CALLS, AN_COL_EI, AN_COL_EE, AN_COL_AI, AN_COL_AE, \
+	AN_COL_EI_PCT, AN_COL_EE_PCT, AN_COL_AI_PCT, AN_COL_AE_PCT
+#define PER_CALL AN_COL_MIN_EI, AN_COL_MAX_EI, AN_COL_MEAN_EI, \
+	AN_COL_MIN_EE, AN_COL_MAX_EE, AN_COL_MEAN_EE, AN_COL_COMPLETED
+#define SAMPLE_VALUES AN_COL_INCL_SAMPLES, AN_COL_EXCL_SAMPLES, AN_COL_INCL_PCT, AN_COL_EXCL_PCT
+
+static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, PER_CALL };
+static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL };
+static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
+	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
+static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
+static const enum an_col s_module[] = { AN_COL_MODULE, SAMPLE_VALUES };
+static const enum an_col s_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, SAMPLE_VALUES };
+static const enum an_col s_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, SAMPLE_VALUES };
+static const enum an_col s_line[] = { AN_COL_FILE, AN_COL_LINE, AN_COL_FUNCTION, AN_COL_MODULE,
+	SAMPLE_VALUES };
+static const enum an_col s_address[] = { AN_COL_ADDRESS, AN_COL_FUNCTION, AN_COL_MODULE,
+	AN_COL_FILE, AN_COL_LINE, SAMPLE_VALUES };
+
+#define SET(a) { a, ARRAY_SIZE(a) }
+static const struct colset {
+	const enum an_col *cols;
+	unsigned n;
+} colsets[2][AN_NGROUPS] = {
+	[0] = {   /* instrumentation */
+		[AN_BY_FUNCTION] = SET(i_function),
+		[AN_BY_MODULE]   = SET(i_module),
+		[AN_BY_THREAD]   = SET(i_thread),
+		[AN_BY_PROCESS]  = SET(i_process),
+		[AN_BY_CALLSITE] = SET(i_callsite),
+	},
+	[1] = {   /* sampling */
+		[AN_BY_FUNCTION] = SET(s_function),
+		[AN_BY_MODULE]   = SET(s_module),
+		[AN_BY_THREAD]   = SET(s_thread),
+		[AN_BY_PROCESS]  = SET(s_process),
+		[AN_BY_LINE]     = SET(s_line),
+		[AN_BY_ADDRESS]  = SET(s_address),
+	},
+};
+
+static const char *const group_names[AN_NGROUPS] = {
+	[AN_BY_FUNCTION] = "function",
+	[AN_BY_MODULE]   = "module",
+	[AN_BY_THREAD]   = "thread",
+	[AN_BY_PROCESS]  = "process",
+	[AN_BY_LINE]     = "line",
+	[AN_BY_CALLSITE] = "callsite",
+	[AN_BY_ADDRESS]  = "address",
+};
+
+const char *an_group_name(enum an_group g)
+{
+	return (unsigned)g < AN_NGROUPS ? group_names[g] : NULL;
+}
+
+int an_group_lookup(const char *name)
+{
+	for (int g = 0; g < AN_NGROUPS; g++)
+		if (!strcmp(group_names[g], name))
+			return g;
+	return -1;
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+struct an_row *an_report_add_row(struct an_report *r, size_t *alloc)
+{
+	struct an_row *row;
+
+	ALLOC_GROW(r->rows, r->nrows + 1, *alloc);
+	row = &r->rows[r->nrows];
+	memset(row, 0, sizeof(*row));
+	row->order = (uint32_t)r->nrows++;
+	return row;
+}
+
+void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v)
+{
+	row->v[c].u = v;
+	row->v[c].present = true;
+}
+
+void an_row_set_d(struct an_row *row, enum an_col c, double v)
+{
+	row->v[c].d = v;
+	row->v[c].present = true;
+}
+
+void an_row_set_s(struct an_row *row, enum an_col c, const char *s)
+{
+	row->v[c].s = s;
+	row->v[c].present = s != NULL;
+}
+
+bool an_report_has_col(const struct an_report *r, enum an_col c)
+{
+	for (unsigned i = 0; i < r->ncols; i++)
+		if (r->cols[i] == c)
+			return true;
+	return false;
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+void an_session_fill(struct an_profile *p, struct an_session *s)
+{
+	struct an_map procs = { 0 }, threads = { 0 };
+
+	s->method = an_profile_method(p);
+	if (!p->argv && p->argc) {
+		p->argv = xcalloc(p->argc, sizeof(*p->argv));
+		for (size_t i = 0; i < p->argc; i++)
+			p->argv[i] = an_str(&p->strs, p->argv_sid[i]);
+	}
+	s->argv = p->argv;
+	s->argc = (uint32_t)p->argc;
+	s->attached = p->have_session && (p->sess.flags & SC_SESS_ATTACHED);
+	s->have_end = p->have_end;
+	s->exit_status = p->have_end ? p->end.exit_status : -1;
+
+	/* processes and threads: those recorded, and those with data */
+	for (size_t i = 0; i < p->nprocs; i++)
+		an_map_put(&procs, p->procs[i].proc_id, 0, 1, NULL);
+	for (size_t i = 0; i < p->tname_map.cap; i++) {
+		const struct an_map_slot *sl = &p->tname_map.slots[i];
+
+		if (sl->val != AN_NONE) {
+			an_map_put(&threads, sl->a, sl->b, 1, NULL);
+			an_map_put(&procs, sl->a, 0, 1, NULL);
+		}
+	}
+	for (size_t i = 0; i < p->nthreads; i++) {
+		an_map_put(&threads, p->threads[i].proc_id, p->threads[i].tid, 1, NULL);
+		an_map_put(&procs, p->threads[i].proc_id, 0, 1, NULL);
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		an_map_put(&threads, p->samples[i].proc_id, p->samples[i].tid, 1, NULL);
+		an_map_put(&procs, p->samples[i].proc_id, 0, 1, NULL);
+	}
+	s->processes = procs.n;
+	s->threads = threads.n;
+	an_map_release(&procs);
+	an_map_release(&threads);
+
+	if (p->have_end)
+		s->duration_ns = p->end.duration_ns;
+	else if (p->stats.last_ns > p->stats.first_ns)
+		s->duration_ns = p->stats.last_ns - p->stats.first_ns;
+
+	s->os_requested = p->have_session ? p->sess.os_requested : 0;
+	/* only what the recorder confirmed counts as observed: never pretend */
+	s->os_observed = p->have_end ? p->end.os_observed & SC_OS_ALL : 0;
+	memcpy(s->os_count, p->stats.os_count, sizeof(s->os_count));
+	s->repairs = p->stats.repairs;
+	s->open_frames = p->stats.open_frames;
+	s->events = p->stats.events;
+	/* the same losses may be in both places: take the larger, never the sum */
+	s->lost_events = p->stats.lost_events + p->lost_events_rec;
+	if (p->have_end && p->end.lost_events > s->lost_events)
+		s->lost_events = p->end.lost_events;
+	s->lost_samples = p->lost_samples_rec;
+	if (p->have_end && p->end.lost_samples > s->lost_samples)
+		s->lost_samples = p->end.lost_samples;
+	s->unwind_failures = p->lost_unwind_rec;
+	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
+	s->bad_records = p->bad_records;
+}
+
+/* ---- build -------------------------------------------------------------- */
+
+int an_report_build(struct an_profile *p, const struct an_report_options *o,
+		    struct an_report **out, char *err, size_t errlen)
+{
+	enum sc_method m = an_profile_method(p);
+	struct an_report *r;
+	const struct colset *cs;
+	int ret;
+
+	*out = NULL;
+	if ((unsigned)o->by >= AN_NGROUPS) {
+		snprintf(err, errlen, "unknown grouping");
+		return -EINVAL;
+	}
+	if (!m) {
+		snprintf(err, errlen, "holds no profile data (no session, call-tree or sample records)");
+		return -ENODATA;
+	}
+	cs = &colsets[m == SC_METHOD_SAMPLE][o->by];
+	if (!cs->cols) {
+		if (m == SC_METHOD_SAMPLE)
+			snprintf(err, errlen, "--by %s needs an instrumentation recording and this one is "
+				 "sampled (try --by line)", group_names[o->by]);
+		else
+			snprintf(err, errlen, "--by %s needs a sampling recording and this one is "
+				 "instrumented (try --by callsite)", group_names[o->by]);
+		return -EINVAL;
+	}
+	if (m == SC_METHOD_INSTRUMENT && o->by == AN_BY_CALLSITE && o->app_time == AN_APP_EXACT) {
+		snprintf(err, errlen, "--app-time=exact is not recorded per call site; "
+			 "use the default interval rule with --by callsite");
+		return -EINVAL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->profile = p;
+	r->by = o->by;
+	r->cols = cs->cols;
+	r->ncols = cs->n;
+	r->partition = o->by != AN_BY_CALLSITE;
+	an_session_fill(p, &r->session);
+	r->session.app_time = o->app_time;
+	if (m == SC_METHOD_SAMPLE)
+		ret = an_build_sample(p, o, r, err, errlen);
+	else
+		ret = an_build_instrument(p, o, r, err, errlen);
+	if (ret < 0) {
+		an_report_free(r);
+		return ret;
+	}
+	an_report_sort(r, an_report_default_sort(r));
+	*out = r;
+	return 0;
+}
+
+void an_report_free(struct an_report *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	free(r);
+}
+
+/* ---- sorting ------------------------------------------------------------ */
+
+static bool is_key_col(enum an_col c)
+{
+	return c <= AN_COL_CALLEE_MODULE;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct an_row *a = pa, *b = pb;
+	enum an_col sort_col = *(const enum an_col *)arg;
+	const struct an_value *va = &a->v[sort_col], *vb = &b->v[sort_col];
+	int d = 0;
+
+	if (va->present != vb->present) {
+		d = va->present ? -1 : 1;     /* absent values last */
+	} else if (va->present) {
+		switch (columns[sort_col].type) {
+		case AN_T_STR:
+			d = strcmp(va->s, vb->s);
+			break;
+		case AN_T_PCT:
+			d = va->d < vb->d ? -1 : va->d > vb->d;
+			break;
+		default:
+			d = va->u < vb->u ? -1 : va->u > vb->u;
+			break;
+		}
+		if (!is_key_col(sort_col))
+			d = -d;
+	}
+	if (d)
+		return d;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+int an_report_sort(struct an_report *r, enum an_col c)
+{
+	if (!an_report_has_col(r, c))
+		return -EINVAL;
+	qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &c);
+	return 0;
+}
+
+enum an_col an_report_default_sort(const struct an_report *r)
+{
+	return r->session.method == SC_METHOD_SAMPLE ? AN_COL_INCL_SAMPLES : AN_COL_EI;
+}
+
+int an_report_sort_by_name(struct an_report *r, const char *name)
+{
+	int c = column_lookup_in(r, name);
+
+	if (c < 0 || !an_report_has_col(r, c))
+		return -EINVAL;
+	return an_report_sort(r, c);
+}
+
+/* ---- invariants --------------------------------------------------------- */
+
+static const char *row_label(const struct an_row *row, char *buf, size_t len)
+{
+	if (row->v[AN_COL_FUNCTION].present)
+		snprintf(buf, len, "%s", row->v[AN_COL_FUNCTION].s);
+	else if (row->v[AN_COL_MODULE].present)
+		snprintf(buf, len, "%s", row->v[AN_COL_MODULE].s);
+	else if (row->v[AN_COL_TID].present)
+		snprintf(buf, len, "tid %" PRIu64, row->v[AN_COL_TID].u);
+	else if (row->v[AN_COL_PID].present)
+		snprintf(buf, len, "pid %" PRIu64, row->v[AN_COL_PID].u);
+	else
+		snprintf(buf, len, "row %u", row->order);
+	return buf;
+}
+
+static int fail(char *why, size_t len, const char *fmt, ...) SC_PRINTF(3, 4);
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool pct_ok(const struct an_row *row, enum an_col c, uint64_t x, uint64_t total)
+{
+	return row->v[c].present && fabs(row->v[c].d - an_pct(x, total)) <= 1e-9 * 100;
+}
+
+static int check_instrument(const struct an_report *r, char *why, size_t len)
+{
+	const struct an_session *s = &r->session;
+	uint64_t sum_ee = 0, sum_ae = 0;
+	char lb[160];
+
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct an_row *row = &r->rows[i];
+		uint64_t ei = row->v[AN_COL_EI].u, ee = row->v[AN_COL_EE].u;
+		uint64_t ai = row->v[AN_COL_AI].u, ae = row->v[AN_COL_AE].u;
+
+		if (!row->v[AN_COL_EI].present || !row->v[AN_COL_EE].present ||
+		    !row->v[AN_COL_AI].present || !row->v[AN_COL_AE].present)
+			return fail(why, len, "%s: a time value is missing", row_label(row, lb, sizeof(lb)));
+		if (!(ae <= ee && ee <= ei))
+			return fail(why, len, "%s: AE <= EE <= EI broken (AE %" PRIu64 ", EE %" PRIu64
+				    ", EI %" PRIu64 ")", row_label(row, lb, sizeof(lb)), ae, ee, ei);
+		if (!(ae <= ai && ai <= ei))
+			return fail(why, len, "%s: AE <= AI <= EI broken (AE %" PRIu64 ", AI %" PRIu64
+				    ", EI %" PRIu64 ")", row_label(row, lb, sizeof(lb)), ae, ai, ei);
+		if (r->partition && (ei > s->elapsed_inclusive_ns || ai > s->application_inclusive_ns))
+			return fail(why, len, "%s: inclusive time above the session's",
+				    row_label(row, lb, sizeof(lb)));
+		if (!pct_ok(row, AN_COL_EI_PCT, ei, s->elapsed_inclusive_ns) ||
+		    !pct_ok(row, AN_COL_EE_PCT, ee, s->elapsed_inclusive_ns) ||
+		    !pct_ok(row, AN_COL_AI_PCT, ai, s->application_inclusive_ns) ||
+		    !pct_ok(row, AN_COL_AE_PCT, ae, s->application_inclusive_ns))
+			return fail(why, len, "%s: a percentage differs from its definition",
+				    row_label(row, lb, sizeof(lb)));
+		if (row->v[AN_COL_MEAN_EI].present &&
+		    !(row->v[AN_COL_MIN_EI].u <= row->v[AN_COL_MEAN_EI].u &&
+		      row->v[AN_COL_MEAN_EI].u <= row->v[AN_COL_MAX_EI].u &&
+		      row->v[AN_COL_MIN_EE].u <= row->v[AN_COL_MEAN_EE].u &&
+		      row->v[AN_COL_MEAN_EE].u <= row->v[AN_COL_MAX_EE].u))
+			return fail(why, len, "%s: per-call min <= mean <= max broken",
+				    row_label(row, lb, sizeof(lb)));
+		if (row->v[AN_COL_COMPLETED].present &&
+		    row->v[AN_COL_COMPLETED].u > row->v[AN_COL_CALLS].u)
+			return fail(why, len, "%s: more completed calls than calls",
+				    row_label(row, lb, sizeof(lb)));
+		sum_ee += ee;
+		sum_ae += ae;
+	}
+	if (r->partition && sum_ee != s->elapsed_inclusive_ns)
+		return fail(why, len, "sum of EE over %s rows %" PRIu64 " != session EI %" PRIu64,
+			    group_names[r->by], sum_ee, s->elapsed_inclusive_ns);
+	if (r->partition && sum_ae != s->application_inclusive_ns)
+		return fail(why, len, "sum of AE over %s rows %" PRIu64 " != session AI %" PRIu64,
+			    group_names[r->by], sum_ae, s->application_inclusive_ns);
+	if (s->application_inclusive_ns > s->elapsed_inclusive_ns)
+		return fail(why, len, "session AI %" PRIu64 " > session EI %" PRIu64,
+			    s->application_inclusive_ns, s->elapsed_inclusive_ns);
+	return 0;
+}
+
+static int check_sample(const struct an_report *r, char *why, size_t len)
+{
+	const struct an_session *s = &r->session;
+	uint64_t sum = 0;
+	char lb[160];
+
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct an_row *row = &r->rows[i];
+		uint64_t in = row->v[AN_COL_INCL_SAMPLES].u, ex = row->v[AN_COL_EXCL_SAMPLES].u;
+
+		if (!(ex <= in && in <= s->samples))
+			return fail(why, len, "%s: exclusive <= inclusive <= samples broken (%" PRIu64
+				    " %" PRIu64 " %" PRIu64 ")", row_label(row, lb, sizeof(lb)),
+				    ex, in, s->samples);
+		if (!pct_ok(row, AN_COL_INCL_PCT, in, s->samples) ||
+		    !pct_ok(row, AN_COL_EXCL_PCT, ex, s->samples))
+			return fail(why, len, "%s: a percentage differs from its definition",
+				    row_label(row, lb, sizeof(lb)));
+		sum += ex;
+	}
+	if (r->partition && sum != s->samples)
+		return fail(why, len, "sum of exclusive samples over %s rows %" PRIu64
+			    " != samples %" PRIu64, group_names[r->by], sum, s->samples);
+	if (s->root_reached > s->samples || s->truncated > s->samples)
+		return fail(why, len, "more root-reaching or truncated samples than samples");
+	return 0;
+}
+
+int an_report_check(const struct an_report *r, char *why, size_t whylen)
+{
+	if (r->session.method == SC_METHOD_SAMPLE)
+		return check_sample(r, why, whylen);
+	return check_instrument(r, why, whylen);
+}

@@ -1,0 +1,234 @@
+/*
+ * Sampling rows from distinct stacks and their counts (SPEC section 3).
+ *
+ * Work is per distinct (process image, stack), weighted by its sample
+ * count, never per sample.  A stack is expanded into frames (inline frames
+ * from the symbolizer become frames of their own); the leaf's key gets the
+ * exclusive count and every distinct key on the stack the inclusive count.
+ * "Distinct" is a stamp per key (the serial number of the stack last
+ * counted), so a stack of n frames costs O(n).
+ */
+#include "analysis/internal.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KERNEL_START 0xffff800000000000ULL
+
+struct counts {
+	uint64_t incl, excl;
+	uint32_t stamp;           /* last stack counted + 1 */
+	/* what the row shows (line/address/thread/process keys) */
+	uint32_t func, file, line;
+	uint64_t addr;
+	uint32_t proc_id, tid;
+};
+
+struct tally {
+	struct counts *c;
+	size_t n, alloc;
+	struct an_map map;        /* composite key -> index (line, address, ...) */
+};
+
+static struct counts *tally_at(struct tally *t, uint32_t i)
+{
+	if (i >= t->n) {
+		ALLOC_GROW(t->c, (size_t)i + 1, t->alloc);
+		memset(&t->c[t->n], 0, ((size_t)i + 1 - t->n) * sizeof(*t->c));
+		t->n = (size_t)i + 1;
+	}
+	return &t->c[i];
+}
+
+static struct counts *tally_key(struct tally *t, uint64_t a, uint64_t b)
+{
+	return tally_at(t, an_map_put(&t->map, a, b, (uint32_t)t->n, NULL));
+}
+
+/* Count one key of a stack: inclusive once per stack, exclusive if leaf. */
+static void count(struct counts *c, uint32_t serial, uint64_t n, bool leaf)
+{
+	if (c->stamp != serial + 1) {
+		c->stamp = serial + 1;
+		c->incl += n;
+	}
+	if (leaf)
+		c->excl += n;
+}
+
+/* A pseudo-function for a sample whose stack is empty or missing. */
+static struct an_span missing_span(struct an_profile *p, const char *what)
+{
+	struct an_span s = { (uint32_t)p->nframes, 1 };
+
+	ALLOC_GROW(p->frames, p->nframes + 1, p->aframes);
+	p->frames[p->nframes++] = (struct an_frame){
+		.func = an_func_intern(p, "[unknown]", what), .file = AN_NONE,
+	};
+	return s;
+}
+
+static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
+			uint32_t proc_id, const struct an_stack *st, uint64_t n, uint32_t serial)
+{
+	uint32_t nf = st ? st->nframes : 0;
+	bool prev_kernel = false;
+
+	for (uint32_t i = 0; i < (nf ? nf : 1); i++) {
+		struct an_span sp;
+		uint64_t ip = nf ? p->ips[st->ip + i] : 0;
+		bool kernel = ip >= KERNEL_START;
+
+		if (!st)
+			sp = missing_span(p, "[missing stack]");
+		else if (!nf)
+			sp = missing_span(p, "[no frames]");
+		else
+			/* return addresses, except the user pc after kernel frames */
+			sp = an_resolve(p, proc_id, ip, i > 0 && !(prev_kernel && !kernel));
+		prev_kernel = kernel;
+		if (by == AN_BY_ADDRESS) {
+			const struct an_frame *f = &p->frames[sp.first];
+			struct counts *c = tally_key(t, ip, f->func);
+
+			c->addr = ip;
+			c->func = f->func;
+			c->file = f->file;
+			c->line = f->line;
+			count(c, serial, n, i == 0);
+			continue;
+		}
+		for (uint32_t j = 0; j < sp.n; j++) {
+			const struct an_frame *f = &p->frames[sp.first + j];
+			bool leaf = i == 0 && j == 0;
+			struct counts *c;
+
+			switch (by) {
+			case AN_BY_FUNCTION:
+				c = tally_at(t, f->func);
+				break;
+			case AN_BY_MODULE:
+				c = tally_at(t, p->funcs[f->func].mod);
+				break;
+			case AN_BY_LINE:
+				c = tally_key(t, (uint64_t)f->file << 32 | f->line, f->func);
+				c->func = f->func;
+				c->file = f->file;
+				c->line = f->line;
+				break;
+			default:
+				return;
+			}
+			c->func = f->func;
+			count(c, serial, n, leaf);
+		}
+	}
+}
+
+int an_build_sample(struct an_profile *p, const struct an_report_options *o,
+		    struct an_report *r, char *err, size_t errlen)
+{
+	struct an_session *s = &r->session;
+	struct an_map groups = { 0 };       /* (proc_id, stack) -> dense */
+	struct {
+		uint32_t proc_id, stack_id;
+		uint64_t count;
+	} *g = NULL;
+	size_t ng = 0, ag = 0, alloc = 0;
+	struct tally t = { 0 };
+
+	(void)err;
+	(void)errlen;
+	/* session totals, and the per-thread counts merged per process image */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct an_sample *sm = &p->samples[i];
+		uint32_t si = an_map_get(&p->stack_map, sm->stack_id, 0);
+		bool found;
+		uint32_t k;
+
+		s->samples += sm->count;
+		if (si != AN_NONE) {
+			if (p->stacks[si].flags & SC_STACK_ROOT)
+				s->root_reached += sm->count;
+			if (p->stacks[si].flags & SC_STACK_TRUNCATED)
+				s->truncated += sm->count;
+		}
+		if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS) {
+			struct counts *c = tally_key(&t, sm->proc_id,
+						     o->by == AN_BY_THREAD ? sm->tid : 0);
+
+			c->proc_id = sm->proc_id;
+			c->tid = sm->tid;
+			c->incl += sm->count;
+			c->excl += sm->count;
+			continue;
+		}
+		k = an_map_put(&groups, sm->proc_id, sm->stack_id, (uint32_t)ng, &found);
+		if (!found) {
+			ALLOC_GROW(g, ng + 1, ag);
+			g[ng].proc_id = sm->proc_id;
+			g[ng].stack_id = sm->stack_id;
+			g[ng].count = 0;
+			ng++;
+		}
+		g[k].count += sm->count;
+	}
+	s->root_reached_pct = an_pct(s->root_reached, s->samples);
+	s->truncated_pct = an_pct(s->truncated, s->samples);
+
+	for (size_t k = 0; k < ng; k++) {
+		uint32_t si = an_map_get(&p->stack_map, g[k].stack_id, 0);
+
+		count_stack(p, o->by, &t, g[k].proc_id, si == AN_NONE ? NULL : &p->stacks[si],
+			    g[k].count, (uint32_t)k);
+	}
+
+	for (size_t i = 0; i < t.n; i++) {
+		const struct counts *c = &t.c[i];
+		struct an_row *row;
+
+		if (!c->incl)
+			continue;
+		row = an_report_add_row(r, &alloc);
+		switch (o->by) {
+		case AN_BY_FUNCTION:
+			an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[i].name));
+			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[i].module));
+			break;
+		case AN_BY_MODULE:
+			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->mods[i]));
+			break;
+		case AN_BY_THREAD:
+			an_row_set_u(row, AN_COL_TID, c->tid);
+			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, c->proc_id));
+			an_row_set_s(row, AN_COL_THREAD_NAME, an_thread_name(p, c->proc_id, c->tid));
+			break;
+		case AN_BY_PROCESS:
+			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, c->proc_id));
+			an_row_set_s(row, AN_COL_EXECUTABLE, an_proc_exe(p, c->proc_id));
+			break;
+		case AN_BY_ADDRESS:
+			an_row_set_u(row, AN_COL_ADDRESS, c->addr);
+			/* fall through */
+		case AN_BY_LINE:
+			an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[c->func].name));
+			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[c->func].module));
+			an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, c->file));
+			if (c->file != AN_NONE)
+				an_row_set_u(row, AN_COL_LINE, c->line);
+			break;
+		default:
+			break;
+		}
+		an_row_set_u(row, AN_COL_INCL_SAMPLES, c->incl);
+		an_row_set_u(row, AN_COL_EXCL_SAMPLES, c->excl);
+		an_row_set_d(row, AN_COL_INCL_PCT, an_pct(c->incl, s->samples));
+		an_row_set_d(row, AN_COL_EXCL_PCT, an_pct(c->excl, s->samples));
+	}
+	free(g);
+	free(t.c);
+	an_map_release(&t.map);
+	an_map_release(&groups);
+	return 0;
+}
