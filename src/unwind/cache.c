@@ -1,0 +1,152 @@
+/*
+ * cache — one unw_table per file (path + build-id), built on first use and
+ * shared by every process image that maps the file (see unwind.h).
+ *
+ * The vdso is not a file: every process maps the same kernel image, so the
+ * recorder's own copy (AT_SYSINFO_EHDR) stands for all of them.
+ */
+#include "unwind/unwind.h"
+#include "unwind/unwind_int.h"
+#include "util/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#define CACHE_BUCKETS 256
+
+struct unw_cache {
+	struct unw_module *buckets[CACHE_BUCKETS];
+	unsigned nmodules, ntables;
+	size_t rows, bytes;
+	uint64_t build_ns;
+};
+
+struct unw_cache *unw_cache_new(void)
+{
+	return xcalloc(1, sizeof(struct unw_cache));
+}
+
+void unw_cache_free(struct unw_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < CACHE_BUCKETS; i++) {
+		struct unw_module *m = c->buckets[i], *next;
+		for (; m; m = next) {
+			next = m->next;
+			unw_table_free(m->table);
+			free(m->path);
+			free(m);
+		}
+	}
+	free(c);
+}
+
+static unsigned hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (unsigned)(h % CACHE_BUCKETS);
+}
+
+struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
+				    const uint8_t *build_id, size_t build_id_len)
+{
+	unsigned h = hash_str(path);
+	struct unw_module *m;
+
+	if (build_id_len > sizeof(m->build_id))
+		build_id_len = sizeof(m->build_id);
+	for (m = c->buckets[h]; m; m = m->next)
+		if (!strcmp(m->path, path) && m->build_id_len == build_id_len &&
+		    !memcmp(m->build_id, build_id, build_id_len))
+			return m;
+	m = xcalloc(1, sizeof(*m));
+	m->cache = c;
+	m->path = xstrdup(path);
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	m->next = c->buckets[h];
+	c->buckets[h] = m;
+	c->nmodules++;
+	return m;
+}
+
+/* The size of the vdso image: the end of its section headers or segments. */
+static size_t vdso_size(const Elf64_Ehdr *eh)
+{
+	const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff);
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
+			size = ph[i].p_offset + ph[i].p_filesz;
+	return size;
+}
+
+static int build_vdso(struct unw_table **out)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return -ENOENT;
+	return unw_table_build_mem(eh, vdso_size(eh), out);
+}
+
+const struct unw_table *unw_module_table(struct unw_module *m)
+{
+	struct unw_cache *c = m->cache;
+	uint64_t t0;
+	int ret;
+
+	if (m->tried)
+		return m->table;
+	m->tried = true;
+	t0 = now_ns();
+	if (!strcmp(m->path, "[vdso]"))
+		ret = build_vdso(&m->table);
+	else if (m->path[0] != '/')
+		ret = -ENOENT;            /* [heap], //anon, memfd: no file */
+	else
+		ret = unw_table_build_file(m->path, &m->table);
+	c->build_ns += now_ns() - t0;
+	if (ret) {
+		pr_debug("unwind: no CFI table for %s: %s", m->path, strerror(-ret));
+		m->table = NULL;
+		return NULL;
+	}
+	if (m->build_id_len && m->table->build_id_len &&
+	    (m->table->build_id_len != m->build_id_len ||
+	     memcmp(m->table->build_id, m->build_id, m->build_id_len))) {
+		/* The file at that path was replaced since it was mapped. */
+		pr_debug("unwind: %s changed on disk (build-id differs); not used", m->path);
+		unw_table_free(m->table);
+		m->table = NULL;
+		return NULL;
+	}
+	c->ntables++;
+	c->rows += m->table->nrows;
+	c->bytes += unw_table_bytes(m->table);
+	pr_debug("unwind: %s: %zu rows (%u unsupported)", m->path,
+		 m->table->nrows, m->table->unsupported);
+	return m->table;
+}
+
+const char *unw_module_path(const struct unw_module *m)
+{
+	return m->path;
+}
+
+void unw_cache_stats(const struct unw_cache *c, struct unw_cache_stats *st)
+{
+	st->modules = c->nmodules;
+	st->tables = c->ntables;
+	st->rows = c->rows;
+	st->bytes = c->bytes;
+	st->build_ns = c->build_ns;
+}

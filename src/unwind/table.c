@@ -1,0 +1,778 @@
+/*
+ * table — pre-processing one ELF object's call-frame information into a
+ * sorted array of compact rows (see unwind.h).
+ *
+ * elfutils interprets the CFA programs (dwarf_cfi_addrframe gives the frame
+ * state at one pc and the [start, end) range it holds for), but it has no
+ * iterator over all rows, so the FDEs are enumerated here with
+ * dwarf_next_cfi and their initial locations decoded (.eh_frame encodes
+ * them relative to the field, per the CIE's 'R' augmentation).  Each FDE
+ * range is then walked row by row.  .eh_frame wins where both sections
+ * describe a pc; .debug_frame fills the ranges .eh_frame lacks (objects
+ * built with -fno-asynchronous-unwind-tables -g still get .eh_frame FDEs
+ * for crt code only).
+ */
+#include "unwind/unwind.h"
+#include "unwind/unwind_int.h"
+#include "util/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DWARF_REG_RBP 6
+#define DWARF_REG_RSP 7
+#define DWARF_REG_RIP 16
+
+/* A row while building: full address, and its order of discovery. */
+struct build_row {
+	uint64_t start;
+	uint32_t seq;
+	uint8_t  gap;             /* end-of-FDE marker: loses to a real row */
+	struct unw_row r;         /* r.start filled at the end */
+};
+
+struct fde_range {
+	uint64_t lo, hi;
+};
+
+struct builder {
+	struct build_row *rows;
+	size_t nrows, alloc;
+	struct fde_range *eh;     /* .eh_frame FDE ranges, sorted at the end */
+	size_t neh, eh_alloc;
+	uint32_t seq;
+	unsigned unsupported;     /* rows whose rules we could not express */
+};
+
+static void push_row(struct builder *b, uint64_t start, const struct unw_row *r, bool gap)
+{
+	ALLOC_GROW(b->rows, b->nrows + 1, b->alloc);
+	b->rows[b->nrows++] = (struct build_row){
+		.start = start, .seq = b->seq++, .gap = gap, .r = *r,
+	};
+}
+
+/* ---- decoding FDE addresses ------------------------------------------ */
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned shift = 0;
+
+	while (*p < end) {
+		uint8_t c = *(*p)++;
+		if (shift < 64)
+			x |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+		if (!(c & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t x = 0;
+	unsigned shift = 0;
+
+	while (*p < end) {
+		uint8_t c = *(*p)++;
+		if (shift < 64)
+			x |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+		if (!(c & 0x80)) {
+			if (shift < 64 && (c & 0x40))
+				x |= ~(uint64_t)0 << shift;
+			*v = (int64_t)x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Decode one DW_EH_PE-encoded value at *p.  field_addr is the virtual
+ * address of *p (for pc-relative values); apply=false decodes the bare
+ * value (address ranges).  Indirect and text/func-relative encodings do not
+ * occur on x86-64 FDEs; they are refused.
+ */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
+			 uint64_t field_addr, bool apply, uint64_t *out)
+{
+	const uint8_t *q = *p;
+	uint64_t v;
+	int64_t sv;
+	size_t n;
+
+	if (enc == DW_EH_PE_omit)
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: n = 8; break;
+	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: n = 2; break;
+	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: n = 4; break;
+	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: n = 8; break;
+	case DW_EH_PE_uleb128:
+		if (!read_uleb(&q, end, &v))
+			return false;
+		n = 0;
+		break;
+	case DW_EH_PE_sleb128:
+		if (!read_sleb(&q, end, &sv))
+			return false;
+		v = (uint64_t)sv;
+		n = 0;
+		break;
+	default:
+		return false;
+	}
+	if (n) {
+		if ((size_t)(end - q) < n)
+			return false;
+		v = 0;
+		memcpy(&v, q, n);         /* little-endian host and file */
+		if (n < 8 && (enc & 0x08)) {      /* signed: extend */
+			unsigned bits = 8 * n;
+			if (v & ((uint64_t)1 << (bits - 1)))
+				v |= ~(uint64_t)0 << bits;
+		}
+		q += n;
+	}
+	if (apply) {
+		switch (enc & 0x70) {
+		case DW_EH_PE_absptr:
+			break;
+		case DW_EH_PE_pcrel:
+			v += field_addr;
+			break;
+		default:
+			return false;
+		}
+		if (enc & DW_EH_PE_indirect)
+			return false;
+	}
+	*p = q;
+	*out = v;
+	return true;
+}
+
+/* The FDE pointer encoding a CIE announces with its 'R' augmentation. */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *cie, bool eh_frame)
+{
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+
+	if (!eh_frame || !a || a[0] != 'z' || !p)
+		return DW_EH_PE_absptr;
+	for (a++; *a && p < end; a++) {
+		switch (*a) {
+		case 'R':
+			return *p;
+		case 'L':
+			p++;
+			break;
+		case 'P': {
+			uint8_t enc = *p++;
+			uint64_t dummy;
+			/* The personality pointer's size follows from its
+			 * encoding; its value does not matter here. */
+			if (!read_encoded(&p, end, enc & 0x0f, 0, false, &dummy))
+				return DW_EH_PE_omit;
+			break;
+		}
+		case 'S': case 'B': case 'G':
+			break;
+		default:
+			return DW_EH_PE_omit;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+struct cie_enc {
+	Dwarf_Off off;
+	uint8_t enc;
+};
+
+static int cmp_cie(const void *a, const void *b)
+{
+	const struct cie_enc *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* ---- frame state -> row ---------------------------------------------- */
+
+/* rsp + off or rbp + off, as DW_OP_bregN or DW_OP_bregx (libdw's CFA form). */
+static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+{
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+	} else if (op->atom == DW_OP_bregx) {
+		*reg = (unsigned)op->number;
+		*off = (int64_t)op->number2;
+	} else {
+		return false;
+	}
+	return *reg == DWARF_REG_RSP || *reg == DWARF_REG_RBP;
+}
+
+/* A location rule [DW_OP_call_frame_cfa (, DW_OP_plus_uconst N)] or [bregN]. */
+static bool loc_rule(Dwarf_Op *ops, size_t nops, uint8_t *kind, int64_t *off)
+{
+	unsigned reg;
+
+	if (nops == 0) {
+		*kind = ops ? UNW_LOC_UNDEF : UNW_LOC_SAME;
+		*off = 0;
+		return true;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		if (nops == 1) {
+			*kind = UNW_LOC_CFA;
+			*off = 0;
+			return true;
+		}
+		if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+			*kind = UNW_LOC_CFA;
+			*off = (int64_t)ops[1].number;
+			return true;
+		}
+		/* An expression rule: libdw pushes the CFA first, the
+		 * expression's own result is what counts. */
+		if (nops == 2 && breg(&ops[1], &reg, off)) {
+			*kind = reg == DWARF_REG_RSP ? UNW_LOC_RSP : UNW_LOC_RBP;
+			return true;
+		}
+		return false;
+	}
+	if (nops == 1 && breg(&ops[0], &reg, off)) {
+		*kind = reg == DWARF_REG_RSP ? UNW_LOC_RSP : UNW_LOC_RBP;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The CFA rule of the .plt entries gcc/binutils emit:
+ *   rsp + N + (((rip & 15) >= K) << 3)
+ * (after the entry's push, rsp has moved by 8).
+ */
+static bool plt_rule(Dwarf_Op *ops, size_t nops, int64_t *off, unsigned *k)
+{
+	static const uint8_t shape[] = {
+		DW_OP_breg0 + DWARF_REG_RSP, DW_OP_breg0 + DWARF_REG_RIP,
+		DW_OP_lit15, DW_OP_and, 0 /* litK */, DW_OP_ge, DW_OP_lit3,
+		DW_OP_shl, DW_OP_plus,
+	};
+
+	if (nops != sizeof(shape))
+		return false;
+	for (size_t i = 0; i < nops; i++)
+		if (i != 4 && ops[i].atom != shape[i])
+			return false;
+	if (ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit15 || ops[1].number != 0)
+		return false;
+	*off = (int64_t)ops[0].number;
+	*k = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+static bool fits16(int64_t v) { return v >= INT16_MIN && v <= INT16_MAX; }
+static bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* Translate a frame state; false if a rule cannot be expressed. */
+static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+	uint8_t kind;
+	unsigned k, reg;
+
+	memset(r, 0, sizeof(*r));
+	if (signal)
+		r->aux |= UNW_ROW_SIGNAL;
+
+	if (dwarf_frame_register(f, DWARF_REG_RIP, mem, &ops, &nops) < 0 ||
+	    !loc_rule(ops, nops, &kind, &off) || kind == UNW_LOC_SAME ||
+	    kind == UNW_LOC_RBP || !fits16(off))
+		return false;
+	r->ra = kind;
+	r->ra_off = (int16_t)off;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) < 0)
+		return false;
+	if (nops == 1 && breg(&ops[0], &reg, &off)) {
+		r->cfa = reg == DWARF_REG_RSP ? UNW_CFA_RSP : UNW_CFA_RBP;
+	} else if (nops == 2 && ops[1].atom == DW_OP_deref && breg(&ops[0], &reg, &off)) {
+		r->cfa = reg == DWARF_REG_RSP ? UNW_CFA_RSP_DEREF : UNW_CFA_RBP_DEREF;
+	} else if (plt_rule(ops, nops, &off, &k)) {
+		r->cfa = UNW_CFA_PLT;
+		r->aux |= (uint8_t)(k << 4);
+	} else if (r->ra == UNW_LOC_UNDEF) {
+		/* The outermost frame: its CFA does not matter. */
+		r->cfa = UNW_CFA_RSP;
+		off = 0;
+	} else {
+		return false;
+	}
+	if (!fits32(off))
+		return false;
+	r->cfa_off = (int32_t)off;
+
+	/* rbp: callee-saved, so a missing rule means "same value". */
+	if (dwarf_frame_register(f, DWARF_REG_RBP, mem, &ops, &nops) < 0 ||
+	    !loc_rule(ops, nops, &kind, &off) || !fits16(off)) {
+		kind = UNW_LOC_UNDEF;
+		off = 0;
+	}
+	r->rbp = kind;
+	r->rbp_off = (int16_t)off;
+	return true;
+}
+
+/* Walk the rows of one FDE [lo, hi). */
+static void walk_fde(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+{
+	static const struct unw_row none;
+	uint64_t addr = lo;
+
+	while (addr < hi) {
+		Dwarf_Frame *f = NULL;
+		Dwarf_Addr s, e;
+		bool signal = false;
+		struct unw_row r;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &f) < 0)
+			break;
+		if (dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= addr) {
+			free(f);
+			break;
+		}
+		if (!frame_to_row(f, signal, &r)) {
+			memset(&r, 0, sizeof(r));
+			b->unsupported++;
+		}
+		push_row(b, addr, &r, false);
+		free(f);
+		addr = e > hi ? hi : e;
+	}
+	push_row(b, hi, &none, true);
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static bool overlaps_eh(const struct builder *b, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, h = b->neh;
+
+	/* first range with hi > lo */
+	while (l < h) {
+		size_t m = (l + h) / 2;
+		if (b->eh[m].hi <= lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < b->neh && b->eh[l].lo < hi;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * Enumerate the FDEs of one CFI section and walk each.  For .debug_frame,
+ * FDEs that overlap an .eh_frame FDE are skipped.
+ */
+static void scan_section(struct builder *b, Elf *elf, const char *name,
+			 bool eh_frame, Dwarf_CFI *cfi)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	struct cie_enc *cies = NULL;
+	size_t ncies = 0, cie_alloc = 0;
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, name, &shdr);
+	Elf_Data *data;
+	Dwarf_Off off, next;
+	Dwarf_CFI_Entry ent;
+
+	if (!scn || !ident || !cfi)
+		return;
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return;
+
+	/* Pass 1: the CIEs' pointer encodings. */
+	for (off = 0; off != (Dwarf_Off)-1; off = next) {
+		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &ent);
+		if (rc > 0)
+			break;
+		if (rc < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			continue;
+		}
+		if (dwarf_cfi_cie_p(&ent)) {
+			ALLOC_GROW(cies, ncies + 1, cie_alloc);
+			cies[ncies].off = off;
+			cies[ncies++].enc = cie_fde_encoding(&ent.cie, eh_frame);
+		}
+	}
+	qsort(cies, ncies, sizeof(*cies), cmp_cie);
+
+	/* Pass 2: the FDEs. */
+	for (off = 0; off != (Dwarf_Off)-1; off = next) {
+		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &ent);
+		struct cie_enc key, *c;
+		const uint8_t *p, *end;
+		uint64_t lo, len;
+		uint8_t enc;
+
+		if (rc > 0)
+			break;
+		if (rc < 0) {
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			continue;
+		}
+		if (dwarf_cfi_cie_p(&ent))
+			continue;
+		key.off = ent.fde.CIE_pointer;
+		c = bsearch(&key, cies, ncies, sizeof(*cies), cmp_cie);
+		if (!c)
+			continue;
+		enc = eh_frame ? c->enc : DW_EH_PE_absptr;
+		p = ent.fde.start;
+		end = ent.fde.end;
+		if (!read_encoded(&p, end, enc,
+				  shdr.sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+				  true, &lo) ||
+		    !read_encoded(&p, end, enc & 0x0f, 0, false, &len) ||
+		    len == 0 || lo + len < lo)
+			continue;
+		if (eh_frame) {
+			ALLOC_GROW(b->eh, b->neh + 1, b->eh_alloc);
+			b->eh[b->neh++] = (struct fde_range){ lo, lo + len };
+		} else if (overlaps_eh(b, lo, lo + len)) {
+			continue;
+		}
+		walk_fde(b, cfi, lo, lo + len);
+	}
+	if (eh_frame)
+		qsort(b->eh, b->neh, sizeof(*b->eh), cmp_range);
+	free(cies);
+}
+
+/* ---- the table ------------------------------------------------------- */
+
+static int cmp_build_row(const void *a, const void *b)
+{
+	const struct build_row *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->gap != y->gap)
+		return x->gap - y->gap;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static bool same_rules(const struct unw_row *a, const struct unw_row *b)
+{
+	return a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
+	       a->rbp_off == b->rbp_off && a->cfa == b->cfa && a->ra == b->ra &&
+	       a->rbp == b->rbp && a->aux == b->aux;
+}
+
+/* Sort, drop shadowed rows, merge equal neighbours, rebase to 32 bits. */
+static int finish_rows(struct unw_table *t, struct builder *b)
+{
+	size_t n = 0;
+	uint64_t last_start = 0;
+
+	qsort(b->rows, b->nrows, sizeof(*b->rows), cmp_build_row);
+	t->rows = xmalloc((b->nrows ? b->nrows : 1) * sizeof(*t->rows));
+	t->base = b->nrows ? b->rows[0].start : 0;
+	for (size_t i = 0; i < b->nrows; i++) {
+		const struct build_row *br = &b->rows[i];
+
+		if (n && br->start == last_start)
+			continue;
+		if (br->start - t->base > UINT32_MAX)
+			break;                       /* not one object: stop here */
+		last_start = br->start;
+		if (n && same_rules(&t->rows[n - 1], &br->r))
+			continue;
+		t->rows[n] = br->r;
+		t->rows[n].start = (uint32_t)(br->start - t->base);
+		n++;
+	}
+	t->nrows = n;
+	return n ? 0 : -ENODATA;
+}
+
+static const char *const root_names[] = {
+	"_start", "__clone", "clone", "__clone3", "clone3", "thread_start",
+};
+
+static void scan_roots(struct unw_table *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t count;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) ||
+		    !shdr.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		count = shdr.sh_size / shdr.sh_entsize;
+		for (size_t i = 0; i < count; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			for (size_t j = 0; j < ARRAY_SIZE(root_names); j++) {
+				if (strcmp(name, root_names[j]))
+					continue;
+				ALLOC_GROW(t->roots, t->nroots + 1, t->roots_alloc);
+				t->roots[t->nroots].lo = sym.st_value;
+				t->roots[t->nroots].hi = sym.st_value + (sym.st_size ? sym.st_size : 1);
+				t->nroots++;
+				break;
+			}
+		}
+	}
+}
+
+static void scan_build_id(struct unw_table *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) &&
+			    nh.n_descsz > 0 && nh.n_descsz <= sizeof(t->build_id)) {
+				memcpy(t->build_id, (char *)data->d_buf + desc_off, nh.n_descsz);
+				t->build_id_len = nh.n_descsz;
+				return;
+			}
+		}
+	}
+}
+
+static int scan_segments(struct unw_table *t, Elf *elf)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum) < 0)
+		return -ENOEXEC;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		ALLOC_GROW(t->segs, t->nsegs + 1, t->segs_alloc);
+		t->segs[t->nsegs].offset = ph.p_offset;
+		t->segs[t->nsegs].filesz = ph.p_filesz;
+		t->segs[t->nsegs].vaddr = ph.p_vaddr;
+		t->segs[t->nsegs].align = ph.p_align > 1 ? ph.p_align : 1;
+		t->nsegs++;
+	}
+	return 0;
+}
+
+static int build_from_elf(Elf *elf, struct unw_table **out)
+{
+	struct builder b = { 0 };
+	struct unw_table *t;
+	GElf_Ehdr eh;
+	Dwarf_CFI *eh_cfi;
+	Dwarf *dw;
+	int ret;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return -ENOEXEC;
+	t = xcalloc(1, sizeof(*t));
+	ret = scan_segments(t, elf);
+	if (ret)
+		goto fail;
+	scan_build_id(t, elf);
+	scan_roots(t, elf);
+
+	eh_cfi = dwarf_getcfi_elf(elf);
+	scan_section(&b, elf, ".eh_frame", true, eh_cfi);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw)
+		scan_section(&b, elf, ".debug_frame", false, dwarf_getcfi(dw));
+	t->unsupported = b.unsupported;
+	ret = finish_rows(t, &b);
+	if (dw)
+		dwarf_end(dw);
+	if (eh_cfi)
+		dwarf_cfi_end(eh_cfi);
+	free(b.rows);
+	free(b.eh);
+	if (ret)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	unw_table_free(t);
+	return ret;
+}
+
+int unw_table_build_file(const char *path, struct unw_table **out)
+{
+	Elf *elf;
+	int fd, ret;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	ret = build_from_elf(elf, out);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+int unw_table_build_mem(const void *image, size_t size, struct unw_table **out)
+{
+	/* elf_memory wants a writable buffer; work on a private copy. */
+	char *copy = xmalloc(size);
+	Elf *elf;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	memcpy(copy, image, size);
+	elf = elf_memory(copy, size);
+	if (!elf) {
+		free(copy);
+		return -ENOEXEC;
+	}
+	ret = build_from_elf(elf, out);
+	elf_end(elf);
+	free(copy);
+	return ret;
+}
+
+void unw_table_free(struct unw_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t->segs);
+	free(t->roots);
+	free(t);
+}
+
+const struct unw_row *unw_table_find(const struct unw_table *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi = t->nrows;
+	uint64_t rel;
+
+	if (vaddr < t->base || vaddr - t->base > UINT32_MAX || !t->nrows)
+		return NULL;
+	rel = vaddr - t->base;
+	/* last row with start <= rel */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->rows[mid].start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	return t->rows[lo - 1].cfa == UNW_CFA_NONE ? NULL : &t->rows[lo - 1];
+}
+
+size_t unw_table_nrows(const struct unw_table *t) { return t->nrows; }
+size_t unw_table_bytes(const struct unw_table *t) { return t->nrows * sizeof(*t->rows); }
+
+bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct unw_seg *s = &t->segs[i];
+		/* The kernel maps from the page holding p_offset. */
+		uint64_t lo = s->offset & ~(uint64_t)(4096 - 1);
+
+		if (off >= lo && off < s->offset + s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool unw_table_is_root(const struct unw_table *t, uint64_t vaddr)
+{
+	for (size_t i = 0; i < t->nroots; i++)
+		if (vaddr >= t->roots[i].lo && vaddr < t->roots[i].hi)
+			return true;
+	return false;
+}
+
+size_t unw_table_build_id(const struct unw_table *t, const uint8_t **id)
+{
+	*id = t->build_id;
+	return t->build_id_len;
+}

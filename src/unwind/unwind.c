@@ -1,0 +1,338 @@
+/*
+ * unwind — address spaces and the frame-by-frame walk (see unwind.h).
+ *
+ * A step is: find the mapping holding the pc (binary search), turn the pc
+ * into the object's virtual address, find its CFI row (binary search),
+ * apply the row to (pc, sp, bp) reading saved values from the copied
+ * stack.  For callers' frames the pc looked up is ip - 1: a call may be the
+ * last instruction of its function (noreturn callees), and its return
+ * address then belongs to the next function.
+ */
+#include "unwind/unwind.h"
+#include "unwind/unwind_int.h"
+#include "util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct unw_map {
+	uint64_t start, end, pgoff;
+	struct unw_module *mod;
+	int64_t delta;            /* object vaddr - runtime address */
+	bool resolved;            /* delta computed (table looked up) */
+	const struct unw_table *table;
+};
+
+struct unw_space {
+	struct unw_map *maps;     /* sorted by start, disjoint */
+	size_t n, alloc;
+};
+
+struct unw_space *unw_space_new(void)
+{
+	return xcalloc(1, sizeof(struct unw_space));
+}
+
+struct unw_space *unw_space_clone(const struct unw_space *s)
+{
+	struct unw_space *c = unw_space_new();
+
+	if (s->n) {
+		ALLOC_GROW(c->maps, s->n, c->alloc);
+		memcpy(c->maps, s->maps, s->n * sizeof(*s->maps));
+		c->n = s->n;
+	}
+	return c;
+}
+
+void unw_space_free(struct unw_space *s)
+{
+	if (!s)
+		return;
+	free(s->maps);
+	free(s);
+}
+
+size_t unw_space_count(const struct unw_space *s)
+{
+	return s->n;
+}
+
+static void insert_at(struct unw_space *s, size_t i, const struct unw_map *m)
+{
+	ALLOC_GROW(s->maps, s->n + 1, s->alloc);
+	memmove(&s->maps[i + 1], &s->maps[i], (s->n - i) * sizeof(*s->maps));
+	s->maps[i] = *m;
+	s->n++;
+}
+
+void unw_space_add(struct unw_space *s, uint64_t start, uint64_t end,
+		   uint64_t pgoff, struct unw_module *m)
+{
+	struct unw_map nm = { .start = start, .end = end, .pgoff = pgoff, .mod = m };
+	size_t i = 0;
+
+	if (end <= start)
+		return;
+	/* Cut what the new mapping covers out of the old ones. */
+	while (i < s->n) {
+		struct unw_map *o = &s->maps[i];
+
+		if (o->end <= start || o->start >= end) {
+			i++;
+			continue;
+		}
+		if (o->start < start && o->end > end) {          /* split */
+			struct unw_map right = *o;
+			right.pgoff += end - o->start;
+			right.start = end;
+			right.resolved = false;
+			o->end = start;
+			insert_at(s, i + 1, &right);
+			i += 2;
+		} else if (o->start < start) {                   /* keep left */
+			o->end = start;
+			i++;
+		} else if (o->end > end) {                       /* keep right */
+			o->pgoff += end - o->start;
+			o->start = end;
+			o->resolved = false;
+			i++;
+		} else {                                         /* covered */
+			memmove(o, o + 1, (s->n - i - 1) * sizeof(*o));
+			s->n--;
+		}
+	}
+	for (i = 0; i < s->n && s->maps[i].start < start; i++)
+		;
+	insert_at(s, i, &nm);
+}
+
+static struct unw_map *find_map(struct unw_space *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= s->maps[lo - 1].end)
+		return NULL;
+	return &s->maps[lo - 1];
+}
+
+/* The map's table and vaddr delta, looked up on first use. */
+static const struct unw_table *map_table(struct unw_map *m)
+{
+	uint64_t vaddr;
+
+	if (m->resolved)
+		return m->table;
+	m->resolved = true;
+	m->table = m->mod ? unw_module_table(m->mod) : NULL;
+	if (m->table && unw_table_off_to_vaddr(m->table, m->pgoff, &vaddr))
+		m->delta = (int64_t)(vaddr - m->start);
+	else
+		m->table = NULL;
+	return m->table;
+}
+
+/* ---- the walk -------------------------------------------------------- */
+
+struct walk {
+	const struct unw_stack *st;
+	enum unw_stop fail;       /* why the last read failed */
+};
+
+static bool read_u64(struct walk *w, uint64_t addr, uint64_t *val)
+{
+	const struct unw_stack *st = w->st;
+
+	if (addr < st->start) {
+		w->fail = UNW_STOP_BAD_READ;
+		return false;
+	}
+	if (addr - st->start > st->size || st->size - (addr - st->start) < 8) {
+		w->fail = st->full ? UNW_STOP_TRUNCATED : UNW_STOP_BAD_READ;
+		return false;
+	}
+	memcpy(val, st->data + (addr - st->start), 8);
+	return true;
+}
+
+struct frame {
+	uint64_t pc, sp, bp;
+	bool exact;               /* pc is not a return address */
+};
+
+/* Apply a CFI row: the caller's frame into *out.  false: w->fail says why. */
+static bool step_cfi(struct walk *w, const struct unw_row *r,
+		     const struct frame *f, struct frame *out)
+{
+	uint64_t cfa, loc;
+
+	switch (r->cfa) {
+	case UNW_CFA_RSP:
+		cfa = f->sp + r->cfa_off;
+		break;
+	case UNW_CFA_RBP:
+		cfa = f->bp + r->cfa_off;
+		break;
+	case UNW_CFA_RSP_DEREF:
+		if (!read_u64(w, f->sp + r->cfa_off, &cfa))
+			return false;
+		break;
+	case UNW_CFA_RBP_DEREF:
+		if (!read_u64(w, f->bp + r->cfa_off, &cfa))
+			return false;
+		break;
+	case UNW_CFA_PLT:
+		cfa = f->sp + r->cfa_off + ((f->pc & 15) >= (unsigned)(r->aux >> 4) ? 8 : 0);
+		break;
+	default:
+		w->fail = UNW_STOP_BAD_RULE;
+		return false;
+	}
+
+	switch (r->ra) {
+	case UNW_LOC_CFA: loc = cfa + r->ra_off; break;
+	case UNW_LOC_RSP: loc = f->sp + r->ra_off; break;
+	default:
+		w->fail = UNW_STOP_BAD_RULE;
+		return false;
+	}
+	if (!read_u64(w, loc, &out->pc))
+		return false;
+
+	switch (r->rbp) {
+	case UNW_LOC_CFA:
+		if (!read_u64(w, cfa + r->rbp_off, &out->bp))
+			return false;
+		break;
+	case UNW_LOC_RSP:
+		if (!read_u64(w, f->sp + r->rbp_off, &out->bp))
+			return false;
+		break;
+	case UNW_LOC_RBP:
+		if (!read_u64(w, f->bp + r->rbp_off, &out->bp))
+			return false;
+		break;
+	case UNW_LOC_UNDEF:
+		out->bp = 0;
+		break;
+	default:
+		out->bp = f->bp;
+		break;
+	}
+	out->sp = cfa;
+	out->exact = r->aux & UNW_ROW_SIGNAL;
+	return true;
+}
+
+/*
+ * The rbp chain, for code without CFI: only when rbp points into the copied
+ * stack above sp and the return address it gives lies in a mapping.
+ */
+static bool step_fp(struct walk *w, struct unw_space *s, const struct frame *f,
+		    struct frame *out)
+{
+	const struct unw_stack *st = w->st;
+
+	if (f->bp < f->sp || (f->bp & 7) || f->bp < st->start ||
+	    f->bp - st->start >= st->size) {
+		w->fail = UNW_STOP_NO_CFI;
+		return false;
+	}
+	if (!read_u64(w, f->bp + 8, &out->pc) || !read_u64(w, f->bp, &out->bp))
+		return false;
+	if (out->pc && !find_map(s, out->pc - 1)) {
+		w->fail = UNW_STOP_NO_CFI;
+		return false;
+	}
+	out->sp = f->bp + 16;
+	out->exact = false;
+	return true;
+}
+
+void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
+		const struct unw_stack *stack, uint64_t *ips, unsigned max,
+		struct unw_result *res)
+{
+	struct walk w = { .st = stack };
+	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true };
+
+	res->flags = 0;
+	res->nframes = 0;
+	if (!max) {
+		res->stop = UNW_STOP_MAX_FRAMES;
+		res->flags = UNW_TRUNCATED;
+		return;
+	}
+	ips[res->nframes++] = f.pc;
+	for (;;) {
+		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
+		struct unw_map *m = find_map(s, lookup);
+		const struct unw_table *t = m ? map_table(m) : NULL;
+		const struct unw_row *r = NULL;
+		uint64_t vaddr = 0;
+		struct frame next;
+		bool ok;
+
+		if (!m) {
+			res->stop = UNW_STOP_NO_MAP;
+			break;
+		}
+		if (t) {
+			vaddr = lookup + m->delta;
+			r = unw_table_find(t, vaddr);
+		}
+		if (r && r->ra == UNW_LOC_UNDEF) {
+			res->stop = UNW_STOP_ROOT;
+			break;
+		}
+		ok = r ? step_cfi(&w, r, &f, &next) : step_fp(&w, s, &f, &next);
+		if (!ok) {
+			res->stop = w.fail;
+			if (w.fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
+				res->stop = UNW_STOP_ROOT;
+			break;
+		}
+		if (!next.pc) {
+			/* A zero return address ends the chain by convention. */
+			res->stop = UNW_STOP_ROOT;
+			break;
+		}
+		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL))) {
+			res->stop = UNW_STOP_NO_PROGRESS;
+			break;
+		}
+		if (res->nframes == max) {
+			res->stop = UNW_STOP_MAX_FRAMES;
+			break;
+		}
+		ips[res->nframes++] = next.pc;
+		f = next;
+	}
+	if (res->stop == UNW_STOP_ROOT)
+		res->flags |= UNW_ROOT;
+	else if (res->stop == UNW_STOP_TRUNCATED || res->stop == UNW_STOP_MAX_FRAMES)
+		res->flags |= UNW_TRUNCATED;
+}
+
+const char *unw_stop_name(enum unw_stop stop)
+{
+	static const char *const names[UNW_STOP_NREASONS] = {
+		[UNW_STOP_ROOT] = "root",
+		[UNW_STOP_TRUNCATED] = "truncated",
+		[UNW_STOP_MAX_FRAMES] = "max-frames",
+		[UNW_STOP_NO_MAP] = "no-mapping",
+		[UNW_STOP_NO_CFI] = "no-cfi",
+		[UNW_STOP_BAD_RULE] = "unsupported-rule",
+		[UNW_STOP_BAD_READ] = "bad-read",
+		[UNW_STOP_NO_PROGRESS] = "no-progress",
+	};
+	return (unsigned)stop < UNW_STOP_NREASONS ? names[stop] : "?";
+}

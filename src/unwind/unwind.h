@@ -1,0 +1,201 @@
+/*
+ * unwind — DWARF call-frame-information unwinding of sampled user stacks,
+ * for code built without frame pointers.
+ *
+ * A sample gives the user registers (ip, sp, bp) and a copy of the top of
+ * the user stack.  Walking it frame by frame needs, for every pc, the rule
+ * that finds the caller's frame: where the Canonical Frame Address is
+ * (rsp+N or rbp+N), where the return address and the saved rbp are.  Those
+ * rules live in each ELF object's .eh_frame / .debug_frame as small programs;
+ * interpreting them per sample would be slow, so each object is
+ * pre-processed ONCE (through elfutils: dwarf_cfi_addrframe and friends)
+ * into a sorted array of compact rows, and a step is one binary search.
+ *
+ * Objects:
+ *  - unw_table: the rows of one ELF object, in that object's own virtual
+ *    addresses, plus its PT_LOAD segments (to turn a mapping's file offset
+ *    into virtual addresses) and the ranges of its "root" functions (_start,
+ *    clone, clone3).  Immutable once built.
+ *  - unw_cache: owns the tables, keyed by path + build-id; a table is built
+ *    on first use and shared by every process mapping the same file.  A file
+ *    that cannot be read or has no CFI is remembered as such (no retries).
+ *  - unw_space: the executable mappings of one process image, sorted by
+ *    address; unw_space_clone() copies it for a forked child.  Mappings point
+ *    into the cache, which must outlive every space.
+ *
+ * unw_unwind() fills return addresses, leaf first, and says how it ended:
+ *  - UNW_ROOT: the outermost frame was reached (CFI marks the return address
+ *    undefined, as _start and the clone/clone3 child path do; a zero return
+ *    address; or a root function where the unwinding cannot go further);
+ *  - UNW_TRUNCATED: the next frame lies beyond the end of the copied stack
+ *    (or beyond max frames) — the stack is deeper than what was captured;
+ *  - neither: the walk stopped early (no mapping, no CFI and no plausible
+ *    frame pointer, an unsupported rule).  The frames so far are still valid.
+ * Code without CFI (PLT stubs in old binaries, JIT code) is stepped through
+ * the rbp chain only when rbp points into the copied stack and the return
+ * address it yields lies in an executable mapping.
+ *
+ * Thread-safety: none; the recorder is single-threaded.
+ */
+#ifndef SC_UNWIND_H
+#define SC_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- per-object tables ------------------------------------------------ */
+
+/* How the CFA is found. */
+enum unw_cfa {
+	UNW_CFA_NONE = 0,     /* no CFI here, or a rule we do not support */
+	UNW_CFA_RSP,          /* rsp + off */
+	UNW_CFA_RBP,          /* rbp + off */
+	UNW_CFA_RSP_DEREF,    /* *(rsp + off)   (signal frames) */
+	UNW_CFA_RBP_DEREF,    /* *(rbp + off)   (realigned stacks, DRAP) */
+	UNW_CFA_PLT,          /* rsp + off + ((rip & 15) >= k ? 8 : 0), k in aux */
+};
+
+/* Where a register of the caller is found. */
+enum unw_loc {
+	UNW_LOC_SAME = 0,     /* unchanged (the callee-saved default) */
+	UNW_LOC_CFA,          /* saved at CFA + off */
+	UNW_LOC_RSP,          /* saved at rsp + off (this frame's rsp) */
+	UNW_LOC_RBP,          /* saved at rbp + off (this frame's rbp) */
+	UNW_LOC_UNDEF,        /* undefined: for the return address, the root */
+};
+
+/* One row: the rules for pcs in [start, next row's start). 16 bytes. */
+struct unw_row {
+	uint32_t start;       /* pc - table base */
+	int32_t  cfa_off;
+	int16_t  ra_off;
+	int16_t  rbp_off;
+	uint8_t  cfa;         /* enum unw_cfa */
+	uint8_t  ra;          /* enum unw_loc */
+	uint8_t  rbp;         /* enum unw_loc */
+	uint8_t  aux;         /* UNW_ROW_SIGNAL | PLT threshold << 4 */
+};
+#define UNW_ROW_SIGNAL 0x01   /* a signal frame: the caller's pc is exact */
+
+struct unw_table;
+
+/*
+ * Build the table of the ELF file at path (or of an in-memory image, for
+ * the vdso).  Returns 0, or -errno (-ENOENT, -ENOEXEC for a non-ELF file,
+ * -ENODATA when the object has no usable CFI).  Free with unw_table_free().
+ */
+int unw_table_build_file(const char *path, struct unw_table **out);
+int unw_table_build_mem(const void *image, size_t size, struct unw_table **out);
+void unw_table_free(struct unw_table *t);      /* accepts NULL */
+
+/* The row covering vaddr, or NULL (a gap, or outside every FDE). */
+const struct unw_row *unw_table_find(const struct unw_table *t, uint64_t vaddr);
+size_t unw_table_nrows(const struct unw_table *t);
+/* Bytes used by the rows (for statistics). */
+size_t unw_table_bytes(const struct unw_table *t);
+/*
+ * Virtual address of the byte at file offset off (through the PT_LOAD
+ * segment holding it).  Returns false if no segment holds it.
+ */
+bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr);
+/* True if vaddr lies in a root function (_start, clone, clone3). */
+bool unw_table_is_root(const struct unw_table *t, uint64_t vaddr);
+/* The object's GNU build-id, if it has one (length, 0 if none). */
+size_t unw_table_build_id(const struct unw_table *t, const uint8_t **id);
+
+/* ---- cache of tables -------------------------------------------------- */
+
+struct unw_cache;
+struct unw_module;            /* one cache entry: a file (+ build-id) */
+
+struct unw_cache *unw_cache_new(void);
+void unw_cache_free(struct unw_cache *c);      /* accepts NULL */
+
+/*
+ * The entry for path (and build_id, if len > 0: a different build-id at the
+ * same path is another entry).  Never NULL; the table is built lazily by
+ * unw_module_table().  "[vdso]" is read from the recorder's own vdso, the
+ * same kernel image every process maps.
+ */
+struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
+				    const uint8_t *build_id, size_t build_id_len);
+/* The module's table, built on first call; NULL if it has none. */
+const struct unw_table *unw_module_table(struct unw_module *m);
+const char *unw_module_path(const struct unw_module *m);
+
+struct unw_cache_stats {
+	unsigned modules;         /* entries */
+	unsigned tables;          /* tables built */
+	size_t   rows;            /* rows in all tables */
+	size_t   bytes;           /* bytes of rows */
+	uint64_t build_ns;        /* time spent building tables */
+};
+void unw_cache_stats(const struct unw_cache *c, struct unw_cache_stats *st);
+
+/* ---- address spaces --------------------------------------------------- */
+
+struct unw_space;
+
+struct unw_space *unw_space_new(void);
+struct unw_space *unw_space_clone(const struct unw_space *s);
+void unw_space_free(struct unw_space *s);      /* accepts NULL */
+
+/*
+ * Add an executable mapping [start, end) of module m (NULL for anonymous
+ * code) at file offset pgoff; mappings it overlaps are removed (the kernel
+ * replaced them).
+ */
+void unw_space_add(struct unw_space *s, uint64_t start, uint64_t end,
+		   uint64_t pgoff, struct unw_module *m);
+/* Number of mappings. */
+size_t unw_space_count(const struct unw_space *s);
+
+/* ---- unwinding -------------------------------------------------------- */
+
+struct unw_regs {
+	uint64_t ip, sp, bp;
+};
+
+/* The copied user stack: bytes [sp, sp + size) of the sampled thread. */
+struct unw_stack {
+	const uint8_t *data;
+	uint64_t start;           /* address of data[0], the sampled sp */
+	size_t size;              /* bytes valid in data */
+	bool full;                /* the copy was cut at its capacity: reads
+				     beyond it mean the stack is deeper */
+};
+
+#define UNW_ROOT       (1u << 0)
+#define UNW_TRUNCATED  (1u << 1)
+
+/* Why a walk stopped, for statistics and debugging. */
+enum unw_stop {
+	UNW_STOP_ROOT = 0,
+	UNW_STOP_TRUNCATED,       /* beyond the copied stack */
+	UNW_STOP_MAX_FRAMES,      /* more frames than the caller's array */
+	UNW_STOP_NO_MAP,          /* pc in no known mapping */
+	UNW_STOP_NO_CFI,          /* no CFI and no plausible frame pointer */
+	UNW_STOP_BAD_RULE,        /* CFI rule we do not support */
+	UNW_STOP_BAD_READ,        /* a read below sp or past a short copy */
+	UNW_STOP_NO_PROGRESS,     /* sp did not grow: corrupt or looping */
+	UNW_STOP_NREASONS
+};
+
+struct unw_result {
+	unsigned nframes;         /* ips filled */
+	unsigned flags;           /* UNW_ROOT | UNW_TRUNCATED */
+	enum unw_stop stop;
+};
+
+/*
+ * Walk one sample.  ips[0] = regs->ip, then return addresses (callers must
+ * resolve those at ip - 1).  max >= 1.  Builds module tables on demand.
+ */
+void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
+		const struct unw_stack *stack, uint64_t *ips, unsigned max,
+		struct unw_result *res);
+
+const char *unw_stop_name(enum unw_stop stop);
+
+#endif
