@@ -312,7 +312,7 @@ int cmd_dump(int argc, char **argv)
 
 	ret = sc_reader_open(path, &r, err, sizeof(err));
 	if (ret) {
-		pr_err("%s", err);
+		pr_err("%s: %s", path, err);
 		return 1;
 	}
 	sc_reader_keep_unknown(r, 1);

@@ -120,44 +120,41 @@ static ssize_t src_read(struct sc_reader *r, size_t len, const uint8_t **out)
 	return got;
 }
 
-static int check_header(struct sc_reader *r, const char *name,
-			char *err, size_t errlen)
+static int check_header(struct sc_reader *r, char *err, size_t errlen)
 {
 	const struct sc_file_header *h = &r->hdr;
-	const char *sep = name ? ": " : "";
 	const uint8_t *p;
 	ssize_t n;
 
-	name = name ? name : "";
 	n = src_read(r, sizeof(r->hdr), &p);
 	if (n < 0) {
-		seterr(err, errlen, "cannot read '%s': %s", name, strerror((int)-n));
+		seterr(err, errlen, "%s", strerror((int)-n));
 		return (int)n;
 	}
 	if (n == 0) {
-		seterr(err, errlen, "%s%sempty file, not a stackclock data file "
-		       "(was the recording interrupted before it started?)", name, sep);
+		seterr(err, errlen, "empty file, not a stackclock data file "
+		       "(did the recording fail before it started?)");
 		return -EINVAL;
 	}
 	if (memcmp(p, SC_FILE_MAGIC, (size_t)n < sizeof(h->magic) ? (size_t)n : sizeof(h->magic))) {
-		seterr(err, errlen, "%s%snot a stackclock data file (bad magic)", name, sep);
+		seterr(err, errlen, "not a stackclock data file (bad magic)");
 		return -EINVAL;
 	}
 	if ((size_t)n < sizeof(*h)) {
-		seterr(err, errlen, "%s%struncated stackclock data file (header has %zd of %zu bytes)",
-		       name, sep, n, sizeof(*h));
+		seterr(err, errlen, "truncated stackclock data file (header has %zd of %zu bytes)",
+		       n, sizeof(*h));
 		return -EINVAL;
 	}
 	memcpy(&r->hdr, p, sizeof(r->hdr));
 	r->pos = sizeof(*h);
 	if (h->version == 0 || h->min_version > h->version) {
-		seterr(err, errlen, "%s%scorrupt stackclock data file header "
-		       "(version %u, min_version %u)", name, sep, h->version, h->min_version);
+		seterr(err, errlen, "corrupt stackclock data file header (version %u, min_version %u)",
+		       h->version, h->min_version);
 		return -EINVAL;
 	}
 	if (h->min_version > SC_FILE_VERSION) {
-		seterr(err, errlen, "%s%sdata file is version %u, this stackclock reads up to %u: "
-		       "upgrade stackclock", name, sep, h->version, SC_FILE_VERSION);
+		seterr(err, errlen, "data file is version %u, this stackclock reads up to %u: "
+		       "upgrade stackclock", h->version, SC_FILE_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -186,7 +183,7 @@ int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
 	}
 	r->mem = buf;
 	r->mem_len = len;
-	ret = check_header(r, NULL, err, errlen);
+	ret = check_header(r, err, errlen);
 	if (ret) {
 		sc_reader_close(r);
 		return ret;
@@ -211,14 +208,13 @@ int sc_reader_open(const char *path, struct sc_reader **out,
 	if (r->fd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT)
-			seterr(err, errlen, "cannot open '%s': %s (record one with 'stackclock record')",
-			       path, strerror(-ret));
+			seterr(err, errlen, "%s (record one with 'stackclock record')", strerror(-ret));
 		else
-			seterr(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+			seterr(err, errlen, "%s", strerror(-ret));
 		sc_reader_close(r);
 		return ret;
 	}
-	ret = check_header(r, path, err, errlen);
+	ret = check_header(r, err, errlen);
 	if (ret) {
 		sc_reader_close(r);
 		return ret;

@@ -12,6 +12,18 @@
 #include <errno.h>
 #include <string.h>
 
+/* The layouts of docs/data-format.md; a change here is a format change. */
+static_assert(sizeof(struct sc_rec_session) == 32, "session size");
+static_assert(sizeof(struct sc_rec_session_end) == 32, "session_end size");
+static_assert(sizeof(struct sc_rec_process) == 32, "process size");
+static_assert(sizeof(struct sc_rec_thread) == 24, "thread size");
+static_assert(sizeof(struct sc_rec_module) == 56, "module size");
+static_assert(sizeof(struct sc_rec_callsite) == 64, "callsite size");
+static_assert(sizeof(struct sc_rec_thread_stats) == 80, "thread_stats size");
+static_assert(sizeof(struct sc_rec_stack) == 8, "stack size");
+static_assert(sizeof(struct sc_rec_samples) == 24, "samples size");
+static_assert(sizeof(struct sc_rec_lost) == 16, "lost size");
+
 static const struct {
 	const char *name;
 	size_t fixed;            /* size of the struct */

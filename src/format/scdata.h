@@ -280,7 +280,8 @@ enum {
 
 /*
  * Open a data file.  Returns 0, or -errno with a one-line reason in err
- * (for example "not a stackclock data file (bad magic)").
+ * (for example "not a stackclock data file (bad magic)").  err does not
+ * name the file: callers print "<path>: <err>".
  */
 int sc_reader_open(const char *path, struct sc_reader **out,
 		   char *err, size_t errlen);

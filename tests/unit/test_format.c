@@ -507,7 +507,7 @@ static void test_truncation(void)
 		struct sc_reader *r;
 		ret = sc_reader_open(cut, &r, err, sizeof(err));
 		if (cutlen < sizeof(struct sc_file_header)) {
-			bad_file += !(ret == -EINVAL && strstr(err, cut));
+			bad_file += !(ret == -EINVAL && (strstr(err, "truncated") || strstr(err, "empty")));
 			continue;
 		}
 		if (ret) {
@@ -597,9 +597,8 @@ static void test_refusals(void)
 
 	spill(path, &h, sizeof(h));
 	ret = sc_reader_open(path, &r, err, sizeof(err));
-	ok(ret == -EINVAL && strstr(err, path) &&
-	   strstr(err, "not a stackclock data file (bad magic)"),
-	   "bad magic refused from a file, naming it: %s", err);
+	ok(ret == -EINVAL && !strcmp(err, "not a stackclock data file (bad magic)"),
+	   "bad magic refused from a file: %s", err);
 
 	memcpy(h.magic, SC_FILE_MAGIC, 8);
 	h.version = 7;
@@ -627,8 +626,8 @@ static void test_refusals(void)
 
 	ret = sc_reader_open(tmp_path("missing.data"), &r, err, sizeof(err));
 	is_u64(ret, -ENOENT, "missing file: -ENOENT");
-	ok(strstr(err, "No such file or directory (record one with 'stackclock record')") &&
-	   strstr(err, "missing.data"), "missing file message: %s", err);
+	is_str(err, "No such file or directory (record one with 'stackclock record')",
+	       "missing file message");
 	ret = sc_reader_open(tmpdir, &r, err, sizeof(err));
 	ok(ret == -EISDIR && strstr(err, "Is a directory"), "a directory is refused: %s", err);
 
@@ -847,7 +846,7 @@ static void test_dump(void)
 	snprintf(cmd, sizeof(cmd), "cd %s && %s dump 2>&1", tmpdir, tool);
 	st = run(cmd, out, sizeof(out));
 	is_u64(st, 1, "dump without a stackclock.data exits 1");
-	is_str(out, "stackclock: cannot open 'stackclock.data': No such file or directory "
+	is_str(out, "stackclock: stackclock.data: No such file or directory "
 	       "(record one with 'stackclock record')\n", "missing file message");
 
 	snprintf(cmd, sizeof(cmd), "%s dump --bogus 2>&1", tool);
