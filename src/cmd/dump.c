@@ -340,7 +340,7 @@ int cmd_dump(int argc, char **argv)
 		" (no session_end record: the recording did not finish)");
 	fflush(f);
 	if (ret == SC_READ_DAMAGED)
-		pr_warn("%s: %s (the records before it are shown above)", path, sc_reader_damage(r));
+		pr_warn("%s: %s; the records before it are shown above", path, sc_reader_damage(r));
 	sc_reader_close(r);
 	return ret == SC_READ_DAMAGED ? 1 : 0;
 }
