@@ -119,8 +119,9 @@ static Elf *open_elf(const char *path, const char **err)
 		*err = "not an ELF file";
 		goto fail;
 	}
-	/* Read everything in if libelf could not mmap, then drop the fd. */
-	if (elf_cntl(e, ELF_C_FDREAD) != 0 || elf_cntl(e, ELF_C_FDDONE) != 0) {
+	/* Read everything in if libelf could not mmap; either way libelf is
+	 * done with the descriptor after this. */
+	if (elf_cntl(e, ELF_C_FDREAD) != 0) {
 		*err = elf_errmsg(-1);
 		goto fail;
 	}

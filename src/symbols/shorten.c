@@ -5,7 +5,8 @@
  *   1. template arguments dropped:  std::vector<int, ...>::push_back(int)
  *                                -> std::vector<>::push_back(int)
  *   2. parameter lists emptied:     std::vector<>::push_back()
- *   3. the tail kept behind "..":   ..vector<>::push_back()
+ *   3. the tail kept behind "..", from a "::" if one comes early in it:
+ *                                   ..push_back()
  * The tail is what tells functions apart (the method, the lambda number).
  * Operator names (operator<<, operator(), operator->) and "(anonymous
  * namespace)" are copied literally so their brackets do not count.
@@ -13,6 +14,7 @@
 #include "symbols/symbols.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +90,7 @@ static void strip_pairs(const char *in, char *out, char open, char close)
 
 void sym_shorten(const char *name, char *buf, unsigned width)
 {
-	size_t len = strlen(name), keep;
+	size_t len = strlen(name);
 	char *a, *b;
 
 	if (!width)
@@ -108,9 +110,12 @@ void sym_shorten(const char *name, char *buf, unsigned width)
 	if (len < width) {
 		memcpy(buf, a, len + 1);
 	} else if (width > 3) {
-		keep = width - 3;
+		/* The tail, from a scope boundary if one comes early in it. */
+		const char *t = a + len - (width - 3), *q = strstr(t, "::");
+		if (q && q - t <= (ptrdiff_t)(width - 3) / 2)
+			t = q + 2;
 		memcpy(buf, "..", 2);
-		memcpy(buf + 2, a + len - keep, keep + 1);
+		memcpy(buf + 2, t, strlen(t) + 1);
 	} else {
 		memcpy(buf, a, width - 1);
 		buf[width - 1] = '\0';

@@ -1,0 +1,735 @@
+/*
+ * test_symbols — symbolization against real programs built at test time.
+ *
+ * The programs (tests/progs/sym_*) print their own mappings, dladdr bases
+ * and "marks": addresses of instructions on known lines of known functions
+ * (see tests/progs/sym_mark.h).  Each is resolved the way a report would,
+ * from SC_REC_MODULE-style mappings after the program has exited, and the
+ * function, module, file and line are compared with what the program said.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "symbols/symbols.h"
+#include "symbols/sym_int.h"
+#include "util/util.h"
+
+static char tmp[PATH_MAX];     /* this run's scratch directory */
+static char progs[PATH_MAX];   /* tests/progs */
+
+struct mark {
+	char name[256];
+	uint64_t pc;
+	unsigned line;
+};
+
+struct run_out {
+	struct mark marks[16];
+	int nmarks;
+	struct mark fns[8];        /* name, address, line of definition */
+	int nfns;
+	struct {
+		char path[PATH_MAX];
+		uint64_t start, end, pgoff;
+	} maps[32];
+	int nmaps;
+	struct {
+		char tag[16];
+		uint64_t base;
+	} bases[8];
+	int nbases;
+	unsigned inline_line, ret_line;
+	uint64_t retaddr;
+};
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	rc = system(cmd);
+	if (rc != 0)
+		tap_diag("command failed (%d): %s", rc, cmd);
+	free(cmd);
+	return rc;
+}
+
+static int run_prog(const char *cmd, struct run_out *o)
+{
+	char line[PATH_MAX + 128];
+	FILE *f = popen(cmd, "r");
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *bar1, *bar2;
+		line[strcspn(line, "\n")] = '\0';
+		if ((!strncmp(line, "mark ", 5) || !strncmp(line, "fn ", 3)) &&
+		    (bar1 = strchr(line, '|')) && (bar2 = strchr(bar1 + 1, '|'))) {
+			bool is_mark = line[0] == 'm';
+			struct mark *m = is_mark ? &o->marks[o->nmarks++]
+						 : &o->fns[o->nfns++];
+			*bar1 = '\0';
+			snprintf(m->name, sizeof(m->name), "%s",
+				 line + (is_mark ? 5 : 3));
+			m->pc = strtoull(bar1 + 1, NULL, 16);
+			m->line = (unsigned)atoi(bar2 + 1);
+		} else if (!strncmp(line, "map ", 4) && o->nmaps < 32) {
+			unsigned long long s, e, off;
+			int n = 0;
+			if (sscanf(line, "map %llx %llx %llx %n", &s, &e, &off,
+				   &n) == 3 && n) {
+				o->maps[o->nmaps].start = s;
+				o->maps[o->nmaps].end = e;
+				o->maps[o->nmaps].pgoff = off;
+				snprintf(o->maps[o->nmaps].path, PATH_MAX, "%s",
+					 line + n);
+				o->nmaps++;
+			}
+		} else if (!strncmp(line, "base ", 5) &&
+			   (bar1 = strchr(line, '|'))) {
+			*bar1 = '\0';
+			snprintf(o->bases[o->nbases].tag, 16, "%.15s", line + 5);
+			o->bases[o->nbases++].base = strtoull(bar1 + 1, NULL, 16);
+		} else if (!strncmp(line, "inline ", 7)) {
+			o->inline_line = (unsigned)atoi(line + 7);
+		} else if (!strncmp(line, "ret ", 4)) {
+			o->ret_line = (unsigned)atoi(line + 4);
+		} else if (!strncmp(line, "retaddr ", 8)) {
+			o->retaddr = strtoull(line + 8, NULL, 16);
+		}
+	}
+	rc = pclose(f);
+	return rc;
+}
+
+static const struct mark *find_mark(const struct run_out *o, const char *name)
+{
+	for (int i = 0; i < o->nmarks; i++) {
+		if (!strcmp(o->marks[i].name, name))
+			return &o->marks[i];
+	}
+	return NULL;
+}
+
+static const struct mark *find_fn(const struct run_out *o, const char *name)
+{
+	for (int i = 0; i < o->nfns; i++) {
+		if (!strcmp(o->fns[i].name, name))
+			return &o->fns[i];
+	}
+	return NULL;
+}
+
+static uint64_t find_base(const struct run_out *o, const char *tag)
+{
+	for (int i = 0; i < o->nbases; i++) {
+		if (!strcmp(o->bases[i].tag, tag))
+			return o->bases[i].base;
+	}
+	return 0;
+}
+
+static void add_map(struct sym_session *s, uint32_t proc, uint64_t start,
+		    uint64_t end, uint64_t pgoff, uint32_t flags,
+		    const uint8_t *bid, unsigned bid_len, const char *path)
+{
+	struct sc_rec_module m;
+
+	memset(&m, 0, sizeof(m));
+	m.proc_id = proc;
+	m.start = start;
+	m.end = end;
+	m.pgoff = pgoff;
+	m.flags = flags;
+	m.build_id_len = bid_len;
+	if (bid_len)
+		memcpy(m.build_id, bid, bid_len);
+	sym_add_module(s, &m, path);
+}
+
+/* The program's mappings, as /proc/PID/maps gives them (path mapped). */
+static void add_maps(struct sym_session *s, uint32_t proc,
+		     const struct run_out *o, const char *from, const char *to)
+{
+	for (int i = 0; i < o->nmaps; i++) {
+		const char *p = o->maps[i].path;
+		if (from && !strcmp(p, from))
+			p = to;
+		add_map(s, proc, o->maps[i].start, o->maps[i].end,
+			o->maps[i].pgoff, SC_MOD_EXEC, NULL, 0, p);
+	}
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = p ? strrchr(p, '/') : NULL;
+	return b ? b + 1 : p;
+}
+
+/* Resolve a mark: one frame, the named function, at the mark's line. */
+static void check_mark(struct sym_session *s, uint32_t proc,
+		       const struct run_out *o, const char *name,
+		       const char *module, const char *file, const char *what)
+{
+	const struct mark *m = find_mark(o, name);
+	struct sym_frame f[8];
+	int n;
+
+	if (!ok(m != NULL, "%s: program printed mark %s", what, name))
+		return;
+	n = sym_resolve(s, proc, m->pc, false, f, 8);
+	is_u64(n, 1, "%s: %s is one frame", what, name);
+	is_str(f[0].function, name, "%s: %s function", what, name);
+	is_str(f[0].module, module, "%s: %s module", what, name);
+	if (file) {
+		is_str(base_name(f[0].file), file, "%s: %s file", what, name);
+		is_u64(f[0].line, m->line, "%s: %s line", what, name);
+	}
+	ok(!f[0].inlined, "%s: %s not inlined", what, name);
+}
+
+/* The C program: leaf, inline, return address, function entries, libs. */
+static void check_c_prog(struct sym_session *s, uint32_t proc,
+			 const struct run_out *o, const char *exe,
+			 const char *lib, const char *dl, bool lines,
+			 const char *what)
+{
+	const struct mark *m;
+	struct sym_frame f[8];
+	int n;
+
+	check_mark(s, proc, o, "sym_leaf", exe, lines ? "sym_prog.c" : NULL, what);
+	check_mark(s, proc, o, "symlib_work", lib, lines ? "sym_lib.c" : NULL, what);
+	check_mark(s, proc, o, "symdl_work", dl, lines ? "sym_lib.c" : NULL, what);
+
+	m = find_mark(o, "sym_inlined");
+	if (ok(m != NULL, "%s: inline mark printed", what)) {
+		n = sym_resolve(s, proc, m->pc, false, f, 8);
+		if (lines) {
+			is_u64(n, 2, "%s: inline pc gives two frames", what);
+			is_str(f[0].function, "sym_inlined", "%s: inner frame is the inlined function", what);
+			ok(f[0].inlined, "%s: inner frame marked inlined", what);
+			is_u64(f[0].line, m->line, "%s: inlined frame at the line inside it", what);
+			is_str(base_name(f[0].file), "sym_prog.c", "%s: inlined frame file", what);
+			is_str(f[1].function, "sym_outer", "%s: outer frame is the caller", what);
+			ok(!f[1].inlined, "%s: outer frame is a real function", what);
+			is_u64(f[1].line, o->inline_line, "%s: outer frame at the call site line", what);
+			is_str(f[1].module, exe, "%s: outer frame module", what);
+			n = sym_resolve(s, proc, m->pc, false, f, 1);
+			is_u64(n, 1, "%s: max 1 gives one frame", what);
+			is_str(f[0].function, "sym_inlined", "%s: innermost first", what);
+		} else {
+			is_u64(n, 1, "%s: no DWARF: one frame", what);
+			is_str(f[0].function, "sym_outer", "%s: no DWARF: symbol of the holder", what);
+		}
+	}
+
+	n = sym_resolve(s, proc, o->retaddr, true, f, 8);
+	is_u64(n, 1, "%s: return address: one frame", what);
+	is_str(f[0].function, "sym_outer", "%s: return address resolves in the caller", what);
+	if (lines)
+		is_u64(f[0].line, o->ret_line, "%s: return address at the call's line", what);
+
+	for (int i = 0; i < o->nfns; i++) {
+		n = sym_resolve(s, proc, o->fns[i].pc, false, f, 8);
+		is_str(f[0].function, o->fns[i].name, "%s: entry of %s", what, o->fns[i].name);
+		if (lines)
+			is_u64(f[0].line, o->fns[i].line, "%s: entry line of %s", what, o->fns[i].name);
+	}
+}
+
+/* Count lines of a file holding needle. */
+static int count_in_file(const char *path, const char *needle)
+{
+	char line[4096];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Run fn with stderr going to a file; returns that file's path. */
+static int saved_stderr = -1;
+static void stderr_to(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static void stderr_back(void)
+{
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+}
+
+static void build_id_of(const char *path, uint8_t *bid, unsigned *len)
+{
+	struct sym_intern t = { 0 };
+	struct sym_obj *o = obj_open(path, "/nonexistent", &t);
+	const uint8_t *b;
+
+	*len = obj_build_id(o, &b);
+	memcpy(bid, b, *len);
+	obj_free(o);
+	intern_release(&t);
+}
+
+static void test_shorten(void)
+{
+	static const struct {
+		const char *in;
+		unsigned width;
+		const char *want;
+	} cases[] = {
+		{ "main", 80, "main" },
+		{ "a_c_function_name", 18, "a_c_function_name" },
+		{ "a_c_function_name", 17, ".._function_name" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 80,
+		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 40,
+		  "std::vector<>::push_back(int const&)" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 30,
+		  "std::vector<>::push_back()" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 20,
+		  "..push_back()" },
+		{ "(anonymous namespace)::hidden(std::vector<int, std::allocator<int> >&)", 40,
+		  "(anonymous namespace)::hidden()" },
+		{ "std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+		  "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char const*)", 60,
+		  "std::basic_ostream<>& std::operator<< <>()" },
+		{ "bool operator< <int>(Foo<int> const&, Foo<int> const&)", 30,
+		  "bool operator< <>()" },
+		{ "Foo<int>::operator<<(int)", 20, "Foo<>::operator<<()" },
+		{ "Ptr<Node<int> >::operator->() const", 20, "..perator->() const" },
+		{ "main::{lambda(int)#1}::operator()(int) const", 40,
+		  "main::{lambda()#1}::operator()() const" },
+		{ "f<(3>2)>(int)", 8, "f<>()" },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		sym_shorten(cases[i].in, buf, cases[i].width);
+		is_str(buf, cases[i].want, "shorten '%s' to %u", cases[i].in,
+		       cases[i].width);
+	}
+
+	/* Never more than width bytes (NUL included), whatever the width. */
+	bool fits = true;
+	for (unsigned w = 1; w < 100; w++) {
+		memset(buf, 'X', sizeof(buf));
+		sym_shorten(cases[8].in, buf, w);
+		fits &= strlen(buf) < w && buf[w] == 'X';
+	}
+	ok(fits, "shorten writes at most width bytes for widths 1..99");
+}
+
+static void test_kernel(void)
+{
+	char path[PATH_MAX + 32];
+	struct sym_session *s;
+	struct sym_frame f[4];
+	FILE *k;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", tmp);
+	k = fopen(path, "w");
+	fputs("ffffffff81000000 T _stext\n"
+	      "ffffffff81000200 t helper_fn\n"
+	      "ffffffff81000100 T startup_64\n"
+	      "ffffffff81000300 D some_data\n"
+	      "ffffffff81000400 T __alias_impl\n"
+	      "ffffffff81000400 T alias_impl\n"
+	      "ffffffffc0001000 t mod_fn\t[some_mod]\n", k);
+	fclose(k);
+	setenv("STACKCLOCK_KALLSYMS", path, 1);
+	s = sym_session_new();
+	sym_resolve(s, 1, 0xffffffff81000250ULL, false, f, 4);
+	is_str(f[0].function, "helper_fn", "kernel: function from kallsyms");
+	is_str(f[0].module, "[kernel]", "kernel: module [kernel]");
+	sym_resolve(s, 1, 0xffffffff81000350ULL, false, f, 4);
+	is_str(f[0].function, "helper_fn", "kernel: data symbols ignored");
+	sym_resolve(s, 7, 0xffffffff81000401ULL, false, f, 4);
+	is_str(f[0].function, "alias_impl", "kernel: aliases give the public name");
+	sym_resolve(s, 1, 0xffffffff81000200ULL, true, f, 4);
+	is_str(f[0].function, "startup_64", "kernel: return address looks up addr-1");
+	sym_resolve(s, 1, 0xffffffffc0001010ULL, false, f, 4);
+	is_str(f[0].function, "mod_fn", "kernel: module symbols");
+	sym_session_free(s);
+
+	setenv("STACKCLOCK_KALLSYMS", "/nonexistent/kallsyms", 1);
+	s = sym_session_new();
+	sym_resolve(s, 1, 0xffffffff81000250ULL, false, f, 4);
+	is_str(f[0].function, "0xffffffff81000250", "kernel unreadable: address as name");
+	is_str(f[0].module, "[unknown]", "kernel unreadable: module [unknown]");
+	sym_session_free(s);
+	unsetenv("STACKCLOCK_KALLSYMS");
+}
+
+/* Stripped binaries: separate debug file by build-id, and by debuglink. */
+static void test_debug_files(void)
+{
+	char dbg[PATH_MAX + 16], exe[PATH_MAX + 32], cmd[4 * PATH_MAX];
+	char lib[PATH_MAX + 32], dl[PATH_MAX + 32];
+	struct run_out *o = calloc(1, sizeof(*o));
+	struct sym_session *s;
+	struct sym_frame f[4];
+	uint8_t bid[20];
+	unsigned bid_len;
+	int rc;
+
+	snprintf(dbg, sizeof(dbg), "%s/debug", tmp);
+	snprintf(lib, sizeof(lib), "%s/libsym_lib.so", tmp);
+	snprintf(dl, sizeof(dl), "%s/sym_dl.so", tmp);
+
+	/* By build-id, under STACKCLOCK_DEBUG_ROOT. */
+	snprintf(exe, sizeof(exe), "%s/sym_strip", tmp);
+	rc = sh("cd %s && gcc -O2 -g -I%s %s/sym_prog.c -o sym_strip -L. -lsym_lib "
+		"-Wl,-rpath=%s -ldl && id=$(readelf -n sym_strip | awk '/Build ID/{print $3}') && "
+		"mkdir -p %s/.build-id/$(echo $id | cut -c1-2) && "
+		"objcopy --only-keep-debug sym_strip %s/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug && "
+		"strip --strip-all sym_strip",
+		tmp, progs, progs, tmp, dbg, dbg);
+	ok(rc == 0, "build stripped program with a build-id debug file");
+	snprintf(cmd, sizeof(cmd), "%s %s", exe, dl);
+	ok(run_prog(cmd, o) == 0, "run stripped program");
+
+	setenv("STACKCLOCK_DEBUG_ROOT", dbg, 1);
+	s = sym_session_new();
+	add_maps(s, 1, o, NULL, NULL);
+	check_c_prog(s, 1, o, exe, lib, dl, true, "build-id debug file");
+	sym_session_free(s);
+
+	/* The file deleted since the recording, its debug file still there. */
+	build_id_of(exe, bid, &bid_len);
+	ok(bid_len == 20, "stripped program has a build-id");
+	snprintf(cmd, sizeof(cmd), "%s/sym_gone_dbg", tmp);
+	s = sym_session_new();
+	for (int i = 0; i < o->nmaps; i++) {
+		bool self = !strcmp(o->maps[i].path, exe);
+		add_map(s, 1, o->maps[i].start, o->maps[i].end, o->maps[i].pgoff,
+			SC_MOD_EXEC, self ? bid : NULL, self ? bid_len : 0,
+			self ? cmd : o->maps[i].path);
+	}
+	check_mark(s, 1, o, "sym_leaf", cmd, "sym_prog.c", "deleted, debug file by record's build-id");
+	sym_session_free(s);
+	unsetenv("STACKCLOCK_DEBUG_ROOT");
+
+	/* No debug file: a stripped library still has .dynsym, a stripped
+	 * program's own functions are unknown. */
+	rc = sh("cd %s && cp libsym_lib.so libsym_strip.so && strip --strip-all libsym_strip.so", tmp);
+	snprintf(cmd, sizeof(cmd), "%s/libsym_strip.so", tmp);
+	s = sym_session_new();
+	add_maps(s, 1, o, lib, cmd);
+	sym_resolve(s, 1, find_mark(o, "symlib_work")->pc, false, f, 4);
+	is_str(f[0].function, "symlib_work", "stripped library: .dynsym name");
+	ok(rc == 0 && f[0].file == NULL && f[0].line == 0, "stripped library: no line");
+	sym_resolve(s, 1, find_mark(o, "sym_leaf")->pc, false, f, 4);
+	ok(!strncmp(f[0].function, "0x", 2), "stripped program, no debug file: unknown name");
+	is_str(f[0].module, exe, "stripped program, no debug file: module known");
+	sym_session_free(s);
+
+	/* By .gnu_debuglink next to the file; no build-id, so the CRC decides. */
+	snprintf(exe, sizeof(exe), "%s/sym_link", tmp);
+	rc = sh("cd %s && gcc -O2 -g -Wl,--build-id=none -I%s %s/sym_prog.c -o sym_link "
+		"-L. -lsym_lib -Wl,-rpath=%s -ldl && objcopy --only-keep-debug sym_link sym_link.debug && "
+		"strip --strip-all sym_link && objcopy --add-gnu-debuglink=sym_link.debug sym_link",
+		tmp, progs, progs, tmp);
+	ok(rc == 0, "build stripped program with a debuglink");
+	snprintf(cmd, sizeof(cmd), "%s %s", exe, dl);
+	ok(run_prog(cmd, o) == 0, "run debuglink program");
+	s = sym_session_new();
+	add_maps(s, 1, o, NULL, NULL);
+	check_c_prog(s, 1, o, exe, lib, dl, true, "debuglink");
+	sym_session_free(s);
+
+	/* A debuglink whose CRC does not match is refused. */
+	rc = sh("cd %s && cp sym_link.debug sym_link.debug.orig && "
+		"printf x >> sym_link.debug", tmp);
+	s = sym_session_new();
+	add_maps(s, 1, o, NULL, NULL);
+	sym_resolve(s, 1, find_mark(o, "sym_inlined")->pc, false, f, 4);
+	ok(rc == 0 && f[0].file == NULL && !f[0].inlined,
+	   "debuglink with a wrong CRC is not used");
+	sym_session_free(s);
+	free(o);
+}
+
+/* Files that cannot be read: unknown names, no crash, one warning each. */
+static void test_broken(const struct run_out *pie, const char *pie_path)
+{
+	char gone[PATH_MAX + 32], trunc[PATH_MAX + 32], err[PATH_MAX + 32];
+	const struct mark *leaf = find_mark(pie, "sym_leaf");
+	const struct mark *outer = find_fn(pie, "sym_outer");
+	struct sym_session *s;
+	struct sym_frame f[4];
+	char want[64];
+	uint8_t bid[20] = { 1, 2, 3 };
+	int rc;
+
+	snprintf(gone, sizeof(gone), "%s/sym_gone", tmp);
+	snprintf(trunc, sizeof(trunc), "%s/sym_trunc", tmp);
+	snprintf(err, sizeof(err), "%s/stderr.txt", tmp);
+	rc = sh("cp %s %s && rm %s && head -c 100 %s > %s", pie_path, gone, gone,
+		pie_path, trunc);
+	ok(rc == 0, "make a deleted and a truncated copy");
+	if (!leaf || !outer)
+		return;
+
+	stderr_to(err);
+	s = sym_session_new();
+	add_maps(s, 1, pie, pie_path, gone);
+	add_maps(s, 2, pie, pie_path, trunc);
+	add_maps(s, 3, pie, NULL, NULL);
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t p = 1; p <= 2; p++) {
+			sym_resolve(s, p, leaf->pc, false, f, 4);
+			sym_resolve(s, p, outer->pc + round, false, f, 4);
+		}
+	}
+	stderr_back();
+
+	snprintf(want, sizeof(want), "0x%" PRIx64, leaf->pc);
+	sym_resolve(s, 1, leaf->pc, false, f, 4);
+	is_str(f[0].function, want, "deleted file: address as name");
+	is_str(f[0].module, gone, "deleted file: module path kept");
+	sym_resolve(s, 2, leaf->pc, false, f, 4);
+	is_str(f[0].function, want, "truncated file: address as name");
+	is_str(f[0].module, trunc, "truncated file: module path kept");
+	sym_resolve(s, 3, leaf->pc, false, f, 4);
+	is_str(f[0].function, "sym_leaf", "the intact file still resolves");
+	sym_session_free(s);
+
+	is_u64(count_in_file(err, "cannot read symbols of"), 2,
+	       "one warning per unreadable module");
+	is_u64(count_in_file(err, "sym_gone: No such file"), 1,
+	       "warning names the deleted file and why");
+
+	/* A recorded build-id that the file on disk no longer has. */
+	stderr_to(err);
+	s = sym_session_new();
+	for (uint32_t p = 1; p <= 2; p++) {
+		for (int i = 0; i < pie->nmaps; i++)
+			add_map(s, p, pie->maps[i].start, pie->maps[i].end,
+				pie->maps[i].pgoff, SC_MOD_EXEC, bid, 20,
+				pie->maps[i].path);
+		sym_resolve(s, p, leaf->pc, false, f, 4);
+	}
+	sym_session_free(s);
+	stderr_back();
+	is_str(f[0].function, want, "build-id differing from the file: not trusted");
+	is_u64(count_in_file(err, "build-id differs"), 1, "build-id mismatch warned once");
+}
+
+static void test_unmapped(const struct run_out *pie)
+{
+	struct sym_session *s = sym_session_new();
+	struct sym_frame f[4], g[4];
+	int n;
+
+	add_map(s, 1, 0x7fff00000000ULL, 0x7fff00002000ULL, 0, SC_MOD_EXEC, NULL, 0, "[vdso]");
+	add_map(s, 1, 0x7ffe00000000ULL, 0x7ffe00001000ULL, 0, SC_MOD_EXEC, NULL, 0, "//anon");
+	add_map(s, 1, 0x7ffd00000000ULL, 0x7ffd00001000ULL, 0, SC_MOD_EXEC, NULL, 0, "");
+	n = sym_resolve(s, 1, 0x7fff00000123ULL, false, f, 4);
+	is_u64(n, 1, "vdso: one frame");
+	is_str(f[0].function, "0x7fff00000123", "vdso: address as name");
+	is_str(f[0].module, "[vdso]", "vdso: module as given");
+	sym_resolve(s, 1, 0x7ffe00000010ULL, false, f, 4);
+	is_str(f[0].module, "//anon", "anonymous: module as given");
+	sym_resolve(s, 1, 0x7ffd00000010ULL, false, f, 4);
+	is_str(f[0].module, "[unknown]", "nameless mapping: [unknown]");
+	sym_resolve(s, 1, 0x1234, false, f, 4);
+	is_str(f[0].function, "0x1234", "unmapped: address as name");
+	is_str(f[0].module, "[unknown]", "unmapped: [unknown]");
+	sym_resolve(s, 99, 0x7fff00000123ULL, false, f, 4);
+	is_str(f[0].module, "[unknown]", "unknown process image: [unknown]");
+	is_u64(sym_resolve(s, 1, 0x1234, false, f, 0), 0, "max 0 gives nothing");
+	sym_resolve(s, 1, 0x7fff00000123ULL, false, f, 4);
+	sym_resolve(s, 1, 0x7fff00000123ULL, false, g, 4);
+	ok(f[0].function == g[0].function && f[0].module == g[0].module,
+	   "repeated lookup: identical pointers");
+	sym_resolve(s, 1, 0x7fff00000124ULL, false, g, 4);
+	ok(f[0].function != g[0].function && f[0].module == g[0].module,
+	   "another address: its own name, the same module");
+	sym_session_free(s);
+	sym_session_free(NULL);
+	(void)pie;
+}
+
+/* ~10k distinct addresses of this test's own binary (it has DWARF). */
+static void test_speed(void)
+{
+	char line[PATH_MAX + 128], self[PATH_MAX];
+	struct sym_session *s = sym_session_new();
+	uint64_t lo = 0, hi = 0, t0, t1, t2;
+	struct sym_frame f[SYM_MAX_FRAMES];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int named = 0, lined = 0, total = 0;
+
+	self[len > 0 ? len : 0] = '\0';
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b, off;
+		char perms[8], path[PATH_MAX];
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &a, &b, perms,
+			   &off, path) != 5 || perms[2] != 'x')
+			continue;
+		add_map(s, 1, a, b, off, SC_MOD_EXEC, NULL, 0, path);
+		if (!strcmp(path, self)) {
+			lo = a;
+			hi = b;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	if (!ok(hi > lo, "found own code mapping"))
+		return;
+	uint64_t step = (hi - lo) / 10000 ? (hi - lo) / 10000 : 1;
+	t0 = now_ns();
+	for (uint64_t a = lo; a < hi && total < 10000; a += step, total++) {
+		int n = sym_resolve(s, 1, a, false, f, SYM_MAX_FRAMES);
+		named += f[0].function[0] != '0';
+		lined += f[n - 1].line != 0;
+	}
+	t1 = now_ns();
+	for (uint64_t a = lo, i = 0; a < hi && i < 10000; a += step, i++)
+		sym_resolve(s, 1, a, false, f, SYM_MAX_FRAMES);
+	t2 = now_ns();
+	tap_diag("%d distinct addresses: %.1f ms first, %.1f ms cached; "
+		 "%d named, %d with lines", total, (t1 - t0) / 1e6,
+		 (t2 - t1) / 1e6, named, lined);
+	ok(named > total * 9 / 10, "most addresses of own code named (%d/%d)", named, total);
+	ok(lined > total / 2, "most addresses of own code have lines (%d/%d)", lined, total);
+	sym_session_free(s);
+}
+
+static void find_progs(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	/* build/tests/test_symbols -> the checkout's tests/progs */
+	if (n > 0) {
+		self[n] = '\0';
+		char *d = dirname(dirname(dirname(self)));
+		snprintf(progs, sizeof(progs), "%s/tests/progs", d);
+	}
+	if (n <= 0 || access(progs, R_OK) != 0)
+		snprintf(progs, sizeof(progs), "%s", "tests/progs");
+	if (realpath(progs, self))
+		snprintf(progs, sizeof(progs), "%s", self);
+}
+
+int main(void)
+{
+	char exe[PATH_MAX + 32], nopie[PATH_MAX + 32], lib[PATH_MAX + 32];
+	char dl[PATH_MAX + 32], cxx[PATH_MAX + 32], cmd[3 * PATH_MAX];
+	char templ[] = "/tmp/sc-sym.XXXXXX";
+	struct run_out *pie = calloc(1, sizeof(*pie));
+	struct run_out *np = calloc(1, sizeof(*np));
+	struct run_out *cx = calloc(1, sizeof(*cx));
+	struct sym_session *s;
+	struct sym_frame f[8], g[8];
+	unsigned long opened;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsetenv("STACKCLOCK_DEBUG_ROOT");
+	test_shorten();
+
+	find_progs();
+	if (!mkdtemp(templ) || !realpath(templ, tmp)) {
+		ok(0, "make a temporary directory: %s", strerror(errno));
+		return tap_done();
+	}
+	test_kernel();
+
+	snprintf(lib, sizeof(lib), "%s/libsym_lib.so", tmp);
+	snprintf(dl, sizeof(dl), "%s/sym_dl.so", tmp);
+	snprintf(exe, sizeof(exe), "%s/sym_pie", tmp);
+	snprintf(nopie, sizeof(nopie), "%s/sym_nopie", tmp);
+	snprintf(cxx, sizeof(cxx), "%s/sym_cxx", tmp);
+	rc = sh("cd %s && gcc -O2 -g -shared -fPIC -I%s %s/sym_lib.c -o libsym_lib.so && "
+		"gcc -O2 -g -shared -fPIC -DSYM_DL -I%s %s/sym_lib.c -o sym_dl.so && "
+		"gcc -O2 -g -fPIE -pie -I%s %s/sym_prog.c -o sym_pie -L. -lsym_lib -Wl,-rpath=%s -ldl && "
+		"gcc -O2 -g -fno-pie -no-pie -I%s %s/sym_prog.c -o sym_nopie -L. -lsym_lib -Wl,-rpath=%s -ldl && "
+		"g++ -O0 -g -I%s %s/sym_cxx.cc -o sym_cxx",
+		tmp, progs, progs, progs, progs, progs, progs, tmp, progs, progs,
+		tmp, progs, progs);
+	if (!ok(rc == 0, "build the test programs"))
+		return tap_done();
+	snprintf(cmd, sizeof(cmd), "%s %s", exe, dl);
+	ok(run_prog(cmd, pie) == 0 && pie->nmarks == 4, "run PIE program");
+	snprintf(cmd, sizeof(cmd), "%s %s", nopie, dl);
+	ok(run_prog(cmd, np) == 0 && np->nmarks == 4, "run non-PIE program");
+	ok(run_prog(cxx, cx) == 0 && cx->nmarks == 4, "run C++ program");
+
+	opened = sym_stat_files_opened;
+	s = sym_session_new();
+	/* 1: PIE from its maps; 2: the same run from dladdr bases only;
+	 * 3: non-PIE from its maps; 4: non-PIE from bases; 5: C++. */
+	add_maps(s, 1, pie, NULL, NULL);
+	add_map(s, 2, find_base(pie, "lib"), 0, 0, SC_MOD_BASE, NULL, 0, lib);
+	add_map(s, 2, find_base(pie, "exe"), 0, 0, SC_MOD_BASE, NULL, 0, exe);
+	add_map(s, 2, find_base(pie, "dl"), 0, 0, SC_MOD_BASE, NULL, 0, dl);
+	add_maps(s, 3, np, NULL, NULL);
+	add_map(s, 4, find_base(np, "exe"), 0, 0, SC_MOD_BASE, NULL, 0, nopie);
+	add_map(s, 4, find_base(np, "dl"), 0, 0, SC_MOD_BASE, NULL, 0, dl);
+	add_map(s, 4, find_base(np, "lib"), 0, 0, SC_MOD_BASE, NULL, 0, lib);
+	add_maps(s, 5, cx, NULL, NULL);
+
+	check_c_prog(s, 1, pie, exe, lib, dl, true, "PIE maps");
+	check_c_prog(s, 2, pie, exe, lib, dl, true, "PIE bases");
+	check_c_prog(s, 3, np, nopie, lib, dl, true, "non-PIE maps");
+	check_c_prog(s, 4, np, nopie, lib, dl, true, "non-PIE bases");
+	for (int i = 0; i < cx->nmarks; i++)
+		check_mark(s, 5, cx, cx->marks[i].name, cxx, "sym_cxx.cc", "C++");
+	is_u64(sym_stat_files_opened - opened, 5,
+	       "each ELF file opened once across process images");
+
+	/* Interned: same function, same pointer, across images and lines. */
+	sym_resolve(s, 1, find_mark(pie, "sym_leaf")->pc, false, f, 8);
+	sym_resolve(s, 2, find_fn(pie, "sym_leaf")->pc, false, g, 8);
+	ok(f[0].function == g[0].function && f[0].module == g[0].module &&
+	   f[0].file == g[0].file, "strings interned (function, module, file)");
+	sym_resolve(s, 1, find_mark(pie, "symlib_work")->pc, false, f, 8);
+	sym_resolve(s, 3, find_mark(np, "symlib_work")->pc, false, g, 8);
+	ok(f[0].function == g[0].function, "library function: one pointer in both programs");
+	sym_session_free(s);
+
+	test_unmapped(pie);
+	test_broken(pie, exe);
+	test_debug_files();
+	test_speed();
+
+	sh("rm -rf %s", tmp);
+	free(pie);
+	free(np);
+	free(cx);
+	return tap_done();
+}
