@@ -587,7 +587,7 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 	for (f = t->top - 1; f > t->stack; f--)
 		if (f->func == func)
 			break;
-	if (f == t->stack) {
+	if (f <= t->stack) {
 		t->stray_exits++;
 		return;
 	}

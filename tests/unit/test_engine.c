@@ -1,0 +1,822 @@
+/*
+ * Unit tests of the attribution engine (src/runtime/engine.h) and of its
+ * record emitter (src/record/cct_emit.c), on synthetic event streams:
+ *
+ *  - every .vec file of /work/shared/vectors (or $SC_VECTORS): events in,
+ *    records out through a real data file, per-function values derived from
+ *    the CCT records exactly as SPEC section 2 says, compared exactly;
+ *  - random streams (recursion, missing and stray exits, OS-bound intervals
+ *    with measured OS time) against a brute-force implementation of SPEC
+ *    section 2 written here independently: it keeps the plain stack and
+ *    charges every interval to every distinct function on it;
+ *  - deep stacks, many call sites, a full arena (lost events, never a
+ *    crash), a damaged arena refused by the emitter.
+ */
+#include "format/scdata.h"
+#include "record/cct_emit.h"
+#include "runtime/engine.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXF 64
+
+/* Per-function values, however computed. */
+struct fvals {
+	uint64_t calls, ei, ee, ai, ae, aex;
+	uint64_t completed, isum, imin, imax, esum, emin, emax;
+};
+
+struct cvals {                  /* per (site, callee) */
+	uint64_t site, callee, calls, ei, ee, ai, ae;
+};
+
+struct result {
+	struct fvals f[MAXF];
+	struct cvals cs[16384];
+	int ncs;
+	uint64_t sess_ei, sess_ai, repairs, lost, open_frames, events;
+};
+
+static char tmpfile_path[] = "/tmp/sc-test-engine-XXXXXX";
+
+static struct cvals *cs_get(struct result *r, uint64_t site, uint64_t callee)
+{
+	int i;
+
+	for (i = 0; i < r->ncs; i++)
+		if (r->cs[i].site == site && r->cs[i].callee == callee)
+			return &r->cs[i];
+	if (r->ncs == (int)(sizeof(r->cs) / sizeof(r->cs[0]))) {
+		fprintf(stderr, "too many call sites\n");
+		exit(1);
+	}
+	r->cs[r->ncs].site = site;
+	r->cs[r->ncs].callee = callee;
+	return &r->cs[r->ncs++];
+}
+
+static void fvals_init(struct result *r)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < MAXF; i++)
+		r->f[i].imin = r->f[i].emin = UINT64_MAX;
+}
+
+/* ---- reading the emitted records back -------------------------------- */
+
+/* Functions are numbered 1..MAXF-1; func address = number * 16. */
+#define FUNC(i)  ((uint64_t)(i) * 16)
+#define FIDX(a)  ((int)((a) / 16))
+
+static void add_thread_nodes(struct result *r, struct sc_rec_cct_node *n, int nn)
+{
+	uint64_t *sub_ee = calloc(nn, 8), *sub_ae = calloc(nn, 8);
+	int i;
+
+	for (i = nn - 1; i >= 0; i--) {
+		sub_ee[i] += n[i].elapsed_excl;
+		sub_ae[i] += n[i].app_excl;
+		if (i > 0) {
+			sub_ee[n[i].parent] += sub_ee[i];
+			sub_ae[n[i].parent] += sub_ae[i];
+		}
+	}
+	for (i = 1; i < nn; i++) {
+		struct fvals *f = &r->f[FIDX(n[i].func)];
+		uint32_t a;
+		int outer = 1;
+
+		for (a = n[i].parent; a != UINT32_MAX && a != 0; a = n[a].parent)
+			if (n[a].func == n[i].func)
+				outer = 0;
+		f->calls += n[i].calls;
+		f->ee += n[i].elapsed_excl;
+		f->ae += n[i].app_excl;
+		f->aex += n[i].app_excl_exact;
+		if (outer) {
+			f->ei += sub_ee[i];
+			f->ai += sub_ae[i];
+		}
+		f->completed += n[i].completed;
+		if (n[i].completed) {
+			f->isum += n[i].incl_sum;
+			f->esum += n[i].excl_sum;
+			if (n[i].incl_min < f->imin) f->imin = n[i].incl_min;
+			if (n[i].excl_min < f->emin) f->emin = n[i].excl_min;
+			if (n[i].incl_max > f->imax) f->imax = n[i].incl_max;
+			if (n[i].excl_max > f->emax) f->emax = n[i].excl_max;
+		}
+		r->sess_ei += n[i].elapsed_excl;
+		r->sess_ai += n[i].app_excl;
+	}
+	free(sub_ee);
+	free(sub_ae);
+}
+
+/* Emit every thread of the arenas to a data file and derive the values. */
+static int emit_and_read(void **arenas, uint64_t len, int narenas, struct result *r)
+{
+	struct sc_writer *w;
+	struct sc_reader *rd;
+	struct sc_record rec;
+	struct sc_rec_cct_node *nodes = NULL;
+	int nn = 0, alloc = 0, i, ret, problems = 0;
+	uint32_t cur_tid = UINT32_MAX, cur_proc = UINT32_MAX;
+	char err[256];
+
+	fvals_init(r);
+	if (sc_writer_open(tmpfile_path, SC_FEAT_INSTRUMENT, &w))
+		return -1;
+	for (i = 0; i < narenas; i++) {
+		uint64_t offs[256];
+		int n = sc_cct_threads(arenas[i], len, offs, 256), j;
+
+		if (n < 0)
+			problems++;
+		for (j = 0; j < n && j < 256; j++) {
+			struct sc_cct_totals tot;
+
+			if (sc_cct_emit_thread(w, arenas[i], len, offs[j], i + 1,
+					       &SC_TICK_CONV_IDENTITY, &tot))
+				problems++;
+		}
+	}
+	if (sc_writer_close(w))
+		return -1;
+	if (sc_reader_open(tmpfile_path, &rd, err, sizeof(err))) {
+		printf("# %s\n", err);
+		return -1;
+	}
+	while ((ret = sc_reader_next(rd, &rec)) == SC_READ_OK) {
+		if (rec.type == SC_REC_CCT_NODE) {
+			const struct sc_rec_cct_node *n = rec.data;
+			if (n->tid != cur_tid || n->proc_id != cur_proc || n->id == 0) {
+				if (nn)
+					add_thread_nodes(r, nodes, nn);
+				nn = 0;
+				cur_tid = n->tid;
+				cur_proc = n->proc_id;
+			}
+			if (n->id != (uint32_t)nn)
+				problems++;
+			if (nn == alloc) {
+				alloc = alloc ? alloc * 2 : 256;
+				nodes = realloc(nodes, alloc * sizeof(*nodes));
+			}
+			nodes[nn++] = *n;
+		} else if (rec.type == SC_REC_CALLSITE) {
+			const struct sc_rec_callsite *c = rec.data;
+			struct cvals *v = cs_get(r, c->site, c->callee);
+			v->calls += c->calls;
+			v->ei += c->elapsed_incl;
+			v->ee += c->elapsed_excl;
+			v->ai += c->app_incl;
+			v->ae += c->app_excl;
+		} else if (rec.type == SC_REC_THREAD_STATS) {
+			const struct sc_rec_thread_stats *s = rec.data;
+			r->repairs += s->repairs;
+			r->lost += s->lost_events;
+			r->open_frames += s->open_frames;
+			r->events += s->events;
+		}
+	}
+	if (nn)
+		add_thread_nodes(r, nodes, nn);
+	free(nodes);
+	sc_reader_close(rd);
+	if (ret != SC_READ_EOF)
+		problems++;
+	return problems;
+}
+
+/* ---- event streams ----------------------------------------------------- */
+
+enum { EV_ENTER, EV_EXIT, EV_OS };
+
+struct event {
+	int kind;
+	int thread;           /* index into the stream's threads */
+	int func;             /* function number; for EV_OS the category */
+	uint64_t site;
+	uint64_t t;
+	uint64_t os_len;      /* EV_OS: measured OS time (exact mode) */
+};
+
+struct stream {
+	struct event *ev;
+	int nev, alloc;
+	int nthreads;
+	uint32_t pid[64], tid[64];
+};
+
+static void push_ev(struct stream *s, struct event e)
+{
+	if (s->nev == s->alloc) {
+		s->alloc = s->alloc ? s->alloc * 2 : 1024;
+		s->ev = realloc(s->ev, s->alloc * sizeof(*s->ev));
+	}
+	s->ev[s->nev++] = e;
+}
+
+/*
+ * Run a stream through the engine: one arena per process, one engine
+ * thread per (pid, tid) created at its first enter/exit.  OS events are
+ * applied before the next event of their thread, as the runtime does.
+ */
+static int run_engine(const struct stream *s, uint64_t arena_len, struct result *r)
+{
+	void *arenas[64];
+	struct sc_eng_arena a[64];
+	struct sc_eng_thread *th[64] = { 0 };
+	uint64_t pending_os[64] = { 0 };
+	int pending[64] = { 0 };
+	uint32_t procs[64];
+	int nprocs = 0, i, p, ret;
+
+	for (i = 0; i < s->nthreads; i++) {
+		for (p = 0; p < nprocs && procs[p] != s->pid[i]; p++)
+			;
+		if (p == nprocs) {
+			procs[nprocs] = s->pid[i];
+			arenas[nprocs] = calloc(1, arena_len);
+			sc_eng_arena_init(&a[nprocs], arenas[nprocs], arena_len);
+			nprocs++;
+		}
+	}
+	for (i = 0; i < s->nev; i++) {
+		const struct event *e = &s->ev[i];
+		int k = e->thread;
+
+		if (e->kind == EV_OS) {
+			if (th[k]) {
+				pending[k] = 1;
+				pending_os[k] += e->os_len;
+			}
+			continue;
+		}
+		if (!th[k]) {
+			for (p = 0; procs[p] != s->pid[k]; p++)
+				;
+			th[k] = sc_eng_thread_new(&a[p], s->tid[k], e->t);
+			if (!th[k])
+				continue;
+		}
+		if (pending[k]) {
+			sc_eng_os_exact(th[k], e->t, pending_os[k]);
+			pending[k] = 0;
+			pending_os[k] = 0;
+		}
+		if (e->kind == EV_ENTER)
+			sc_eng_enter(th[k], FUNC(e->func), e->site, e->t);
+		else
+			sc_eng_exit(th[k], FUNC(e->func), e->t);
+	}
+	ret = emit_and_read(arenas, arena_len, nprocs, r);
+	for (p = 0; p < nprocs; p++)
+		free(arenas[p]);
+	return ret;
+}
+
+/* ---- the brute-force reference (SPEC section 2, stated directly) ------ */
+
+struct bf_frame {
+	int func;
+	uint64_t site, entry, child_incl, osb_at_entry;
+	int outer;
+};
+
+static void bf_close(struct result *r, struct bf_frame *st, int *depth, uint64_t now,
+		     uint64_t osb_total)
+{
+	struct bf_frame *f = &st[*depth - 1];
+	struct fvals *v = &r->f[f->func];
+	uint64_t incl = now - f->entry, excl = incl - f->child_incl;
+
+	v->completed++;
+	v->isum += incl;
+	v->esum += excl;
+	if (incl < v->imin) v->imin = incl;
+	if (incl > v->imax) v->imax = incl;
+	if (excl < v->emin) v->emin = excl;
+	if (excl > v->emax) v->emax = excl;
+	if (*depth > 1)
+		st[*depth - 2].child_incl += incl;
+	if (f->outer) {
+		struct cvals *c = cs_get(r, f->site, FUNC(f->func));
+		c->ei += incl;
+		c->ai += incl - (osb_total - f->osb_at_entry);
+	}
+	(*depth)--;
+}
+
+static void brute_force(const struct stream *s, struct result *r)
+{
+	int k;
+
+	fvals_init(r);
+	for (k = 0; k < s->nthreads; k++) {
+		static struct bf_frame st[100000];
+		int depth = 0, started = 0, bound = 0, i, j, m;
+		uint64_t last = 0, os_len = 0, osb_total = 0;
+
+		for (i = 0; i < s->nev; i++) {
+			const struct event *e = &s->ev[i];
+			uint64_t d;
+
+			if (e->thread != k)
+				continue;
+			if (e->kind == EV_OS) {
+				if (started) {
+					bound = 1;
+					os_len += e->os_len;
+				}
+				continue;
+			}
+			if (!started) {
+				started = 1;
+				last = e->t;
+			}
+			d = e->t - last;
+			if (depth > 0) {
+				int seen[MAXF] = { 0 };
+				struct bf_frame *top = &st[depth - 1];
+				struct cvals *c = cs_get(r, top->site, FUNC(top->func));
+
+				r->sess_ei += d;
+				r->f[top->func].ee += d;
+				c->ee += d;
+				r->f[top->func].aex += d - (os_len < d ? os_len : d);
+				if (!bound) {
+					r->sess_ai += d;
+					r->f[top->func].ae += d;
+					c->ae += d;
+				} else {
+					osb_total += d;
+				}
+				for (j = 0; j < depth; j++) {
+					if (seen[st[j].func])
+						continue;
+					seen[st[j].func] = 1;
+					r->f[st[j].func].ei += d;
+					if (!bound)
+						r->f[st[j].func].ai += d;
+				}
+			}
+			bound = 0;
+			os_len = 0;
+			last = e->t;
+			if (e->kind == EV_ENTER) {
+				struct bf_frame *f = &st[depth];
+				f->func = e->func;
+				f->site = e->site;
+				f->entry = e->t;
+				f->child_incl = 0;
+				f->osb_at_entry = osb_total;
+				f->outer = 1;
+				for (j = 0; j < depth; j++)
+					if (st[j].func == e->func)
+						f->outer = 0;
+				depth++;
+				r->f[e->func].calls++;
+				cs_get(r, e->site, FUNC(e->func))->calls++;
+				continue;
+			}
+			for (m = depth - 1; m >= 0 && st[m].func != e->func; m--)
+				;
+			if (m < 0) {
+				r->repairs++;
+				continue;
+			}
+			while (depth - 1 > m) {
+				bf_close(r, st, &depth, e->t, osb_total);
+				r->repairs++;
+			}
+			bf_close(r, st, &depth, e->t, osb_total);
+		}
+		r->open_frames += depth;
+	}
+}
+
+/* ---- comparing ------------------------------------------------------- */
+
+static int cmp_fvals(const char *what, const struct result *got, const struct result *want,
+		     int with_stats)
+{
+	int i, bad = 0;
+
+	for (i = 1; i < MAXF; i++) {
+		const struct fvals *g = &got->f[i], *w = &want->f[i];
+		int same = g->calls == w->calls && g->ei == w->ei && g->ee == w->ee &&
+			   g->ai == w->ai && g->ae == w->ae;
+
+		if (with_stats)
+			same = same && g->aex == w->aex && g->completed == w->completed &&
+			       g->isum == w->isum && g->esum == w->esum &&
+			       (!w->completed || (g->imin == w->imin && g->imax == w->imax &&
+						  g->emin == w->emin && g->emax == w->emax));
+		if (!same) {
+			if (!bad)
+				printf("# %s: function f%d differs\n"
+				       "#   got  calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu aex=%lu done=%lu incl=%lu/%lu/%lu excl=%lu/%lu/%lu\n"
+				       "#   want calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu aex=%lu done=%lu incl=%lu/%lu/%lu excl=%lu/%lu/%lu\n",
+				       what, i,
+				       g->calls, g->ei, g->ee, g->ai, g->ae, g->aex, g->completed, g->imin, g->imax, g->isum, g->emin, g->emax, g->esum,
+				       w->calls, w->ei, w->ee, w->ai, w->ae, w->aex, w->completed, w->imin, w->imax, w->isum, w->emin, w->emax, w->esum);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static int cmp_callsites(const char *what, const struct result *got, const struct result *want)
+{
+	int i, j, bad = 0;
+
+	for (i = 0; i < want->ncs; i++) {
+		const struct cvals *w = &want->cs[i], *g = NULL;
+		for (j = 0; j < got->ncs; j++)
+			if (got->cs[j].site == w->site && got->cs[j].callee == w->callee)
+				g = &got->cs[j];
+		if (!w->calls && !g)
+			continue;
+		if (!g || g->calls != w->calls || g->ei != w->ei || g->ee != w->ee ||
+		    g->ai != w->ai || g->ae != w->ae) {
+			if (!bad)
+				printf("# %s: call site %lx -> f%lu differs: got calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu, "
+				       "want calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu\n", what,
+				       w->site, w->callee / 16, g ? g->calls : 0, g ? g->ei : 0, g ? g->ee : 0,
+				       g ? g->ai : 0, g ? g->ae : 0, w->calls, w->ei, w->ee, w->ai, w->ae);
+			bad++;
+		}
+	}
+	for (j = 0; j < got->ncs; j++) {
+		int found = 0;
+		for (i = 0; i < want->ncs; i++)
+			if (got->cs[j].site == want->cs[i].site && got->cs[j].callee == want->cs[i].callee)
+				found = 1;
+		if (!found) {
+			printf("# %s: unexpected call site %lx\n", what, got->cs[j].site);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* ---- vectors --------------------------------------------------------- */
+
+struct vec_expect {
+	char name[64];
+	uint64_t calls, ei, ee, ai, ae;
+};
+
+static int func_id(char names[MAXF][64], int *n, const char *name)
+{
+	int i;
+
+	for (i = 1; i <= *n; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	if (*n + 1 >= MAXF) {
+		fprintf(stderr, "too many functions\n");
+		exit(1);
+	}
+	snprintf(names[++*n], 64, "%s", name);
+	return *n;
+}
+
+static uint64_t field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : UINT64_MAX;
+}
+
+static void run_vector(const char *path, const char *base)
+{
+	static char names[MAXF][64];
+	struct vec_expect ex[MAXF];
+	struct stream s = { 0 };
+	static struct result got;
+	uint64_t sess_ei = 0, sess_ai = 0, repairs = 0;
+	int nnames = 0, nex = 0, cur = -1, i, have_session = 0;
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!ok(f != NULL, "%s: opened", base))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char a[64], b[64];
+		unsigned long long t1, t2;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "thread %llu %llu", &t1, &t2) == 2) {
+			for (cur = 0; cur < s.nthreads; cur++)
+				if (s.pid[cur] == t1 && s.tid[cur] == t2)
+					break;
+			if (cur == s.nthreads) {
+				s.pid[cur] = t1;
+				s.tid[cur] = t2;
+				s.nthreads++;
+			}
+		} else if (sscanf(line, "enter %llu %63s", &t1, a) == 2) {
+			int fn = func_id(names, &nnames, a);
+			push_ev(&s, (struct event){ EV_ENTER, cur, fn, 0x1000 + fn, t1, 0 });
+		} else if (sscanf(line, "exit %llu %63s", &t1, a) == 2) {
+			push_ev(&s, (struct event){ EV_EXIT, cur, func_id(names, &nnames, a), 0, t1, 0 });
+		} else if (sscanf(line, "os %llu %63s", &t1, a) == 2) {
+			push_ev(&s, (struct event){ EV_OS, cur, 0, 0, t1, 0 });
+		} else if (sscanf(line, "expect session %63s", a) == 1) {
+			sess_ei = field(line, "ei=");
+			sess_ai = field(line, "ai=");
+			repairs = field(line, "repairs=");
+			have_session = 1;
+		} else if (sscanf(line, "expect %63s %63s", a, b) == 2) {
+			snprintf(ex[nex].name, sizeof(ex[nex].name), "%s", a);
+			ex[nex].calls = field(line, "calls=");
+			ex[nex].ei = field(line, " ei=");
+			ex[nex].ee = field(line, " ee=");
+			ex[nex].ai = field(line, " ai=");
+			ex[nex].ae = field(line, " ae=");
+			nex++;
+		} else {
+			ok(0, "%s: understood line '%s'", base, line);
+		}
+	}
+	fclose(f);
+	ok(have_session && nex > 0, "%s: has expectations", base);
+	if (!ok(run_engine(&s, 16 << 20, &got) == 0, "%s: emitted and read back", base))
+		return;
+	is_u64(got.sess_ei, sess_ei, "%s: session ei", base);
+	is_u64(got.sess_ai, sess_ai, "%s: session ai", base);
+	is_u64(got.repairs, repairs, "%s: repairs", base);
+	for (i = 0; i < nex; i++) {
+		const struct fvals *v = &got.f[func_id(names, &nnames, ex[i].name)];
+		int same = v->calls == ex[i].calls && v->ei == ex[i].ei && v->ee == ex[i].ee &&
+			   v->ai == ex[i].ai && v->ae == ex[i].ae;
+		if (!ok(same, "%s: %s calls ei ee ai ae", base, ex[i].name))
+			printf("#   got calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu, want calls=%lu ei=%lu ee=%lu ai=%lu ae=%lu\n",
+			       v->calls, v->ei, v->ee, v->ai, v->ae,
+			       ex[i].calls, ex[i].ei, ex[i].ee, ex[i].ai, ex[i].ae);
+	}
+	/* the reference agrees with the vector too (it checks the checker) */
+	{
+		static struct result bf;
+		brute_force(&s, &bf);
+		ok(cmp_fvals(base, &got, &bf, 1) == 0 && bf.repairs == repairs &&
+		   bf.sess_ei == sess_ei && bf.sess_ai == sess_ai,
+		   "%s: brute force agrees (with per-call stats)", base);
+	}
+	free(s.ev);
+}
+
+static void run_vectors(void)
+{
+	const char *dir = getenv("SC_VECTORS");
+	struct dirent **list;
+	int n, i, ran = 0;
+
+	if (!dir)
+		dir = "/work/shared/vectors";
+	n = scandir(dir, &list, NULL, alphasort);
+	if (n < 0) {
+		tap_diag("no vectors in %s (set SC_VECTORS): skipped", dir);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(list[i]->d_name);
+		if (l > 4 && !strcmp(list[i]->d_name + l - 4, ".vec")) {
+			char path[1024];
+			snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name);
+			run_vector(path, list[i]->d_name);
+			ran++;
+		}
+		free(list[i]);
+	}
+	free(list);
+	ok(ran >= 10, "ran %d vector files", ran);
+}
+
+/* ---- random streams ---------------------------------------------------- */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+/*
+ * A random stream: nthreads threads in nprocs processes, interleaved;
+ * mostly balanced calls with recursion, some exits of deeper frames
+ * (longjmp), stray exits, OS events with measured lengths, equal times.
+ */
+static void random_stream(struct stream *s, int nthreads, int nprocs, int nevents, int nfuncs,
+			  int nsites, int maxdepth)
+{
+	int stk[64][4096], depth[64] = { 0 }, i;
+	uint64_t now[64] = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	s->nthreads = nthreads;
+	for (i = 0; i < nthreads; i++) {
+		s->pid[i] = 100 + i % nprocs;
+		s->tid[i] = 1000 + i;
+		now[i] = rnd(100);
+	}
+	for (i = 0; i < nevents; i++) {
+		int k = rnd(nthreads), r = rnd(100);
+		struct event e = { 0 };
+
+		e.thread = k;
+		now[k] += rnd(4) == 0 ? 0 : rnd(50);
+		e.t = now[k];
+		if (r < 8) {
+			e.kind = EV_OS;
+			e.func = rnd(3);
+			e.os_len = rnd(30);
+		} else if ((r < 55 && depth[k] < maxdepth) || depth[k] == 0) {
+			e.kind = EV_ENTER;
+			e.func = 1 + rnd(nfuncs);
+			/* a site belongs to a caller: same caller, few sites */
+			e.site = 0x400000 + (depth[k] ? stk[k][depth[k] - 1] : 0) * 0x100 + rnd(nsites) * 8;
+			stk[k][depth[k]++] = e.func;
+			if (rnd(50) == 0) {     /* stray exit before this enter */
+				struct event x = { EV_EXIT, k, 1 + rnd(nfuncs), 0, e.t, 0 };
+				push_ev(s, x);
+			}
+		} else {
+			int back = rnd(20) == 0 && depth[k] > 1 ? 1 + rnd(depth[k] - 1) : 0;
+			e.kind = EV_EXIT;
+			depth[k] -= back;
+			e.func = stk[k][--depth[k]];
+		}
+		push_ev(s, e);
+	}
+}
+
+static void run_random(void)
+{
+	int round, bad_f = 0, bad_c = 0, bad_s = 0, rounds = 300;
+
+	for (round = 0; round < rounds; round++) {
+		struct stream s;
+		static struct result got, want;
+		char what[64];
+		int nthreads = 1 + rnd(4), nprocs = 1 + rnd(2);
+
+		snprintf(what, sizeof(what), "random round %d", round);
+		random_stream(&s, nthreads, nprocs < nthreads ? nprocs : nthreads,
+			      50 + rnd(3000), 1 + rnd(6), 1 + rnd(3), round % 10 == 0 ? 1000 : 40);
+		if (run_engine(&s, 64 << 20, &got)) {
+			bad_s++;
+			free(s.ev);
+			continue;
+		}
+		brute_force(&s, &want);
+		bad_f += cmp_fvals(what, &got, &want, 1) != 0;
+		bad_c += cmp_callsites(what, &got, &want) != 0;
+		if (got.sess_ei != want.sess_ei || got.sess_ai != want.sess_ai ||
+		    got.repairs != want.repairs || got.open_frames != want.open_frames || got.lost) {
+			if (!bad_s)
+				printf("# %s: session ei %lu/%lu ai %lu/%lu repairs %lu/%lu open %lu/%lu lost %lu\n",
+				       what, got.sess_ei, want.sess_ei, got.sess_ai, want.sess_ai,
+				       got.repairs, want.repairs, got.open_frames, want.open_frames, got.lost);
+			bad_s++;
+		}
+		free(s.ev);
+	}
+	is_u64(bad_f, 0, "random streams: per-function values and per-call stats match brute force (%d rounds)", rounds);
+	is_u64(bad_c, 0, "random streams: call-site values match brute force");
+	is_u64(bad_s, 0, "random streams: session totals, repairs, open frames match");
+}
+
+/* ---- limits ------------------------------------------------------------ */
+
+/* 5000 nested calls (stack grows), 3000 call sites (table grows). */
+static void run_deep_and_wide(void)
+{
+	struct stream s = { 0 };
+	static struct result got, want;
+	int i;
+
+	s.nthreads = 1;
+	s.pid[0] = s.tid[0] = 1;
+	for (i = 0; i < 5000; i++)
+		push_ev(&s, (struct event){ EV_ENTER, 0, 1 + i % 7, 0x5000 + i, i * 3, 0 });
+	for (i = 4999; i >= 0; i--)
+		push_ev(&s, (struct event){ EV_EXIT, 0, 1 + i % 7, 0, 20000 + (5000 - i) * 2, 0 });
+	push_ev(&s, (struct event){ EV_ENTER, 0, 9, 0x9, 40000, 0 });
+	for (i = 0; i < 3000; i++) {
+		push_ev(&s, (struct event){ EV_ENTER, 0, 10 + i % 20, 0x100000 + i * 16, 40001 + i * 4, 0 });
+		push_ev(&s, (struct event){ EV_EXIT, 0, 10 + i % 20, 0, 40003 + i * 4, 0 });
+	}
+	push_ev(&s, (struct event){ EV_EXIT, 0, 9, 0, 60000, 0 });
+	ok(run_engine(&s, 64 << 20, &got) == 0, "deep and wide: emitted");
+	brute_force(&s, &want);
+	ok(cmp_fvals("deep", &got, &want, 1) == 0, "deep stack: values match brute force");
+	ok(cmp_callsites("wide", &got, &want) == 0 && got.ncs == 5001 + 3000,
+	   "3000 call sites: all kept after the table grew (%d)", got.ncs);
+	is_u64(got.lost, 0, "deep and wide: nothing lost");
+	free(s.ev);
+}
+
+/*
+ * A tiny arena: new nodes fail, events are dropped and counted, the stack
+ * keeps its shape (the time of the dropped part goes to the frame below)
+ * and nothing crashes; the session totals still add up.
+ */
+static void run_full_arena(void)
+{
+	struct stream s = { 0 };
+	static struct result got;
+	uint64_t len = 128 * 1024;
+	int i, n = 0;
+
+	s.nthreads = 1;
+	s.pid[0] = s.tid[0] = 1;
+	push_ev(&s, (struct event){ EV_ENTER, 0, 1, 0x10, 0, 0 });
+	/* many distinct paths: f2..f40 nested in every order -> many nodes */
+	for (i = 0; i < 2000; i++) {
+		int a = 2 + i % 39, b = 2 + (i / 39) % 39;
+		push_ev(&s, (struct event){ EV_ENTER, 0, a, 0x20, 10 + i * 10, 0 });
+		push_ev(&s, (struct event){ EV_ENTER, 0, b, 0x30, 11 + i * 10, 0 });
+		push_ev(&s, (struct event){ EV_EXIT, 0, b, 0, 13 + i * 10, 0 });
+		push_ev(&s, (struct event){ EV_EXIT, 0, a, 0, 16 + i * 10, 0 });
+		n += 4;
+	}
+	push_ev(&s, (struct event){ EV_EXIT, 0, 1, 0, 100000, 0 });
+	ok(run_engine(&s, len, &got) == 0, "full arena: emitted");
+	ok(got.lost > 0, "full arena: events lost and counted (%lu)", got.lost);
+	is_u64(got.sess_ei, 100000, "full arena: session time still complete");
+	is_u64(got.f[1].ei, 100000, "full arena: outer function keeps its inclusive time");
+	is_u64(got.f[1].calls, 1, "full arena: outer call counted once");
+	is_u64(got.repairs, 0, "full arena: no repairs from dropped events");
+	is_u64(got.events + got.lost, n + 2, "full arena: events + lost = all events");
+	free(s.ev);
+}
+
+/* The emitter on garbage: refuses, never crashes. */
+static void run_damaged(void)
+{
+	uint64_t len = 1 << 20, offs[4];
+	uint8_t *buf = calloc(1, len);
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t;
+	struct sc_writer *w;
+	int i, n, bad = 0;
+
+	sc_eng_arena_init(&a, buf, len);
+	t = sc_eng_thread_new(&a, 7, 0);
+	for (i = 0; i < 100; i++)
+		sc_eng_enter(t, FUNC(1 + i % 5), 0x10, i);
+	ok(sc_writer_open(tmpfile_path, SC_FEAT_INSTRUMENT, &w) == 0, "damaged: writer");
+	n = sc_cct_threads(buf, len, offs, 4);
+	is_u64(n, 1, "damaged: one thread listed");
+	is_u64(sc_cct_emit_thread(w, buf, len, offs[0], 1, &SC_TICK_CONV_IDENTITY, NULL), 0,
+	       "intact arena emits");
+	for (i = 0; i < 2000; i++) {
+		uint8_t *copy = malloc(len);
+		uint64_t at;
+		memcpy(copy, buf, len);
+		/* scribble over the thread struct or a node chunk */
+		at = (i & 1 ? offs[0] : t->chunk_head_off) + rnd(4096);
+		if (at + 8 <= len) {
+			uint64_t v = rnd(4) ? rng : rnd(1 << 20);
+			memcpy(copy + at, &v, 8);
+		}
+		n = sc_cct_threads(copy, len, offs + 1, 2);
+		if (n > 0 && sc_cct_emit_thread(w, copy, len, offs[1], 1, &SC_TICK_CONV_IDENTITY, NULL) > 0)
+			bad++;
+		free(copy);
+	}
+	is_u64(bad, 0, "damaged arenas: refused or emitted, never crashed");
+	n = sc_cct_threads(buf, 100, offs, 4);
+	ok(n < 0, "truncated arena refused");
+	sc_writer_close(w);
+	free(buf);
+}
+
+int main(void)
+{
+	int fd = mkstemp(tmpfile_path);
+
+	if (fd < 0)
+		return 1;
+	close(fd);
+	run_vectors();
+	run_random();
+	run_deep_and_wide();
+	run_full_arena();
+	run_damaged();
+	unlink(tmpfile_path);
+	return tap_done();
+}
