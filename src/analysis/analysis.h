@@ -147,8 +147,10 @@ struct an_column_info {
 };
 
 const struct an_column_info *an_column_info(enum an_col c);
-/* Column id of a --sort name or alias, or -1. */
+/* Column id of a JSON/CSV column name, or -1. */
 int an_column_lookup(const char *name);
+/* Whether name is a column name or an alias of some column (--sort). */
+bool an_column_known(const char *name);
 
 /* ---- report ------------------------------------------------------------- */
 
@@ -202,6 +204,8 @@ struct an_session {
 	double root_reached_pct, truncated_pct;
 	/* records skipped as malformed while loading */
 	uint64_t bad_records;
+	/* the reader's description of damage (file read up to it), or NULL */
+	const char *damage;
 };
 
 struct an_report {

@@ -78,6 +78,16 @@ int an_column_lookup(const char *name)
 	return -1;
 }
 
+bool an_column_known(const char *name)
+{
+	if (an_column_lookup(name) >= 0)
+		return true;
+	for (int c = 0; c < AN_NCOLS; c++)
+		if (word_in(columns[c].aliases, name))
+			return true;
+	return false;
+}
+
 /* An alias may name a column of either method ("inclusive"): pick the one
  * this report has. */
 static int column_lookup_in(const struct an_report *r, const char *name)
@@ -263,6 +273,7 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	s->unwind_failures = p->lost_unwind_rec;
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;
+	s->damage = p->damage;
 }
 
 /* ---- build -------------------------------------------------------------- */

@@ -1,8 +1,222 @@
+/*
+ * stackclock report — read a data file, group it (--by), sort it, and
+ * write it as a table, CSV or JSON (src/analysis, src/output).
+ *
+ * Options are all checked before the file is opened, so a usage error is
+ * reported as such whatever the file.  --check verifies SPEC's invariants
+ * on every row (before --top) and fails with the violated one: the test
+ * suite runs it on every report it makes.
+ */
+#include "analysis/analysis.h"
 #include "cmd/cmd.h"
+#include "output/output.h"
 #include "util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char report_usage[] =
+	"usage: stackclock report [-i FILE] [--by GROUP] [--format table|csv|json]\n"
+	"                         [--sort COLUMN] [--top N] [--app-time=interval|exact] [--check]\n"
+	"\n"
+	"  -i, --input FILE    data file, default stackclock.data\n"
+	"  --by GROUP          function (default), module, thread, process;\n"
+	"                      callsite (instrumentation); line, address (sampling)\n"
+	"  --format FORMAT     table (default), csv or json\n"
+	"  --sort COLUMN       a JSON column name, or ei, ee, ai, ae, calls,\n"
+	"                      inclusive, exclusive, function, ...\n"
+	"                      (default: ei, or inclusive for sampling)\n"
+	"  --top N             show the first N rows (0: all)\n"
+	"  --app-time MODE     interval (default): an OS-bound interval is not\n"
+	"                      application time; exact: only measured OS time is removed\n"
+	"  --width N           table width, default 80\n"
+	"  --check             verify the SPEC invariants; fail naming a violation\n";
+
+enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH };
+
+struct report_opts {
+	const char *input;
+	const char *sort;
+	const struct out_format *format;
+	struct an_report_options an;
+	struct out_options out;
+	bool app_time_given;
+	bool check;
+};
+
+static int parse_count(const char *opt, const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max) {
+		pr_err("invalid %s '%s' (expected a whole number from 0 to %lu)", opt, s, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "app-time", required_argument, NULL, OPT_APP_TIME },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c, g;
+
+	opterr = 0;     /* our own one-line messages */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case OPT_BY:
+			g = an_group_lookup(optarg);
+			if (g < 0) {
+				pr_err("unknown --by '%s' (use function, module, thread, process, "
+				       "callsite, line or address)", optarg);
+				return -EINVAL;
+			}
+			o->an.by = g;
+			break;
+		case OPT_FORMAT:
+			o->format = out_format_find(optarg);
+			if (!o->format) {
+				pr_err("unknown --format '%s' (use %s)", optarg, out_format_list());
+				return -EINVAL;
+			}
+			break;
+		case OPT_SORT:
+			/* aliases are resolved against the report's columns later */
+			if (!an_column_known(optarg)) {
+				pr_err("unknown --sort column '%s' (use a JSON column name such as "
+				       "elapsed_inclusive_ns, or ei, ee, ai, ae, calls, inclusive, "
+				       "exclusive, function)", optarg);
+				return -EINVAL;
+			}
+			o->sort = optarg;
+			break;
+		case OPT_TOP:
+			if (parse_count("--top", optarg, 1000000000UL, &v) < 0)
+				return -EINVAL;
+			o->out.top = v;
+			break;
+		case OPT_WIDTH:
+			if (parse_count("--width", optarg, 1000, &v) < 0)
+				return -EINVAL;
+			if (v < 60) {
+				pr_err("invalid --width '%s' (a table needs at least 60 columns)", optarg);
+				return -EINVAL;
+			}
+			o->out.width = (unsigned)v;
+			break;
+		case OPT_APP_TIME:
+			if (!strcmp(optarg, "interval")) {
+				o->an.app_time = AN_APP_INTERVAL;
+			} else if (!strcmp(optarg, "exact")) {
+				o->an.app_time = AN_APP_EXACT;
+			} else {
+				pr_err("unknown --app-time '%s' (use interval or exact)", optarg);
+				return -EINVAL;
+			}
+			o->app_time_given = true;
+			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 1;
+		case ':':
+			pr_err("option '%s' needs a value (see 'stackclock report --help')",
+			       argv[optind - 1]);
+			return -EINVAL;
+		default:
+			pr_err("unknown option '%s' (see 'stackclock report --help')", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		pr_err("unexpected argument '%s' (the data file is given with -i)", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-	pr_err("report: not built yet");
-	return 1;
+	struct report_opts o = {
+		.input = "stackclock.data",
+		.format = &out_table,
+		.an = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL },
+	};
+	struct an_profile *p = NULL;
+	struct an_report *r = NULL;
+	const char *damaged = NULL;
+	char err[512], why[512];
+	int ret, status = 1;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+
+	p = an_profile_new(NULL);
+	ret = an_profile_load(p, o.input, &damaged, err, sizeof(err));
+	if (ret < 0) {
+		if (ret == -ENOENT)
+			pr_err("cannot open %s: no such file (record one with 'stackclock record', "
+			       "or name it with -i)", o.input);
+		else
+			pr_err("cannot read %s (is it a stackclock data file?)", err);
+		goto out;
+	}
+	if (damaged)
+		pr_warn("%s is damaged (%s); showing the data read before the damage",
+			o.input, damaged);
+	if (o.app_time_given && an_profile_method(p) == SC_METHOD_SAMPLE) {
+		pr_err("--app-time applies to instrumentation recordings; %s holds samples", o.input);
+		goto out;
+	}
+	ret = an_report_build(p, &o.an, &r, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("%s: %s", o.input, err);
+		goto out;
+	}
+	if (o.sort && an_report_sort_by_name(r, o.sort) < 0) {
+		pr_err("--sort %s: no such column in a %s report by %s", o.sort,
+		       r->session.method == SC_METHOD_SAMPLE ? "sampling" : "instrumentation",
+		       an_group_name(r->by));
+		status = 2;
+		goto out;
+	}
+	ret = o.format->write(stdout, r, &o.out);
+	if (ret < 0) {
+		pr_err("writing the report failed: %s", strerror(-ret));
+		goto out;
+	}
+	if (o.check && an_report_check(r, why, sizeof(why)) < 0) {
+		pr_err("%s: SPEC invariant violated: %s", o.input, why);
+		goto out;
+	}
+	status = 0;
+out:
+	an_report_free(r);
+	an_profile_free(p);
+	return status;
 }

@@ -1,0 +1,151 @@
+/*
+ * The table of output formats, and helpers the writers share.
+ */
+#include "output/output.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+/* Every --format; a new format is one file and one line here. */
+static const struct out_format *const out_formats[] = {
+	&out_table,
+	&out_csv,
+	&out_json,
+};
+
+const struct out_format *out_format_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(out_formats) / sizeof(out_formats[0]); i++)
+		if (!strcmp(out_formats[i]->name, name))
+			return out_formats[i];
+	return NULL;
+}
+
+const char *out_format_list(void)
+{
+	static char list[128];
+
+	if (!list[0])
+		for (size_t i = 0; i < sizeof(out_formats) / sizeof(out_formats[0]); i++) {
+			if (i)
+				strncat(list, "|", sizeof(list) - strlen(list) - 1);
+			strncat(list, out_formats[i]->name, sizeof(list) - strlen(list) - 1);
+		}
+	return list;
+}
+
+size_t out_rows_shown(const struct an_report *r, const struct out_options *o)
+{
+	return o->top && o->top < r->nrows ? o->top : r->nrows;
+}
+
+void out_fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} units[] = { { 1e3, "us" }, { 1e6, "ms" }, { 1e9, "s" } };
+	size_t u = 0;
+	double v;
+
+	if (ns < 1000) {
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+		return;
+	}
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && ns >= units[u + 1].div)
+		u++;
+	v = (double)ns / units[u].div;
+	/* 999.7us would print as "1000us": say 1.00ms instead */
+	if (v >= 999.5 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		u++;
+		v = (double)ns / units[u].div;
+	}
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, units[u].unit);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, units[u].unit);
+	else
+		snprintf(buf, len, "%.0f%s", v, units[u].unit);
+}
+
+const char *out_os_cat_name(int cat)
+{
+	static const char *const names[SC_OS_NCAT] = {
+		[SC_OS_SWITCH] = "switch",
+		[SC_OS_SYSCALL] = "syscall",
+		[SC_OS_FAULT] = "fault",
+	};
+	return cat >= 0 && cat < SC_OS_NCAT ? names[cat] : "?";
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+void out_json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	while (*p) {
+		size_t n;
+
+		switch (*p) {
+		case '"':  fputs("\\\"", f); p++; continue;
+		case '\\': fputs("\\\\", f); p++; continue;
+		case '\n': fputs("\\n", f); p++; continue;
+		case '\r': fputs("\\r", f); p++; continue;
+		case '\t': fputs("\\t", f); p++; continue;
+		case '\b': fputs("\\b", f); p++; continue;
+		case '\f': fputs("\\f", f); p++; continue;
+		default:
+			break;
+		}
+		if (*p < 0x20) {
+			fprintf(f, "\\u%04x", *p);
+			p++;
+			continue;
+		}
+		n = utf8_len(p);
+		if (!n) {
+			fputs("\\ufffd", f);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
+	}
+	fputc('"', f);
+}
+
+int out_finish(FILE *f)
+{
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}

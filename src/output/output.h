@@ -1,0 +1,62 @@
+/*
+ * output — writers that turn an analysis report (analysis.h) into text.
+ *
+ * Each format is one file holding one struct out_format (a name and a
+ * write callback) and one line in the out_formats[] table of output.c;
+ * adding a format (pprof, callgrind, folded, chrome, html) is one new file
+ * plus that line.  A writer reads the report's session summary, its typed
+ * columns and rows (already sorted), and may reach the loaded profile
+ * through report->profile for views beyond flat rows.
+ *
+ * Contract for writers: print only to the FILE given; show at most
+ * o->top rows (0 = all); never change the report; return 0 or -errno (a
+ * failed write, e.g. EPIPE, is the caller's to report).  CSV and JSON use
+ * the column names of SPEC section 5 and full, unshortened names; the table
+ * fits o->width columns (80 by default) and may shorten names.
+ *
+ * Not thread-safe (stdio).  Nothing is allocated that outlives a call.
+ */
+#ifndef SC_OUTPUT_H
+#define SC_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+
+struct out_options {
+	size_t top;               /* rows to show; 0 = all */
+	unsigned width;           /* table: line width; 0 = 80 */
+};
+
+struct out_format {
+	const char *name;         /* --format NAME */
+	int (*write)(FILE *f, const struct an_report *r, const struct out_options *o);
+};
+
+extern const struct out_format out_table, out_csv, out_json;
+
+/* The format called name, or NULL. */
+const struct out_format *out_format_find(const char *name);
+/* "table|csv|json", for usage and error messages. */
+const char *out_format_list(void);
+
+/* ---- helpers shared by the writers (output.c) --------------------------- */
+
+/* Rows a writer shows: min(nrows, top) or all. */
+size_t out_rows_shown(const struct an_report *r, const struct out_options *o);
+
+/* Human-scaled time, at most 6 characters: "999ns", "1.23us", "45.6ms", "123s". */
+void out_fmt_time(char *buf, size_t len, uint64_t ns);
+
+/* OS-event category name ("switch", "syscall", "fault"). */
+const char *out_os_cat_name(int cat);
+
+/* Write s as a JSON string literal (quotes, escapes, invalid UTF-8 as U+FFFD). */
+void out_json_string(FILE *f, const char *s);
+
+/* Return 0, or -errno if f had a write error. */
+int out_finish(FILE *f);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * --format table: a session summary, then aligned rows, every line within
+ * the width (80 columns by default).
+ *
+ * Instrumentation rows show calls and the four values with their
+ * percentages (EI/EE of session EI, AI/AE of session AI); per-call
+ * min/max/mean are in CSV and JSON, which have room for them.  Sampling
+ * rows show inclusive and exclusive samples with percentages.  Times are
+ * human-scaled; long C++ names are shortened with sym_shorten(), paths
+ * keep their tail.  The summary says what was and was not observed: OS
+ * event categories the kernel refused, repairs, open frames, losses, the
+ * share of stacks that reached the root.
+ */
+#include "output/output.h"
+#include "symbols/symbols.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define NAME_MAX_BUF 512
+
+struct out_line {
+	char buf[1024];
+	size_t len;
+};
+
+static void lf(struct out_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lf(struct out_line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len >= sizeof(l->buf))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len += (size_t)n;
+	if (l->len >= sizeof(l->buf))
+		l->len = sizeof(l->buf) - 1;
+}
+
+/* Print a summary line cut to the width ("..." marks the cut). */
+static void line_out(FILE *f, struct out_line *l, unsigned width)
+{
+	if (l->len > width && width > 3) {
+		l->buf[width - 3] = '\0';
+		fprintf(f, "%s...\n", l->buf);
+	} else {
+		fprintf(f, "%s\n", l->buf);
+	}
+	l->len = 0;
+	l->buf[0] = '\0';
+}
+
+/* Copy s into dst (w characters at most), keeping its tail: for paths. */
+static void fit_tail(char *dst, size_t w, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= w || w < 4)
+		snprintf(dst, w + 1, "%s", s);
+	else
+		snprintf(dst, w + 1, "...%s", s + n - (w - 3));
+}
+
+/* A function name in w characters (sym_shorten counts the NUL). */
+static void fit_name(char *dst, size_t w, const char *s)
+{
+	if (!w) {
+		dst[0] = '\0';
+		return;
+	}
+	sym_shorten(s ? s : "?", dst, (unsigned)(w + 1));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s && s[1] ? s + 1 : path ? path : "?";
+}
+
+static void fmt_pct4(char *b, size_t len, double v)
+{
+	if (v >= 99.95)
+		snprintf(b, len, "100");
+	else
+		snprintf(b, len, "%.1f", v);
+}
+
+static void fmt_count(char *b, size_t len, uint64_t v, unsigned width)
+{
+	uint64_t limit = 1;
+
+	for (unsigned i = 0; i < width && limit < UINT64_MAX / 10; i++)
+		limit *= 10;
+	if (v < limit)
+		snprintf(b, len, "%" PRIu64, v);
+	else if (v < 1000000000ULL)
+		snprintf(b, len, "%.1fM", (double)v / 1e6);
+	else
+		snprintf(b, len, "%.1fG", (double)v / 1e9);
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+static void command_line(FILE *f, const struct an_session *s, unsigned width)
+{
+	struct out_line l = { .len = 0 };
+
+	lf(&l, "%s profile of:", s->method == SC_METHOD_SAMPLE ? "Sampling" : "Instrumentation");
+	for (uint32_t i = 0; i < s->argc; i++)
+		lf(&l, " %s", s->argv[i]);
+	if (!s->argc)
+		lf(&l, " (command not recorded)");
+	if (s->attached)
+		lf(&l, " (attached)");
+	line_out(f, &l, width);
+}
+
+static void run_line(FILE *f, const struct an_session *s, unsigned width)
+{
+	struct out_line l = { .len = 0 };
+	char t[16];
+
+	out_fmt_time(t, sizeof(t), s->duration_ns);
+	if (s->have_end)
+		lf(&l, "Duration %s", t);
+	else
+		lf(&l, "Duration %s (recording incomplete: no end record)", s->duration_ns ? t : "unknown");
+	lf(&l, ", %" PRIu64 " process%s, %" PRIu64 " thread%s", s->processes,
+	   s->processes == 1 ? "" : "es", s->threads, s->threads == 1 ? "" : "s");
+	if (s->have_end && s->exit_status >= 0) {
+		if (WIFEXITED(s->exit_status))
+			lf(&l, ", exit status %d", WEXITSTATUS(s->exit_status));
+		else if (WIFSIGNALED(s->exit_status))
+			lf(&l, ", killed by signal %d (%s)", WTERMSIG(s->exit_status),
+			   sigabbrev_np(WTERMSIG(s->exit_status)) ? sigabbrev_np(WTERMSIG(s->exit_status)) : "?");
+	}
+	line_out(f, &l, width);
+}
+
+static void os_lines(FILE *f, const struct an_session *s, unsigned width)
+{
+	struct out_line l = { .len = 0 };
+	unsigned missing = s->os_requested & ~s->os_observed & SC_OS_ALL;
+	unsigned unasked = ~s->os_requested & ~s->os_observed & SC_OS_ALL;
+	bool any = false;
+
+	lf(&l, "OS events:");
+	for (int c = 0; c < SC_OS_NCAT; c++)
+		if (s->os_observed & SC_OS_BIT(c)) {
+			lf(&l, "%s %s %" PRIu64, any ? "," : "", out_os_cat_name(c), s->os_count[c]);
+			any = true;
+		}
+	if (!any)
+		lf(&l, " none observed: application time = elapsed time");
+	line_out(f, &l, width);
+	if (missing) {
+		lf(&l, "  NOT observed (the kernel refused):");
+		any = false;
+		for (int c = 0; c < SC_OS_NCAT; c++)
+			if (missing & SC_OS_BIT(c)) {
+				lf(&l, "%s %s", any ? "," : "", out_os_cat_name(c));
+				any = true;
+			}
+		lf(&l, "; their time counts as application");
+		line_out(f, &l, width);
+	}
+	if (unasked && unasked != SC_OS_ALL) {
+		lf(&l, "  not requested (--os-events):");
+		any = false;
+		for (int c = 0; c < SC_OS_NCAT; c++)
+			if (unasked & SC_OS_BIT(c)) {
+				lf(&l, "%s %s", any ? "," : "", out_os_cat_name(c));
+				any = true;
+			}
+		line_out(f, &l, width);
+	}
+}
+
+static void summary(FILE *f, const struct an_report *r, unsigned width)
+{
+	const struct an_session *s = &r->session;
+	struct out_line l = { .len = 0 };
+	char a[16], b[16];
+
+	command_line(f, s, width);
+	run_line(f, s, width);
+	if (s->method == SC_METHOD_SAMPLE) {
+		lf(&l, "Samples %" PRIu64, s->samples);
+		if (s->frequency_hz)
+			lf(&l, " at %" PRIu64 " Hz", s->frequency_hz);
+		lf(&l, ", lost samples %" PRIu64, s->lost_samples);
+		if (s->unwind_failures)
+			lf(&l, ", unwind failures %" PRIu64, s->unwind_failures);
+		line_out(f, &l, width);
+		lf(&l, "Stacks reaching the root %.1f%%, truncated %.1f%%",
+		   s->root_reached_pct, s->truncated_pct);
+		line_out(f, &l, width);
+	} else {
+		out_fmt_time(a, sizeof(a), s->elapsed_inclusive_ns);
+		out_fmt_time(b, sizeof(b), s->application_inclusive_ns);
+		lf(&l, "Session EI %s, session AI %s (app time: %s)", a, b,
+		   s->app_time == AN_APP_EXACT ? "exact, measured OS time removed" :
+		   "interval rule");
+		line_out(f, &l, width);
+		os_lines(f, s, width);
+		lf(&l, "Repairs %" PRIu64 ", open frames %" PRIu64 ", lost events %" PRIu64,
+		   s->repairs, s->open_frames, s->lost_events);
+		line_out(f, &l, width);
+	}
+	if (s->damage) {
+		lf(&l, "DAMAGED FILE, read up to: %s", s->damage);
+		line_out(f, &l, width);
+	}
+	if (s->bad_records) {
+		lf(&l, "Malformed records skipped: %" PRIu64, s->bad_records);
+		line_out(f, &l, width);
+	}
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+static const char *label_title(enum an_group by)
+{
+	switch (by) {
+	case AN_BY_MODULE:   return "Module";
+	case AN_BY_THREAD:   return "Thread";
+	case AN_BY_PROCESS:  return "Process";
+	case AN_BY_LINE:     return "Line";
+	case AN_BY_CALLSITE: return "Call site";
+	case AN_BY_ADDRESS:  return "Address";
+	default:             return "Function";
+	}
+}
+
+static const char *str_or(const struct an_row *row, enum an_col c, const char *dflt)
+{
+	return row->v[c].present ? row->v[c].s : dflt;
+}
+
+/* The row's name column in w characters. */
+static void label(char *dst, size_t w, const struct an_report *r, const struct an_row *row)
+{
+	char a[NAME_MAX_BUF], b[NAME_MAX_BUF], c[NAME_MAX_BUF];
+	size_t half;
+
+	if (w >= NAME_MAX_BUF)
+		w = NAME_MAX_BUF - 1;
+	switch (r->by) {
+	case AN_BY_MODULE:
+		fit_tail(dst, w, str_or(row, AN_COL_MODULE, "?"));
+		break;
+	case AN_BY_THREAD:
+		snprintf(a, sizeof(a), "%" PRIu64 " %s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
+			 str_or(row, AN_COL_THREAD_NAME, ""), row->v[AN_COL_PID].u);
+		snprintf(dst, w + 1, "%s", a);
+		break;
+	case AN_BY_PROCESS:
+		snprintf(a, sizeof(a), "%" PRIu64 " ", row->v[AN_COL_PID].u);
+		fit_tail(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_EXECUTABLE, "?"));
+		snprintf(dst, w + 1, "%s%s", a, b);
+		break;
+	case AN_BY_LINE:
+		if (row->v[AN_COL_FILE].present)
+			snprintf(a, sizeof(a), "%s:%" PRIu64 " ", base_name(row->v[AN_COL_FILE].s),
+				 row->v[AN_COL_LINE].u);
+		else
+			snprintf(a, sizeof(a), "?? ");
+		fit_name(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_FUNCTION, "?"));
+		snprintf(dst, w + 1, "%s%s", a, b);
+		break;
+	case AN_BY_ADDRESS:
+		snprintf(a, sizeof(a), "0x%" PRIx64 " ", row->v[AN_COL_ADDRESS].u);
+		fit_name(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_FUNCTION, "?"));
+		snprintf(dst, w + 1, "%s%s", a, b);
+		break;
+	case AN_BY_CALLSITE:
+		/* "caller:line -> callee" */
+		if (row->v[AN_COL_FILE].present)
+			snprintf(c, sizeof(c), ":%" PRIu64 " -> ", row->v[AN_COL_LINE].u);
+		else
+			snprintf(c, sizeof(c), " -> ");
+		half = w > strlen(c) ? (w - strlen(c)) / 2 : 0;
+		fit_name(b, half, str_or(row, AN_COL_CALLEE, "?"));
+		fit_name(a, w > strlen(c) + strlen(b) ? w - strlen(c) - strlen(b) : 0,
+			 str_or(row, AN_COL_FUNCTION, "?"));
+		snprintf(dst, w + 1, "%s%s%s", a, c, b);
+		break;
+	default:
+		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));
+		break;
+	}
+}
+
+/* Instrumentation: calls(7) + 4 x " time(6) pct(4)" + "  " = 57, then the name. */
+#define I_FIXED 57
+
+static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
+{
+	static const enum an_col vals[4][2] = {
+		{ AN_COL_EI, AN_COL_EI_PCT }, { AN_COL_EE, AN_COL_EE_PCT },
+		{ AN_COL_AI, AN_COL_AI_PCT }, { AN_COL_AE, AN_COL_AE_PCT },
+	};
+	size_t w = width > I_FIXED + 8 ? width - I_FIXED : 8;
+	char name[NAME_MAX_BUF], t[32], p[32], calls[32];
+
+	fprintf(f, "%7s %6s %4s %6s %4s %6s %4s %6s %4s  %s\n", "Calls",
+		"EI", "EI%", "EE", "EE%", "AI", "AI%", "AE", "AE%", label_title(r->by));
+	for (size_t i = 0; i < n; i++) {
+		const struct an_row *row = &r->rows[i];
+
+		fmt_count(calls, sizeof(calls), row->v[AN_COL_CALLS].u, 7);
+		fprintf(f, "%7s", calls);
+		for (int k = 0; k < 4; k++) {
+			out_fmt_time(t, sizeof(t), row->v[vals[k][0]].u);
+			fmt_pct4(p, sizeof(p), row->v[vals[k][1]].d);
+			fprintf(f, " %6s %4s", t, p);
+		}
+		label(name, w, r, row);
+		fprintf(f, "  %s\n", name);
+	}
+}
+
+/* Sampling: " incl(9) pct(5) excl(9) pct(5)" + "  " = 34, then the name
+ * (and, by function when there is room, the module's file name). */
+#define S_FIXED 34
+#define S_MODULE 16
+
+static void sample_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
+{
+	size_t w = width > S_FIXED + 8 ? width - S_FIXED : 8;
+	bool module = r->by == AN_BY_FUNCTION && w >= 40;
+	char name[NAME_MAX_BUF], mod[NAME_MAX_BUF], a[32], b[32];
+
+	if (module)
+		w -= S_MODULE + 1;
+	fprintf(f, " %9s %5s %9s %5s  ", "Inclusive", "%", "Exclusive", "%");
+	if (module)
+		fprintf(f, "%-*s %s\n", (int)w, label_title(r->by), "Module");
+	else
+		fprintf(f, "%s\n", label_title(r->by));
+	for (size_t i = 0; i < n; i++) {
+		const struct an_row *row = &r->rows[i];
+
+		fmt_count(a, sizeof(a), row->v[AN_COL_INCL_SAMPLES].u, 9);
+		fmt_count(b, sizeof(b), row->v[AN_COL_EXCL_SAMPLES].u, 9);
+		fprintf(f, " %9s %5.1f %9s %5.1f  ", a, row->v[AN_COL_INCL_PCT].d,
+			b, row->v[AN_COL_EXCL_PCT].d);
+		label(name, w, r, row);
+		if (module) {
+			fit_tail(mod, S_MODULE, base_name(str_or(row, AN_COL_MODULE, "?")));
+			fprintf(f, "%-*s %s\n", (int)w, name, mod);
+		} else {
+			fprintf(f, "%s\n", name);
+		}
+	}
+}
+
+static int write_table(FILE *f, const struct an_report *r, const struct out_options *o)
+{
+	unsigned width = o->width ? o->width : 80;
+	size_t n = out_rows_shown(r, o);
+
+	summary(f, r, width);
+	fputc('\n', f);
+	if (r->session.method == SC_METHOD_SAMPLE)
+		sample_rows(f, r, n, width);
+	else
+		instr_rows(f, r, n, width);
+	if (!r->nrows)
+		fprintf(f, "(no rows)\n");
+	else if (n < r->nrows)
+		fprintf(f, "(%zu of %zu rows; --top 0 shows all)\n", n, r->nrows);
+	return out_finish(f);
+}
+
+const struct out_format out_table = { "table", write_table };
