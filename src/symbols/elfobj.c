@@ -679,7 +679,8 @@ static void scan_cu(struct cu_info *ci)
 		return;
 	ci->scanned = true;
 	scan_scope(ci, &ci->die, 0);
-	qsort(ci->subr, ci->nsubr, sizeof(*ci->subr), cmp_range);
+	if (ci->nsubr > 1)
+		qsort(ci->subr, ci->nsubr, sizeof(*ci->subr), cmp_range);
 }
 
 static void index_dwarf(struct sym_obj *o)
@@ -713,7 +714,8 @@ static void index_dwarf(struct sym_obj *o)
 		}
 		o->ncus++;
 	}
-	qsort(o->cur, o->ncur, sizeof(*o->cur), cmp_range);
+	if (o->ncur > 1)
+		qsort(o->cur, o->ncur, sizeof(*o->cur), cmp_range);
 }
 
 /* The smallest range holding addr; ranges sorted by lo, larger first. */

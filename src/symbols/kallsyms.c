@@ -80,7 +80,8 @@ struct sym_kallsyms *kallsyms_load(const char *path, struct sym_intern *t)
 		pr_debug("symbols: %s shows no addresses", path);
 		k->n = 0;
 	}
-	qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+	if (k->n > 1)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
 	size_t out = 0;
 	for (size_t i = 0; i < k->n; i++) {
 		if (!out || k->v[out - 1].addr != k->v[i].addr)

@@ -236,8 +236,10 @@ static void proc_sort(struct proc *p)
 		return;
 	/* Results of earlier lookups are cached by address, not by map, so
 	 * moving the maps here is harmless. */
-	qsort(p->ranges, p->nranges, sizeof(*p->ranges), cmp_map);
-	qsort(p->bases, p->nbases, sizeof(*p->bases), cmp_map);
+	if (p->nranges > 1)
+		qsort(p->ranges, p->nranges, sizeof(*p->ranges), cmp_map);
+	if (p->nbases > 1)
+		qsort(p->bases, p->nbases, sizeof(*p->bases), cmp_map);
 	p->sorted = true;
 }
 

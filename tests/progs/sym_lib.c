@@ -27,7 +27,7 @@ void *SELF(void)
 	return (void *)here;
 }
 
-__attribute__((noipa)) int WORK(int x)
+SYM_NOINLINE int WORK(int x)
 {
 	SYM_MARK(NAME);
 	return x * 7 + 1;

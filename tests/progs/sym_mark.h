@@ -36,6 +36,13 @@ static inline void sym_print_maps(void)
 		fclose(maps);
 }
 
+/* Kept out of line and uncloned, so names and return addresses are exact. */
+#ifdef __clang__
+#define SYM_NOINLINE __attribute__((noinline))
+#else
+#define SYM_NOINLINE __attribute__((noipa))
+#endif
+
 #define SYM_LINE(fn) static const int fn##_line_ = __LINE__;
 #define SYM_FN(fn) printf("fn %s|%p|%d\n", #fn, (void *)fn, fn##_line_)
 

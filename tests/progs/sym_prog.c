@@ -2,8 +2,9 @@
  * sym_prog.c — the C program of tests/unit/test_symbols.c.  Built as PIE and
  * as non-PIE at -O2, linked with sym_lib.so and dlopen'ing argv[1].  Prints
  * its executable mappings ("map"), dladdr bases ("base"), marks (see
- * sym_mark.h), an always_inline function's pc with the line of its call
- * ("inline"), and a return address with the line of its call ("ret").
+ * sym_mark.h), the lines where an always_inline function is called
+ * ("inline") and where it calls another ("inline2", holding mark sym_deep),
+ * and a return address with the line of its call ("ret", "retaddr").
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,20 +17,26 @@ void *symlib_self(void);
 
 static void *ret_addr;
 
-static inline __attribute__((always_inline)) int sym_inlined(int x)
+static inline __attribute__((always_inline)) int sym_deep(int x)
 {
 	x = x * 3 + 1;
-	SYM_MARK("sym_inlined");
+	SYM_MARK("sym_deep");
 	return x;
 }
 
-SYM_LINE(sym_leaf) __attribute__((noipa)) int sym_leaf(int x) {
+static inline __attribute__((always_inline)) int sym_inlined(int x)
+{
+	printf("inline2 %d\n", __LINE__); x = sym_deep(x) + 2;
+	return x;
+}
+
+SYM_LINE(sym_leaf) SYM_NOINLINE int sym_leaf(int x) {
 	ret_addr = __builtin_return_address(0);
 	SYM_MARK("sym_leaf");
 	return x + 1;
 }
 
-SYM_LINE(sym_outer) __attribute__((noipa)) int sym_outer(int x) {
+SYM_LINE(sym_outer) SYM_NOINLINE int sym_outer(int x) {
 	int r;
 	printf("inline %d\n", __LINE__); r = sym_inlined(x);
 	printf("ret %d\n", __LINE__); r += sym_leaf(r);

@@ -48,7 +48,7 @@ struct run_out {
 		uint64_t base;
 	} bases[8];
 	int nbases;
-	unsigned inline_line, ret_line;
+	unsigned inline_line, inline2_line, ret_line;
 	uint64_t retaddr;
 };
 
@@ -109,6 +109,8 @@ static int run_prog(const char *cmd, struct run_out *o)
 			*bar1 = '\0';
 			snprintf(o->bases[o->nbases].tag, 16, "%.15s", line + 5);
 			o->bases[o->nbases++].base = strtoull(bar1 + 1, NULL, 16);
+		} else if (!strncmp(line, "inline2 ", 8)) {
+			o->inline2_line = (unsigned)atoi(line + 8);
 		} else if (!strncmp(line, "inline ", 7)) {
 			o->inline_line = (unsigned)atoi(line + 7);
 		} else if (!strncmp(line, "ret ", 4)) {
@@ -221,22 +223,25 @@ static void check_c_prog(struct sym_session *s, uint32_t proc,
 	check_mark(s, proc, o, "symlib_work", lib, lines ? "sym_lib.c" : NULL, what);
 	check_mark(s, proc, o, "symdl_work", dl, lines ? "sym_lib.c" : NULL, what);
 
-	m = find_mark(o, "sym_inlined");
+	m = find_mark(o, "sym_deep");
 	if (ok(m != NULL, "%s: inline mark printed", what)) {
 		n = sym_resolve(s, proc, m->pc, false, f, 8);
 		if (lines) {
-			is_u64(n, 2, "%s: inline pc gives two frames", what);
-			is_str(f[0].function, "sym_inlined", "%s: inner frame is the inlined function", what);
-			ok(f[0].inlined, "%s: inner frame marked inlined", what);
-			is_u64(f[0].line, m->line, "%s: inlined frame at the line inside it", what);
+			is_u64(n, 3, "%s: pc in two nested inlines gives three frames", what);
+			is_str(f[0].function, "sym_deep", "%s: innermost frame is the inner inlined function", what);
+			ok(f[0].inlined, "%s: innermost frame marked inlined", what);
+			is_u64(f[0].line, m->line, "%s: innermost frame at the line inside it", what);
 			is_str(base_name(f[0].file), "sym_prog.c", "%s: inlined frame file", what);
-			is_str(f[1].function, "sym_outer", "%s: outer frame is the caller", what);
-			ok(!f[1].inlined, "%s: outer frame is a real function", what);
-			is_u64(f[1].line, o->inline_line, "%s: outer frame at the call site line", what);
-			is_str(f[1].module, exe, "%s: outer frame module", what);
+			is_str(f[1].function, "sym_inlined", "%s: middle frame is the outer inlined function", what);
+			ok(f[1].inlined, "%s: middle frame marked inlined", what);
+			is_u64(f[1].line, o->inline2_line, "%s: middle frame at the line of its inline call", what);
+			is_str(f[2].function, "sym_outer", "%s: outer frame is the real function", what);
+			ok(!f[2].inlined, "%s: outer frame not inlined", what);
+			is_u64(f[2].line, o->inline_line, "%s: outer frame at the call site line", what);
+			is_str(f[2].module, exe, "%s: outer frame module", what);
 			n = sym_resolve(s, proc, m->pc, false, f, 1);
 			is_u64(n, 1, "%s: max 1 gives one frame", what);
-			is_str(f[0].function, "sym_inlined", "%s: innermost first", what);
+			is_str(f[0].function, "sym_deep", "%s: innermost first", what);
 		} else {
 			is_u64(n, 1, "%s: no DWARF: one frame", what);
 			is_str(f[0].function, "sym_outer", "%s: no DWARF: symbol of the holder", what);
@@ -473,7 +478,7 @@ static void test_debug_files(void)
 		"printf x >> sym_link.debug", tmp);
 	s = sym_session_new();
 	add_maps(s, 1, o, NULL, NULL);
-	sym_resolve(s, 1, find_mark(o, "sym_inlined")->pc, false, f, 4);
+	sym_resolve(s, 1, find_mark(o, "sym_deep")->pc, false, f, 4);
 	ok(rc == 0 && f[0].file == NULL && !f[0].inlined,
 	   "debuglink with a wrong CRC is not used");
 	sym_session_free(s);
@@ -540,9 +545,9 @@ static void test_broken(const struct run_out *pie, const char *pie_path)
 				pie->maps[i].path);
 		sym_resolve(s, p, leaf->pc, false, f, 4);
 	}
-	sym_session_free(s);
 	stderr_back();
 	is_str(f[0].function, want, "build-id differing from the file: not trusted");
+	sym_session_free(s);
 	is_u64(count_in_file(err, "build-id differs"), 1, "build-id mismatch warned once");
 }
 
@@ -648,11 +653,13 @@ static void find_progs(void)
 int main(void)
 {
 	char exe[PATH_MAX + 32], nopie[PATH_MAX + 32], lib[PATH_MAX + 32];
-	char dl[PATH_MAX + 32], cxx[PATH_MAX + 32], cmd[3 * PATH_MAX];
+	char dl[PATH_MAX + 32], cxx[PATH_MAX + 32], cl[PATH_MAX + 32];
+	char cmd[3 * PATH_MAX];
 	char templ[] = "/tmp/sc-sym.XXXXXX";
 	struct run_out *pie = calloc(1, sizeof(*pie));
 	struct run_out *np = calloc(1, sizeof(*np));
 	struct run_out *cx = calloc(1, sizeof(*cx));
+	struct run_out *cr = calloc(1, sizeof(*cr));
 	struct sym_session *s;
 	struct sym_frame f[8], g[8];
 	unsigned long opened;
@@ -674,13 +681,15 @@ int main(void)
 	snprintf(exe, sizeof(exe), "%s/sym_pie", tmp);
 	snprintf(nopie, sizeof(nopie), "%s/sym_nopie", tmp);
 	snprintf(cxx, sizeof(cxx), "%s/sym_cxx", tmp);
+	snprintf(cl, sizeof(cl), "%s/sym_clang", tmp);
 	rc = sh("cd %s && gcc -O2 -g -shared -fPIC -I%s %s/sym_lib.c -o libsym_lib.so && "
 		"gcc -O2 -g -shared -fPIC -DSYM_DL -I%s %s/sym_lib.c -o sym_dl.so && "
 		"gcc -O2 -g -fPIE -pie -I%s %s/sym_prog.c -o sym_pie -L. -lsym_lib -Wl,-rpath=%s -ldl && "
 		"gcc -O2 -g -fno-pie -no-pie -I%s %s/sym_prog.c -o sym_nopie -L. -lsym_lib -Wl,-rpath=%s -ldl && "
-		"g++ -O0 -g -I%s %s/sym_cxx.cc -o sym_cxx",
+		"g++ -O0 -g -I%s %s/sym_cxx.cc -o sym_cxx && "
+		"clang -O2 -g -fPIE -pie -I%s %s/sym_prog.c -o sym_clang -L. -lsym_lib -Wl,-rpath=%s -ldl",
 		tmp, progs, progs, progs, progs, progs, progs, tmp, progs, progs,
-		tmp, progs, progs);
+		tmp, progs, progs, progs, progs, tmp);
 	if (!ok(rc == 0, "build the test programs"))
 		return tap_done();
 	snprintf(cmd, sizeof(cmd), "%s %s", exe, dl);
@@ -688,11 +697,14 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "%s %s", nopie, dl);
 	ok(run_prog(cmd, np) == 0 && np->nmarks == 4, "run non-PIE program");
 	ok(run_prog(cxx, cx) == 0 && cx->nmarks == 4, "run C++ program");
+	snprintf(cmd, sizeof(cmd), "%s %s", cl, dl);
+	ok(run_prog(cmd, cr) == 0 && cr->nmarks == 4, "run clang-built program");
 
 	opened = sym_stat_files_opened;
 	s = sym_session_new();
 	/* 1: PIE from its maps; 2: the same run from dladdr bases only;
-	 * 3: non-PIE from its maps; 4: non-PIE from bases; 5: C++. */
+	 * 3: non-PIE from its maps; 4: non-PIE from bases; 5: C++;
+	 * 6: clang (DWARF 5 without .debug_aranges). */
 	add_maps(s, 1, pie, NULL, NULL);
 	add_map(s, 2, find_base(pie, "lib"), 0, 0, SC_MOD_BASE, NULL, 0, lib);
 	add_map(s, 2, find_base(pie, "exe"), 0, 0, SC_MOD_BASE, NULL, 0, exe);
@@ -702,6 +714,7 @@ int main(void)
 	add_map(s, 4, find_base(np, "dl"), 0, 0, SC_MOD_BASE, NULL, 0, dl);
 	add_map(s, 4, find_base(np, "lib"), 0, 0, SC_MOD_BASE, NULL, 0, lib);
 	add_maps(s, 5, cx, NULL, NULL);
+	add_maps(s, 6, cr, NULL, NULL);
 
 	check_c_prog(s, 1, pie, exe, lib, dl, true, "PIE maps");
 	check_c_prog(s, 2, pie, exe, lib, dl, true, "PIE bases");
@@ -709,7 +722,8 @@ int main(void)
 	check_c_prog(s, 4, np, nopie, lib, dl, true, "non-PIE bases");
 	for (int i = 0; i < cx->nmarks; i++)
 		check_mark(s, 5, cx, cx->marks[i].name, cxx, "sym_cxx.cc", "C++");
-	is_u64(sym_stat_files_opened - opened, 5,
+	check_c_prog(s, 6, cr, cl, lib, dl, true, "clang");
+	is_u64(sym_stat_files_opened - opened, 6,
 	       "each ELF file opened once across process images");
 
 	/* Interned: same function, same pointer, across images and lines. */
@@ -731,5 +745,6 @@ int main(void)
 	free(pie);
 	free(np);
 	free(cx);
+	free(cr);
 	return tap_done();
 }
