@@ -845,6 +845,14 @@ static void line_at(struct sym_obj *o, struct cu_info *ci, uint64_t addr,
 		f->line = (unsigned)n;
 }
 
+static bool is_clone_of(const char *sym, const char *base)
+{
+	size_t n = strlen(base);
+
+	return !strncmp(sym, base, n) &&
+	       (sym[n] == '.' || !strncmp(sym + n, " [clone .", 9));
+}
+
 int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	       int max)
 {
@@ -891,8 +899,14 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 		if (!sym->name)
 			sym->name = intern_demangled(o->strings, sym->raw);
 		outer.function = sym->name;
-	} else if (sub) {
-		outer.function = die_name(o, sub);
+	}
+	if (sub) {
+		/* GCC's clones and split parts ("f.cold", "f.isra.0",
+		 * "f(int) [clone .constprop.0]") are the function DWARF
+		 * names: one row per source function, as addr2line shows. */
+		const char *dn = die_name(o, sub);
+		if (dn && (!sym || is_clone_of(sym->name, dn)))
+			outer.function = dn;
 	}
 	if (ci) {
 		if (k)

@@ -13,6 +13,11 @@
 
 #define INTERN_BLOCK (64 * 1024)
 
+struct demangled {
+	const char *raw;
+	const char *name;
+};
+
 static uint64_t hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -92,6 +97,7 @@ void intern_release(struct sym_intern *t)
 		free(t->blocks[i]);
 	free(t->blocks);
 	free(t->slots);
+	free(t->dm);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -99,7 +105,7 @@ void intern_release(struct sym_intern *t)
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
 			    int *status);
 
-const char *intern_demangled(struct sym_intern *t, const char *name)
+static const char *demangle(struct sym_intern *t, const char *name)
 {
 	const char *r;
 	char *d;
@@ -115,4 +121,37 @@ const char *intern_demangled(struct sym_intern *t, const char *name)
 	r = intern_str(t, d);
 	free(d);
 	return r;
+}
+
+/* Demangling dominates DWARF lookups of C++ code (every inlined frame names
+ * a function), so each raw name is demangled once. */
+const char *intern_demangled(struct sym_intern *t, const char *name)
+{
+	size_t i;
+
+	if (2 * (t->dm_n + 1) > t->dm_cap) {
+		size_t cap = t->dm_cap ? t->dm_cap * 2 : 1024;
+		struct demangled *v = xcalloc(cap, sizeof(*v));
+		for (i = 0; i < t->dm_cap; i++) {
+			size_t j;
+			if (!t->dm[i].raw)
+				continue;
+			j = hash_u64((uintptr_t)t->dm[i].raw) & (cap - 1);
+			while (v[j].raw)
+				j = (j + 1) & (cap - 1);
+			v[j] = t->dm[i];
+		}
+		free(t->dm);
+		t->dm = v;
+		t->dm_cap = cap;
+	}
+	i = hash_u64((uintptr_t)name) & (t->dm_cap - 1);
+	for (; t->dm[i].raw; i = (i + 1) & (t->dm_cap - 1)) {
+		if (t->dm[i].raw == name)
+			return t->dm[i].name;
+	}
+	t->dm[i].raw = name;
+	t->dm[i].name = demangle(t, name);
+	t->dm_n++;
+	return t->dm[i].name;
 }

@@ -32,13 +32,19 @@ struct sym_intern {
 	size_t block_used, block_size;
 	char **blocks;            /* every block, for freeing */
 	size_t nblocks, ablocks;
+	struct demangled *dm;     /* raw name pointer -> demangled, interned */
+	size_t dm_cap, dm_n;
 };
 
 const char *intern_str(struct sym_intern *t, const char *s);
 const char *intern_strn(struct sym_intern *t, const char *s, size_t len);
 void intern_release(struct sym_intern *t);
 
-/* Demangle a C++ name ("_Z...") into t; other names are interned as is. */
+/*
+ * Demangle a C++ name ("_Z...") into t; other names are interned as is.
+ * Remembered by the address of name, which must stay valid and unchanged
+ * for t's lifetime (names inside a mapped ELF file or DWARF section).
+ */
 const char *intern_demangled(struct sym_intern *t, const char *name);
 
 /* ---- ELF objects ------------------------------------------------------ */

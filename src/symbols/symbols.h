@@ -12,6 +12,11 @@
  * same function of the same module always yields the same pointer, so
  * callers may hash pointers), and valid until sym_session_free().
  * Resolution results are cached per address.  Not thread-safe.
+ *
+ * Environment: STACKCLOCK_DEBUG_ROOT replaces /usr/lib/debug as the root of
+ * separate debug files (read by sym_session_new); STACKCLOCK_KALLSYMS
+ * replaces /proc/kallsyms (for tests).  An unreadable or damaged file never
+ * fails a lookup: its addresses get "0x<addr>" names and one warning.
  */
 #ifndef SC_SYMBOLS_H
 #define SC_SYMBOLS_H
@@ -43,12 +48,18 @@ void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
  * return address and the call instruction before it is looked up (for
  * callers' frames and call sites).  Fills up to max frames, innermost first:
  * inlined frames, then the function that holds them; returns how many
- * (at least 1 when max >= 1).
+ * (at least 1 when max >= 1).  With more frames than max, the innermost max
+ * are given.  An inlined frame's file/line is the location inside it; the
+ * next frame's is the line of that inline call (as addr2line -i shows).
  */
 int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 		bool is_return, struct sym_frame *out, int max);
 
-/* Shorten a long C++ name for a narrow table; writes at most width bytes. */
+/*
+ * Shorten a long C++ name for a narrow table; writes at most width bytes,
+ * the NUL included (so at most width - 1 characters).  Names that fit are
+ * copied unchanged.
+ */
 void sym_shorten(const char *name, char *buf, unsigned width);
 
 #endif

@@ -44,6 +44,22 @@ SYM_LINE(sym_outer) SYM_NOINLINE int sym_outer(int x) {
 	return r;
 }
 
+/* GCC moves the unlikely branch into "sym_split.cold"; its addresses must
+ * still be named sym_split. */
+__attribute__((cold, noinline)) static void sym_cold_helper(void)
+{
+	printf("cold\n");
+}
+
+SYM_NOINLINE int sym_split(int x)
+{
+	if (__builtin_expect(x == 4, 0)) {
+		sym_cold_helper();
+		SYM_MARK("sym_split");
+	}
+	return x * 2;
+}
+
 static void print_base(const char *tag, void *fn)
 {
 	Dl_info info;
@@ -56,6 +72,7 @@ int main(int argc, char **argv)
 	int r = sym_outer(argc);
 
 	r += symlib_work(r);
+	r += sym_split(4);
 	if (argc > 1) {
 		void *h = dlopen(argv[1], RTLD_NOW);
 		int (*fn)(int) = h ? (int (*)(int))dlsym(h, "symdl_work") : NULL;
