@@ -142,6 +142,22 @@ const char *unw_module_path(const struct unw_module *m)
 	return m->path;
 }
 
+size_t unw_module_build_id(struct unw_module *m, const uint8_t **id)
+{
+	if (!m->build_id_len && !m->id_tried) {
+		m->id_tried = true;
+		if (m->table && m->table->build_id_len) {
+			memcpy(m->build_id, m->table->build_id, m->table->build_id_len);
+			m->build_id_len = m->table->build_id_len;
+		} else if (m->path[0] == '/') {
+			m->build_id_len = unw_read_build_id(m->path, m->build_id,
+							    sizeof(m->build_id));
+		}
+	}
+	*id = m->build_id;
+	return m->build_id_len;
+}
+
 void unw_cache_stats(const struct unw_cache *c, struct unw_cache_stats *st)
 {
 	st->modules = c->nmodules;

@@ -585,7 +585,7 @@ static void scan_roots(struct unw_table *t, Elf *elf)
 	}
 }
 
-static void scan_build_id(struct unw_table *t, Elf *elf)
+static size_t elf_build_id(Elf *elf, uint8_t *id, size_t max)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -603,13 +603,31 @@ static void scan_build_id(struct unw_table *t, Elf *elf)
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) &&
-			    nh.n_descsz > 0 && nh.n_descsz <= sizeof(t->build_id)) {
-				memcpy(t->build_id, (char *)data->d_buf + desc_off, nh.n_descsz);
-				t->build_id_len = nh.n_descsz;
-				return;
+			    nh.n_descsz > 0 && nh.n_descsz <= max) {
+				memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
 			}
 		}
 	}
+	return 0;
+}
+
+size_t unw_read_build_id(const char *path, uint8_t *id, size_t max)
+{
+	Elf *elf;
+	size_t n = 0;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		n = elf_build_id(elf, id, max);
+	elf_end(elf);
+	close(fd);
+	return n;
 }
 
 static int scan_segments(struct unw_table *t, Elf *elf)
@@ -649,7 +667,7 @@ static int build_from_elf(Elf *elf, struct unw_table **out)
 	ret = scan_segments(t, elf);
 	if (ret)
 		goto fail;
-	scan_build_id(t, elf);
+	t->build_id_len = elf_build_id(elf, t->build_id, sizeof(t->build_id));
 	scan_roots(t, elf);
 
 	eh_cfi = dwarf_getcfi_elf(elf);

@@ -58,6 +58,16 @@ size_t unw_space_count(const struct unw_space *s)
 	return s->n;
 }
 
+void unw_space_get(const struct unw_space *s, size_t i, struct unw_mapping *out)
+{
+	const struct unw_map *m = &s->maps[i];
+
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->mod = m->mod;
+}
+
 static void insert_at(struct unw_space *s, size_t i, const struct unw_map *m)
 {
 	ALLOC_GROW(s->maps, s->n + 1, s->alloc);

@@ -123,6 +123,12 @@ struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 /* The module's table, built on first call; NULL if it has none. */
 const struct unw_table *unw_module_table(struct unw_module *m);
 const char *unw_module_path(const struct unw_module *m);
+/*
+ * The module's GNU build-id: the one it was created with, else read from
+ * the file's notes once (without building the table).  Returns its length,
+ * 0 if none; *id stays valid as long as the cache.
+ */
+size_t unw_module_build_id(struct unw_module *m, const uint8_t **id);
 
 struct unw_cache_stats {
 	unsigned modules;         /* entries */
@@ -148,8 +154,13 @@ void unw_space_free(struct unw_space *s);      /* accepts NULL */
  */
 void unw_space_add(struct unw_space *s, uint64_t start, uint64_t end,
 		   uint64_t pgoff, struct unw_module *m);
-/* Number of mappings. */
+/* Number of mappings, and the i-th in address order (for the data file). */
 size_t unw_space_count(const struct unw_space *s);
+struct unw_mapping {
+	uint64_t start, end, pgoff;
+	struct unw_module *mod;       /* NULL for anonymous code */
+};
+void unw_space_get(const struct unw_space *s, size_t i, struct unw_mapping *out);
 
 /* ---- unwinding -------------------------------------------------------- */
 

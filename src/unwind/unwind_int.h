@@ -33,6 +33,10 @@ struct unw_module {
 	size_t build_id_len;
 	struct unw_table *table;
 	bool tried;                   /* build attempted (table may be NULL) */
+	bool id_tried;                /* build-id looked up in the file */
 };
+
+/* Read the GNU build-id note of an ELF file (table.c).  Length or 0. */
+size_t unw_read_build_id(const char *path, uint8_t *id, size_t max);
 
 #endif
