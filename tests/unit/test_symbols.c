@@ -497,7 +497,7 @@ static void test_broken(const struct run_out *pie, const char *pie_path)
 	const struct mark *outer = find_fn(pie, "sym_outer");
 	struct sym_session *s;
 	struct sym_frame f[4];
-	char want[64];
+	char want[PATH_MAX + 64];
 	uint8_t bid[20] = { 1, 2, 3 };
 	int rc;
 
@@ -534,6 +534,17 @@ static void test_broken(const struct run_out *pie, const char *pie_path)
 	is_str(f[0].function, "sym_leaf", "the intact file still resolves");
 	sym_session_free(s);
 
+	/* /proc/PID/maps marks a replaced file " (deleted)": the name is the
+	 * path, and the file there is tried (build-ids guard replacements). */
+	s = sym_session_new();
+	snprintf(want, sizeof(want), "%s (deleted)", pie_path);
+	add_maps(s, 1, pie, pie_path, want);
+	sym_resolve(s, 1, leaf->pc, false, f, 4);
+	is_str(f[0].function, "sym_leaf", "\" (deleted)\" path: resolved");
+	is_str(f[0].module, pie_path, "\" (deleted)\" path: module without the suffix");
+	sym_session_free(s);
+	snprintf(want, sizeof(want), "0x%" PRIx64, leaf->pc);
+
 	is_u64(count_in_file(err, "cannot read symbols of"), 2,
 	       "one warning per unreadable module");
 	is_u64(count_in_file(err, "sym_gone: No such file"), 1,
@@ -553,6 +564,61 @@ static void test_broken(const struct run_out *pie, const char *pie_path)
 	is_str(f[0].function, want, "build-id differing from the file: not trusted");
 	sym_session_free(s);
 	is_u64(count_in_file(err, "build-id differs"), 1, "build-id mismatch warned once");
+}
+
+/* Damaged copies (truncated, bits flipped): whatever libelf/libdw make of
+ * them, every lookup gives a name and a module, and nothing crashes. */
+static void test_damaged(const struct run_out *pie, const char *pie_path)
+{
+	char path[PATH_MAX + 32], err[PATH_MAX + 32];
+	const struct mark *leaf = find_mark(pie, "sym_leaf");
+	FILE *f = fopen(pie_path, "rb");
+	unsigned char *img, *cp;
+	long size;
+	bool all_named = true;
+
+	if (!ok(f && leaf, "read the PIE program"))
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	img = malloc(size);
+	cp = malloc(size);
+	if (fread(img, 1, size, f) != (size_t)size)
+		size = 0;
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sym_damaged", tmp);
+	snprintf(err, sizeof(err), "%s/stderr.txt", tmp);
+	srand(7);
+	stderr_to(err);
+	for (int it = 0; it < 60 && size > 0; it++) {
+		long len = size;
+		struct sym_session *s;
+		struct sym_frame fr[SYM_MAX_FRAMES];
+
+		memcpy(cp, img, size);
+		if (it % 2)
+			len = (long)((uint64_t)size * it / 60);
+		else
+			for (int k = 0; k < 1 + it; k++)
+				cp[rand() % size] ^= 1 << (rand() % 8);
+		f = fopen(path, "wb");
+		fwrite(cp, 1, len, f);
+		fclose(f);
+		s = sym_session_new();
+		add_maps(s, 1, pie, pie_path, path);
+		for (uint64_t a = leaf->pc & ~0xfffULL; a < (leaf->pc | 0xfff); a += 5) {
+			int n = sym_resolve(s, 1, a, it % 3 == 0, fr, SYM_MAX_FRAMES);
+			for (int i = 0; i < n; i++)
+				all_named &= fr[i].function && fr[i].module;
+			all_named &= n >= 1;
+		}
+		sym_session_free(s);
+	}
+	stderr_back();
+	ok(size > 0 && all_named, "60 damaged copies: every address named, no crash");
+	free(img);
+	free(cp);
 }
 
 static void test_unmapped(const struct run_out *pie)
@@ -742,6 +808,7 @@ int main(void)
 
 	test_unmapped(pie);
 	test_broken(pie, exe);
+	test_damaged(pie, exe);
 	test_debug_files();
 	test_speed();
 
