@@ -845,6 +845,19 @@ static void line_at(struct sym_obj *o, struct cu_info *ci, uint64_t addr,
 		f->line = (unsigned)n;
 }
 
+/*
+ * A symbol's name for people: without the version that newer linkers append
+ * in .symtab ("__libc_start_main@@GLIBC_2.34"), demangled.
+ */
+static const char *symbol_name(struct sym_obj *o, const char *raw)
+{
+	const char *at = strchr(raw, '@');
+
+	if (at && at > raw)
+		raw = intern_strn(o->strings, raw, at - raw);
+	return intern_demangled(o->strings, raw);
+}
+
 static bool is_clone_of(const char *sym, const char *base)
 {
 	size_t n = strlen(base);
@@ -897,7 +910,7 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	sym = find_symbol(o, vaddr);
 	if (sym) {
 		if (!sym->name)
-			sym->name = intern_demangled(o->strings, sym->raw);
+			sym->name = symbol_name(o, sym->raw);
 		outer.function = sym->name;
 	}
 	if (sub) {

@@ -621,6 +621,37 @@ static void test_damaged(const struct run_out *pie, const char *pie_path)
 	free(cp);
 }
 
+/* A versioned definition: .symtab says "sym_versioned@@SYMV_1". */
+static void test_versioned(void)
+{
+	char lib[PATH_MAX + 32], line[PATH_MAX + 64];
+	struct sym_session *s;
+	struct sym_frame f[4];
+	uint64_t addr = 0, base = 0x7f0000000000ULL;
+	FILE *nm;
+	int rc;
+
+	snprintf(lib, sizeof(lib), "%s/libsym_ver.so", tmp);
+	rc = sh("cd %s && echo 'SYMV_1 { global: sym_versioned; local: *; };' > ver.map && "
+		"gcc -O2 -g -shared -fPIC %s/sym_ver.c -Wl,--version-script=ver.map -o %s",
+		tmp, progs, lib);
+	snprintf(line, sizeof(line), "nm %s", lib);
+	nm = popen(line, "r");
+	while (nm && fgets(line, sizeof(line), nm)) {
+		if (strstr(line, " sym_versioned_impl"))
+			addr = strtoull(line, NULL, 16);
+	}
+	if (nm)
+		pclose(nm);
+	if (!ok(rc == 0 && addr, "build a library with a versioned symbol"))
+		return;
+	s = sym_session_new();
+	add_map(s, 1, base, 0, 0, SC_MOD_BASE, NULL, 0, lib);
+	sym_resolve(s, 1, base + addr + 1, false, f, 4);
+	is_str(f[0].function, "sym_versioned", "symbol version not part of the name");
+	sym_session_free(s);
+}
+
 static void test_unmapped(const struct run_out *pie)
 {
 	struct sym_session *s = sym_session_new();
@@ -809,6 +840,7 @@ int main(void)
 	test_unmapped(pie);
 	test_broken(pie, exe);
 	test_damaged(pie, exe);
+	test_versioned();
 	test_debug_files();
 	test_speed();
 
