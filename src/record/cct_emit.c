@@ -230,7 +230,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	st.proc_id = proc_id;
 	st.tid = t.tid;
 	st.events = calls + (closed > t.repair_closed ? closed - t.repair_closed : 0) + t.stray_exits;
-	st.lost_events = t.lost;
+	st.lost_events = t.lost + t.lost_nested;
 	st.repairs = t.repair_closed + t.stray_exits;
 	st.open_frames = nopen;
 	for (i = 0; i < SC_OS_NCAT; i++)

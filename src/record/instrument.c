@@ -1,8 +1,674 @@
+/*
+ * instrument — the recorder of the instrumentation method.
+ *
+ * The target runs with the runtime (build/libstackclock.so) preloaded.
+ * Each of its process images keeps its calling-context trees in a shared
+ * memory file (src/runtime/shm.h); nothing crosses a pipe while the target
+ * runs, so the recorder only waits.  When every descendant has ended (or
+ * was killed: the files keep what the probes wrote), the recorder reads the
+ * files, writes the data file and removes them.
+ *
+ * Times: the probes count TSC ticks.  The recorder turns them into
+ * CLOCK_MONOTONIC nanoseconds itself, from a (tsc, monotonic) pair taken
+ * before the launch and the kernel's TSC rate (perf's mmap page) or, where
+ * that is not offered, a second pair taken at the end; so a killed target
+ * needs no cooperation.
+ */
+#include "format/scdata.h"
+#include "record/cct_emit.h"
 #include "record/record.h"
+#include "runtime/shm.h"
 #include "util/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+/* ---- checks before the launch ----------------------------------------- */
+
+/* Where execvp would find prog: 0 and the path, or -errno. */
+static int find_program(const char *prog, char *out, size_t outlen)
+{
+	const char *path = getenv("PATH"), *p;
+	int err = -ENOENT;
+
+	if (strchr(prog, '/')) {
+		snprintf(out, outlen, "%s", prog);
+		return access(out, X_OK) ? -errno : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; ) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+
+		snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", prog);
+		if (!access(out, X_OK))
+			return 0;
+		if (errno == EACCES)
+			err = -EACCES;
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	return err;
+}
+
+/*
+ * Does the ELF file reference or define __cyg_profile_func_enter?
+ * 1 yes, 0 no, -1 not an ELF file we can read (a script: let it run).
+ */
+static int elf_has_hooks(const char *path)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	int fd, found = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		close(fd);
+		return -1;
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; d && i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__cyg_profile_func_enter")) {
+				found = 1;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The runtime: $STACKCLOCK_RUNTIME, or libstackclock.so beside the tool. */
+static int find_runtime(char *out, size_t outlen)
+{
+	const char *env = getenv("STACKCLOCK_RUNTIME");
+	char self[PATH_MAX - 64];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(out, outlen, "%s", env);
+		return access(out, R_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(out, outlen, "%s/libstackclock.so", self);
+	if (!access(out, R_OK))
+		return 0;
+	snprintf(out, outlen, "%s/../lib/stackclock/libstackclock.so", self);
+	if (!access(out, R_OK))
+		return 0;
+	snprintf(out, outlen, "%s/libstackclock.so", self);
+	return -ENOENT;
+}
+
+static uint64_t read_id(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/*
+ * Ids of raw_syscalls:sys_enter/sys_exit, mounting tracefs when it is
+ * missing and we may.  0 when unknown (syscalls then go unobserved).
+ */
+static void syscall_tracepoints(uint64_t *enter, uint64_t *exit_id)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+	size_t i;
+	int attempt;
+
+	*enter = *exit_id = 0;
+	for (attempt = 0; attempt < 2; attempt++) {
+		for (i = 0; i < ARRAY_SIZE(roots); i++) {
+			snprintf(path, sizeof(path), "%s/events/raw_syscalls/sys_enter/id", roots[i]);
+			*enter = read_id(path);
+			snprintf(path, sizeof(path), "%s/events/raw_syscalls/sys_exit/id", roots[i]);
+			*exit_id = read_id(path);
+			if (*enter && *exit_id)
+				return;
+		}
+		if (attempt || geteuid() != 0 ||
+		    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+			pr_debug("no tracefs: system calls will not be observed");
+			break;
+		}
+	}
+	*enter = *exit_id = 0;
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+struct clock_pair {
+	uint64_t tsc, ns;
+};
+
+/* A (tsc, monotonic) pair read as close together as we can. */
+static struct clock_pair clock_pair_now(void)
+{
+	struct clock_pair best = { 0, 0 };
+	uint64_t best_gap = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 7; i++) {
+		uint64_t a = __rdtsc(), ns = now_ns(), b = __rdtsc();
+		if (b - a < best_gap) {
+			best_gap = b - a;
+			best.tsc = a + (b - a) / 2;
+			best.ns = ns;
+		}
+	}
+	return best;
+}
+
+/* The kernel's own TSC rate from a perf mmap page, or 0. */
+static double kernel_ns_per_tick(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pg;
+	double r = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	pg = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (pg != MAP_FAILED) {
+		if (pg->cap_user_time && pg->time_mult)
+			r = (double)pg->time_mult / (double)(1ull << pg->time_shift);
+		munmap(pg, page);
+	}
+	close(fd);
+	return r;
+}
+
+/* ---- reading the images ----------------------------------------------- */
+
+struct image {
+	char name[256];           /* file name in the shm directory */
+	const struct sc_shm_header *hdr;
+	const uint8_t *base;
+	uint64_t len;             /* bytes of the arena we may read */
+	uint32_t proc_id;
+	uint32_t parent;
+	uint64_t seq;             /* the <n> of <prefix>.<pid>.<n> */
+};
+
+static int cmp_image(const void *a, const void *b)
+{
+	const struct image *x = a, *y = b;
+
+	if (x->hdr->start_ns != y->hdr->start_ns)
+		return x->hdr->start_ns < y->hdr->start_ns ? -1 : 1;
+	if (x->hdr->pid != y->hdr->pid)
+		return x->hdr->pid < y->hdr->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int image_map(const char *dir, const char *name, struct image *im)
+{
+	char path[PATH_MAX];
+	struct sc_shm_header h;
+	struct stat st;
+	uint64_t len;
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    h.magic != SC_SHM_MAGIC || h.version != SC_SHM_VERSION) {
+		close(fd);
+		return -EINVAL;
+	}
+	len = h.arena.bump;
+	if (len > (uint64_t)st.st_size)
+		len = (uint64_t)st.st_size;
+	if (len > SC_SHM_ARENA_SIZE)
+		len = SC_SHM_ARENA_SIZE;
+	if (len < sizeof(h)) {
+		close(fd);
+		return -EINVAL;
+	}
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	memset(im, 0, sizeof(*im));
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	im->base = map;
+	im->hdr = map;
+	im->len = len;
+	im->parent = UINT32_MAX;
+	return 0;
+}
+
+/* Which image each image came from: fork (named), exec (same pid, earlier),
+ * or the parent process's image live at the time. */
+static void link_parents(struct image *ims, int n)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct sc_shm_header *h = ims[i].hdr;
+
+		ims[i].proc_id = (uint32_t)i;
+		if (h->flags & SC_SHM_FORKED) {
+			for (j = 0; j < n; j++)
+				if (j != i && !strncmp(ims[j].name, h->parent_file, sizeof(h->parent_file)))
+					ims[i].parent = (uint32_t)j;
+			if (ims[i].parent != UINT32_MAX)
+				continue;
+		}
+		for (j = i - 1; j >= 0; j--)
+			if (ims[j].hdr->pid == h->pid) {
+				ims[i].parent = (uint32_t)j;
+				break;
+			}
+		if (ims[i].parent != UINT32_MAX)
+			continue;
+		for (j = i - 1; j >= 0; j--)
+			if (ims[j].hdr->pid == h->ppid) {
+				ims[i].parent = (uint32_t)j;
+				break;
+			}
+	}
+}
+
+struct totals {
+	uint64_t events, lost, threads, nodes;
+	uint32_t os_opened, os_failed;
+};
+
+static int emit_image(struct sc_writer *w, const struct image *im, const struct sc_tick_conv *conv,
+		      struct totals *tot)
+{
+	const struct sc_shm_header *h = im->hdr;
+	struct sc_rec_process pr = { 0 };
+	char exe[SC_SHM_PATH_MAX];
+	uint64_t *offs = NULL, lost, last_ns = 0;
+	uint32_t i, nmod;
+	int nthr, k, ret;
+
+	memcpy(exe, h->exe, sizeof(exe));
+	exe[sizeof(exe) - 1] = 0;
+	pr.proc_id = im->proc_id;
+	pr.pid = h->pid;
+	pr.ppid = h->ppid;
+	pr.parent_proc_id = im->parent;
+	pr.start_ns = h->start_ns;
+	pr.end_ns = (h->flags & SC_SHM_ENDED) && h->end_tsc
+		? conv->ns0 + (uint64_t)(((double)h->end_tsc - (double)conv->tick0) * conv->ns_per_tick)
+		: 0;
+	ret = sc_writer_add2(w, SC_REC_PROCESS, &pr, sizeof(pr), exe, strlen(exe) + 1);
+	if (ret)
+		return ret;
+
+	nmod = h->nmodules < SC_SHM_MAX_MODULES ? h->nmodules : SC_SHM_MAX_MODULES;
+	for (i = 0; i < nmod; i++) {
+		const struct sc_shm_module *m = &h->modules[i];
+		struct sc_rec_module mr = { 0 };
+		const char *path;
+
+		if (!m->valid || m->path_off >= im->len || m->path_len >= im->len - m->path_off ||
+		    im->base[m->path_off + m->path_len] != 0)
+			continue;
+		path = (const char *)im->base + m->path_off;
+		mr.proc_id = im->proc_id;
+		mr.start = m->base;
+		mr.flags = SC_MOD_BASE | SC_MOD_EXEC;
+		ret = sc_writer_add2(w, SC_REC_MODULE, &mr, sizeof(mr), path, m->path_len + 1);
+		if (ret)
+			return ret;
+	}
+
+	nthr = sc_cct_threads(im->base, im->len, NULL, 0);
+	if (nthr < 0) {
+		pr_warn("process %u: damaged thread list in the runtime's memory; some threads are missing",
+			h->pid);
+		nthr = 0;
+	}
+	if (nthr > 0) {
+		offs = xcalloc((size_t)nthr, sizeof(*offs));
+		nthr = sc_cct_threads(im->base, im->len, offs, nthr);
+	}
+	lost = h->arena.lost;
+	for (k = 0; k < nthr; k++) {
+		struct sc_eng_thread t;
+		struct sc_rec_thread tr = { 0 };
+		struct sc_cct_totals ct;
+		char name[sizeof(t.name) + 1];
+
+		memcpy(&t, im->base + offs[k], sizeof(t));
+		memcpy(name, t.name, sizeof(t.name));
+		name[sizeof(t.name)] = 0;
+		tr.proc_id = im->proc_id;
+		tr.tid = t.tid;
+		tr.start_ns = conv->ns0 + (uint64_t)(((double)t.first - (double)conv->tick0) * conv->ns_per_tick);
+		tr.end_ns = conv->ns0 + (uint64_t)(((double)t.last - (double)conv->tick0) * conv->ns_per_tick);
+		ret = sc_writer_add2(w, SC_REC_THREAD, &tr, sizeof(tr), name, strlen(name) + 1);
+		if (ret)
+			break;
+		ret = sc_cct_emit_thread(w, im->base, im->len, offs[k], im->proc_id, conv, &ct);
+		if (ret == -EINVAL) {
+			pr_warn("process %u thread %u: damaged profile in the runtime's memory; kept what was readable",
+				h->pid, t.tid);
+			ret = 0;
+		}
+		if (ret)
+			break;
+		tot->events += ct.events;
+		tot->lost += ct.lost_events;
+		tot->nodes += ct.nodes;
+		tot->threads++;
+		if (ct.last_ns > last_ns)
+			last_ns = ct.last_ns;
+	}
+	free(offs);
+	if (ret)
+		return ret;
+	if (lost) {
+		struct sc_rec_lost lr = { SC_LOST_EVENTS, im->proc_id, lost };
+		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
+		tot->lost += lost;
+	}
+	tot->os_opened |= h->os_opened;
+	tot->os_failed |= h->os_failed;
+	return ret;
+}
+
+/* ---- the driver -------------------------------------------------------- */
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static char *shm_dir(void)
+{
+	const char *d = getenv("STACKCLOCK_SHM_DIR");
+	return xstrdup(d && *d ? d : "/dev/shm");
+}
+
+/* Map every image file of this session, oldest first; *n images. */
+static struct image *collect_images(const char *dir, const char *stem, int *n)
+{
+	struct image *ims = NULL;
+	size_t alloc = 0, len = strlen(stem);
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		struct image im;
+		const char *dot;
+
+		if (strncmp(de->d_name, stem, len) || de->d_name[len] != '.')
+			continue;
+		if (image_map(dir, de->d_name, &im)) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+			continue;
+		}
+		dot = strrchr(de->d_name, '.');
+		im.seq = dot ? strtoull(dot + 1, NULL, 10) : 0;
+		ALLOC_GROW(ims, (size_t)*n + 1, alloc);
+		ims[(*n)++] = im;
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(ims, (size_t)*n, sizeof(*ims), cmp_image);
+	return ims;
+}
+
+static void remove_images(const char *dir, const char *stem)
+{
+	size_t len = strlen(stem);
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (strncmp(de->d_name, stem, len) || de->d_name[len] != '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static int write_session(const struct record_opts *opts, struct image *ims, int nims,
+			 const struct sc_tick_conv *conv, uint64_t start_real, uint64_t duration_ns,
+			 int status, pid_t target, struct totals *tot)
+{
+	struct sc_writer *w;
+	struct sc_rec_session s = { 0 };
+	struct sc_rec_session_end e = { 0 };
+	size_t argl = 0;
+	char *args, *p;
+	int i, ret;
+
+	ret = sc_writer_open(opts->output, SC_FEAT_INSTRUMENT, &w);
+	if (ret) {
+		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < opts->argc; i++)
+		argl += strlen(opts->argv[i]) + 1;
+	args = p = xmalloc(argl + 1);
+	for (i = 0; i < opts->argc; i++) {
+		size_t l = strlen(opts->argv[i]) + 1;
+		memcpy(p, opts->argv[i], l);
+		p += l;
+	}
+	s.method = SC_METHOD_INSTRUMENT;
+	s.os_requested = opts->os_events;
+	s.start_realtime_ns = start_real;
+	s.argc = (uint32_t)opts->argc;
+	s.target_pid = (uint32_t)target;
+	ret = sc_writer_add2(w, SC_REC_SESSION, &s, sizeof(s), args, argl);
+	free(args);
+	for (i = 0; !ret && i < nims; i++)
+		ret = emit_image(w, &ims[i], conv, tot);
+	if (!ret) {
+		e.duration_ns = duration_ns;
+		e.exit_status = status;
+		e.os_observed = nims ? (tot->os_opened & ~tot->os_failed & opts->os_events) : 0;
+		e.lost_events = tot->lost;
+		ret = sc_writer_add(w, SC_REC_SESSION_END, &e, sizeof(e));
+	}
+	if (ret) {
+		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+		sc_writer_close(w);
+		return ret;
+	}
+	ret = sc_writer_close(w);
+	if (ret)
+		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+	return ret;
+}
+
+static void report_status(const char *prog, int status)
+{
+	if (status == -1)
+		return;
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		pr_warn("'%s' exited with status %d (its profile is recorded)", prog, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		pr_warn("'%s' was killed by signal %d (%s); its profile up to then is recorded",
+			prog, WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
 
 int record_instrument(const struct record_opts *opts)
 {
-	pr_err("record: method not built yet");
-	return 1;
+	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
+	char *env[6] = { NULL }, *dir = NULL;
+	const char *old_preload = getenv("LD_PRELOAD");
+	struct sigaction sa, old_int, old_term;
+	struct clock_pair c0, c1;
+	struct sc_tick_conv conv;
+	struct image *ims = NULL;
+	struct totals tot = { 0 };
+	struct launch l;
+	uint64_t tp_enter, tp_exit, start_real;
+	struct timespec rt;
+	double rate;
+	int ret, status = -1, nims = 0, i, rc = 1;
+
+	ret = find_program(opts->argv[0], prog, sizeof(prog));
+	if (ret) {
+		launch_report_exec_error(opts->argv[0], -ret);
+		return 1;
+	}
+	if (elf_has_hooks(prog) == 0) {
+		pr_err("'%s' has no instrumentation: rebuild it with -finstrument-functions",
+		       opts->argv[0]);
+		return 1;
+	}
+	if (find_runtime(runtime, sizeof(runtime))) {
+		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
+		       runtime);
+		return 1;
+	}
+	dir = shm_dir();
+	syscall_tracepoints(&tp_enter, &tp_exit);
+	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
+	env[0] = xasprintf("LD_PRELOAD=%s%s%s", runtime, old_preload && *old_preload ? ":" : "",
+			   old_preload ? old_preload : "");
+	env[1] = xasprintf("%s=%s/%s", SC_SHM_ENV_PREFIX, dir, stem);
+	env[2] = xasprintf("%s=%u", SC_SHM_ENV_OS, opts->os_events);
+	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);
+	c0 = clock_pair_now();
+	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
+	env[4] = tp_enter ? xasprintf("%s=%s", SC_SHM_ENV_TP, tp) : NULL;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;    /* no SA_RESTART: the wait must see it */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	ret = launch_prepare(&l, opts->argv, env);
+	if (ret) {
+		pr_err("cannot start '%s': %s", opts->argv[0], strerror(-ret));
+		goto out;
+	}
+	ret = launch_go(&l);
+	if (ret) {
+		launch_report_exec_error(opts->argv[0], -ret);
+		remove_images(dir, stem);
+		goto out;
+	}
+	ret = launch_wait_all(&l, &status, &stop_flag);
+	if (ret)
+		pr_warn("waiting for '%s': %s", opts->argv[0], strerror(-ret));
+	c1 = clock_pair_now();
+
+	rate = kernel_ns_per_tick();
+	if (rate <= 0 && c1.tsc > c0.tsc)
+		rate = (double)(c1.ns - c0.ns) / (double)(c1.tsc - c0.tsc);
+	conv.tick0 = c0.tsc;
+	conv.ns0 = c0.ns;
+	conv.ns_per_tick = rate > 0 ? rate : 1.0;
+
+	ims = collect_images(dir, stem, &nims);
+	link_parents(ims, nims);
+	report_status(opts->argv[0], status);
+	if (!nims)
+		pr_warn("no instrumented function ran in '%s' (was it built with -finstrument-functions?)",
+			opts->argv[0]);
+	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot);
+	for (i = 0; i < nims; i++)
+		munmap((void *)ims[i].base, ims[i].len);
+	remove_images(dir, stem);
+	if (!ret) {
+		rc = 0;
+		pr_debug("wrote %s: %d process image(s), %lu thread(s), %lu events, %lu lost",
+			 opts->output, nims, (unsigned long)tot.threads, (unsigned long)tot.events,
+			 (unsigned long)tot.lost);
+	}
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	free(ims);
+	for (i = 0; i < 5; i++)
+		free(env[i]);
+	free(dir);
+	return rc;
 }

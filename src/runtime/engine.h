@@ -187,10 +187,11 @@ struct sc_eng_thread {
 	uint64_t cs_lost;                  /* calls not put in the call-site table */
 	uint64_t os_count[3];              /* OS events per category (runtime) */
 	uint64_t os_lost;                  /* OS records the kernel dropped */
+	uint64_t lost_nested;              /* probes inside a probe (signal handler) */
 	uint32_t tid;
 	uint32_t flags;
 	char name[16];
-	uint64_t user[8];                  /* owned by the runtime */
+	uint64_t user[7];                  /* owned by the runtime */
 	struct sc_eng_cs cs_root;          /* charged while the stack is empty */
 };
 
@@ -661,17 +662,24 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 }
 
 /*
- * Rebuild path (the functions of frames 1..n of another thread's stack) as
- * the open frames of t, entered at now, e.g. in a forked child so that the
- * exits still to come balance.  Returns the frames rebuilt.
+ * Rebuild the open frames 1..n of another thread's stack (frames, e.g. the
+ * parent's in a forked child, still mapped) as open frames of t entered at
+ * now, so that the exits still to come balance.  Call sites are kept when
+ * the frame's call-site pointer is readable (same address space).
+ * Returns the frames rebuilt.
  */
-SC_ENG_SLOW uint64_t sc_eng_rebuild(struct sc_eng_thread *t, const uint64_t *funcs, uint64_t n, uint64_t now)
+SC_ENG_SLOW uint64_t sc_eng_rebuild(struct sc_eng_thread *t, const struct sc_eng_frame *frames,
+				    uint64_t n, uint64_t now)
 {
-	uint64_t i;
+	uint64_t i, done = 0;
 
-	for (i = 0; i < n && !t->drop_depth; i++)
-		sc_eng_enter(t, funcs[i], 0, now);
-	return i;
+	for (i = 1; i <= n && !t->drop_depth; i++) {
+		if (frames[i].func == SC_ENG_DROP_FUNC)
+			continue;
+		sc_eng_enter(t, frames[i].func, frames[i].cs ? frames[i].cs->site : 0, now);
+		done++;
+	}
+	return done;
 }
 
 #endif

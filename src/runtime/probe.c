@@ -1,7 +1,664 @@
+/*
+ * probe — the runtime injected (LD_PRELOAD) into a program built with
+ * -finstrument-functions.  It defines the two hooks the compiler calls and
+ * feeds each thread's events to the attribution engine (engine.h), whose
+ * state lives in a shared-memory file the recorder reads afterwards (shm.h).
+ *
+ * Hot path, per event: one initial-exec TLS load, rdtsc, one compare of
+ * the thread's perf ring head with the last one seen (the kernel logs the
+ * thread's context switches, system calls and page faults there), then the
+ * engine's few loads and stores.  No locks, no allocation, no system call.
+ * Everything else is a rare path: a thread's first event (state, perf
+ * events), a new calling context (module of the function), more memory
+ * (fallocate), OS records to read, fork.
+ *
+ * Paranoia: this code runs inside someone else's process.  It never writes
+ * to the target's stdout/stderr, never exits it, keeps its symbols hidden
+ * (runtime.map exports the hooks only), and a probe that interrupts a probe
+ * (a signal handler) is dropped and counted rather than corrupting state.
+ * When the shared memory or the kernel's perf events are refused, the
+ * program runs as it would without us and the loss is recorded.
+ */
 #include "runtime/shm.h"
+#include "format/scdata.h"
 
-__attribute__((visibility("default"))) void __cyg_profile_func_enter(void *fn, void *site);
-__attribute__((visibility("default"))) void __cyg_profile_func_exit(void *fn, void *site);
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
-void __cyg_profile_func_enter(void *fn, void *site) { (void)fn; (void)site; }
-void __cyg_profile_func_exit(void *fn, void *site) { (void)fn; (void)site; }
+#define HOOK __attribute__((visibility("default")))
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+#define RING_PAGES 4          /* data pages of a thread's OS-event ring */
+
+enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, NEV };
+
+/* A thread's perf events and the reading state of their common ring. */
+struct rt_ring {
+	struct perf_event_mmap_page *pg;
+	uint8_t *data;
+	uint64_t mask;                 /* data size - 1 */
+	size_t map_len;
+	uint64_t id[NEV];              /* sample ids, 0 if not opened */
+	int in_sys, out, depth;        /* measuring OS time (exact mode) */
+	uint64_t since;                /* ns when depth went 0 -> 1 */
+};
+
+struct rt_tls {
+	struct sc_eng_thread *t;       /* NULL while inside a probe */
+	const volatile uint64_t *ring_head;
+	uint64_t ring_seen;
+	struct sc_eng_thread *owner;   /* the thread's state, even inside a probe */
+	int state;                     /* RT_* */
+	struct rt_ring ring;
+};
+enum { RT_NEW, RT_ON, RT_OFF };
+
+static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+	int state;                     /* RT_NEW until init, then RT_ON / RT_OFF */
+	int fd;
+	struct sc_shm_header *hdr;
+	struct sc_eng_arena arena;
+	char path[512];
+	char prefix[400];
+	uint32_t os_mask;
+	uint64_t tp_enter, tp_exit;
+	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
+	pthread_key_t key;
+	int rebuilding;
+} rt;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/*
+ * OS records are timed in CLOCK_MONOTONIC nanoseconds, probes in TSC ticks.
+ * The kernel does not always publish its TSC rate (cap_user_time), so the
+ * rate is measured from a pair taken early (the recorder's, passed in the
+ * environment, else our own) to now: rare path only.
+ */
+static uint64_t ns_to_ticks(uint64_t ns)
+{
+	uint64_t tsc = __rdtsc(), mono = mono_ns();
+
+	if (mono <= rt.clock0_ns || tsc <= rt.clock0_tsc)
+		return ns;
+	return (uint64_t)((double)ns * (double)(tsc - rt.clock0_tsc) / (double)(mono - rt.clock0_ns));
+}
+
+/* ---- OS events ------------------------------------------------------- */
+
+/* Forget what is in the ring now: our own system calls made it. */
+static void ring_discard(void)
+{
+	struct rt_ring *r = &tls.ring;
+	uint64_t head;
+
+	if (!r->pg)
+		return;
+	head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	tls.ring_seen = head;
+}
+
+static void ring_copy(const struct rt_ring *r, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = pos & r->mask, first = r->mask + 1 - off;
+
+	if (first >= len) {
+		memcpy(dst, r->data + off, len);
+	} else {
+		memcpy(dst, r->data + off, first);
+		memcpy((uint8_t *)dst + first, r->data, len - first);
+	}
+}
+
+static void os_start(struct rt_ring *r, uint64_t ns)
+{
+	if (r->depth++ == 0)
+		r->since = ns;
+}
+
+static uint64_t os_end(struct rt_ring *r, uint64_t ns)
+{
+	if (r->depth > 0 && --r->depth == 0 && ns > r->since)
+		return ns - r->since;
+	return 0;
+}
+
+/*
+ * The ring head moved: read the new records, count them per category, and
+ * charge the interval ending now as OS-bound with the OS time measured in it
+ * (switch-out to switch-in, sys_enter to sys_exit, their union).
+ */
+static __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now)
+{
+	struct rt_ring *r = &tls.ring;
+	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = tls.ring_seen, os_ns = 0;
+	int bound = 0;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		uint64_t rec[4];
+
+		ring_copy(r, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			bound = 1;
+			break;
+		}
+		if (h.size >= sizeof(h) + 16)
+			ring_copy(r, tail + sizeof(h), rec, 16);
+		else
+			rec[0] = rec[1] = 0;
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:           /* {identifier, time} */
+			bound = 1;
+			if (rec[0] == r->id[EV_SYS_ENTER]) {
+				t->os_count[SC_OS_SYSCALL]++;
+				if (!r->in_sys) {
+					r->in_sys = 1;
+					os_start(r, rec[1]);
+				}
+			} else if (rec[0] == r->id[EV_SYS_EXIT]) {
+				if (r->in_sys) {
+					r->in_sys = 0;
+					os_ns += os_end(r, rec[1]);
+				}
+			} else if (rec[0] == r->id[EV_FAULT]) {
+				t->os_count[SC_OS_FAULT]++;
+			}
+			break;
+		case PERF_RECORD_SWITCH:           /* sample_id: {time, identifier} */
+			bound = 1;
+			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+				t->os_count[SC_OS_SWITCH]++;
+				if (!r->out) {
+					r->out = 1;
+					os_start(r, rec[0]);
+				}
+			} else if (r->out) {
+				r->out = 0;
+				os_ns += os_end(r, rec[0]);
+			}
+			break;
+		case PERF_RECORD_LOST:             /* {id, lost} */
+			bound = 1;
+			t->os_lost += rec[1];
+			break;
+		default:
+			break;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	tls.ring_seen = head;
+	/* We run user code again: whatever was open has ended. */
+	r->in_sys = r->out = r->depth = 0;
+	if (bound)
+		sc_eng_os_exact(t, now, os_ns ? ns_to_ticks(os_ns) : 0);
+}
+
+static long perf_open(struct perf_event_attr *a)
+{
+	long fd = syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && !a->exclude_kernel && (errno == EACCES || errno == EPERM)) {
+		a->exclude_kernel = 1;
+		fd = syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
+}
+
+/* The runtime keeps each thread's perf fds (+1, 0 = none) in t->user[0..3]
+ * so that a forked child can close the ones it inherited. */
+static void os_close(struct sc_eng_thread *t)
+{
+	int i;
+
+	if (tls.ring.pg)
+		munmap(tls.ring.pg, tls.ring.map_len);
+	memset(&tls.ring, 0, sizeof(tls.ring));
+	tls.ring_head = &tls.ring_seen;
+	if (!t)
+		return;
+	for (i = 0; i < NEV; i++) {
+		if (t->user[i])
+			close((int)t->user[i] - 1);
+		t->user[i] = 0;
+	}
+}
+
+static void os_failed(uint32_t cats)
+{
+	__atomic_fetch_or(&rt.hdr->os_failed, cats, __ATOMIC_RELAXED);
+}
+
+static void os_opened(uint32_t cats)
+{
+	__atomic_fetch_or(&rt.hdr->os_opened, cats, __ATOMIC_RELAXED);
+}
+
+/* Open one more event into the ring; 0 or -1. */
+static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t config, int leader)
+{
+	struct perf_event_attr a;
+	uint64_t id = 0;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.exclude_hv = 1;
+	fd = perf_open(&a);
+	if (fd < 0)
+		return -1;
+	if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
+	    ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		close((int)fd);
+		return -1;
+	}
+	t->user[which] = (uint64_t)fd + 1;
+	tls.ring.id[which] = id;
+	return 0;
+}
+
+/*
+ * Ask the kernel to log this thread's OS events into a small ring: a dummy
+ * event carrying context-switch records, the syscall tracepoints and the
+ * page-fault event redirected into it.  What is refused is recorded.
+ */
+static void os_open(struct sc_eng_thread *t)
+{
+	uint32_t want = rt.os_mask;
+	struct perf_event_attr a;
+	struct rt_ring *r = &tls.ring;
+	long page = sysconf(_SC_PAGESIZE);
+	void *map;
+	long fd;
+
+	tls.ring_head = &tls.ring_seen;
+	if (!want)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a.sample_id_all = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.exclude_hv = 1;
+	a.context_switch = !!(want & SC_OS_BIT(SC_OS_SWITCH));
+	fd = perf_open(&a);
+	if (fd < 0) {
+		os_failed(want);
+		return;
+	}
+	r->map_len = (size_t)(1 + RING_PAGES) * page;
+	map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (map == MAP_FAILED) {
+		close((int)fd);
+		os_failed(want);
+		return;
+	}
+	t->user[EV_SWITCH] = (uint64_t)fd + 1;
+	r->pg = map;
+	r->data = (uint8_t *)map + page;
+	r->mask = (uint64_t)RING_PAGES * page - 1;
+	if (want & SC_OS_BIT(SC_OS_SWITCH))
+		os_opened(SC_OS_BIT(SC_OS_SWITCH));
+	if (want & SC_OS_BIT(SC_OS_SYSCALL)) {
+		if (rt.tp_enter && rt.tp_exit &&
+		    !os_add(t, EV_SYS_ENTER, PERF_TYPE_TRACEPOINT, rt.tp_enter, (int)fd) &&
+		    !os_add(t, EV_SYS_EXIT, PERF_TYPE_TRACEPOINT, rt.tp_exit, (int)fd))
+			os_opened(SC_OS_BIT(SC_OS_SYSCALL));
+		else
+			os_failed(SC_OS_BIT(SC_OS_SYSCALL));
+	}
+	if (want & SC_OS_BIT(SC_OS_FAULT)) {
+		if (!os_add(t, EV_FAULT, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, (int)fd))
+			os_opened(SC_OS_BIT(SC_OS_FAULT));
+		else
+			os_failed(SC_OS_BIT(SC_OS_FAULT));
+	}
+	tls.ring_head = (const volatile uint64_t *)&r->pg->data_head;
+	ring_discard();
+}
+
+/* ---- shared memory ---------------------------------------------------- */
+
+static int rt_commit(struct sc_eng_arena *a, uint64_t off, uint64_t len)
+{
+	int ret = fallocate(rt.fd, 0, (off_t)off, (off_t)len);
+
+	ring_discard();
+	return ret ? -1 : 0;
+}
+
+static void module_add(uint64_t base, const char *path)
+{
+	struct sc_shm_header *h = rt.hdr;
+	uint32_t i, n = __atomic_load_n(&h->nmodules, __ATOMIC_ACQUIRE);
+	size_t len = strlen(path);
+	uint64_t off;
+
+	for (i = 0; i < n && i < SC_SHM_MAX_MODULES; i++)
+		if (__atomic_load_n(&h->modules[i].valid, __ATOMIC_ACQUIRE) && h->modules[i].base == base)
+			return;
+	if (len >= SC_SHM_PATH_MAX)
+		len = SC_SHM_PATH_MAX - 1;
+	i = __atomic_fetch_add(&h->nmodules, 1, __ATOMIC_RELAXED);
+	off = i < SC_SHM_MAX_MODULES ? sc_eng_alloc(&rt.arena, len + 1) : 0;
+	if (!off) {
+		__atomic_fetch_add(&h->modules_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	memcpy(rt.arena.base + off, path, len);
+	rt.arena.base[off + len] = 0;
+	h->modules[i].base = base;
+	h->modules[i].path_off = off;
+	h->modules[i].path_len = (uint32_t)len;
+	__atomic_store_n(&h->modules[i].valid, 1, __ATOMIC_RELEASE);
+}
+
+/* A new calling context: make sure the recorder will know func's module. */
+static void rt_newfunc(struct sc_eng_arena *a, uint64_t func)
+{
+	struct link_map *lm = NULL;
+	Dl_info info;
+
+	if (rt.rebuilding)
+		return;
+	if (!dladdr1((void *)func, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return;
+	module_add(lm->l_addr, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
+}
+
+/* Create this image's file, map it, write the header.  0 or -1. */
+static int image_open(const char *parent_file)
+{
+	struct sc_shm_header *h;
+	int fd = -1, n;
+	void *map;
+
+	for (n = 0; n < 10000; n++) {
+		snprintf(rt.path, sizeof(rt.path), "%s.%d.%d", rt.prefix, (int)getpid(), n);
+		fd = open(rt.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)SC_SHM_ARENA_SIZE) ||
+	    fallocate(fd, 0, 0, (off_t)SC_SHM_HEADER_SIZE))
+		goto fail;
+	map = mmap(NULL, SC_SHM_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (map == MAP_FAILED)
+		goto fail;
+	h = map;
+	h->arena.size = SC_SHM_ARENA_SIZE;
+	h->arena.bump = SC_SHM_HEADER_SIZE;
+	h->version = SC_SHM_VERSION;
+	h->pid = (uint32_t)getpid();
+	h->ppid = (uint32_t)getppid();
+	h->start_tsc = __rdtsc();
+	h->start_ns = mono_ns();
+	h->os_requested = rt.os_mask;
+	if (parent_file) {
+		const char *slash = strrchr(parent_file, '/');
+		snprintf(h->parent_file, sizeof(h->parent_file), "%s", slash ? slash + 1 : parent_file);
+		h->flags |= SC_SHM_FORKED;
+	}
+	n = (int)readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+	h->exe[n > 0 ? n : 0] = 0;
+	rt.fd = fd;
+	rt.hdr = h;
+	sc_eng_arena_attach(&rt.arena, map, SC_SHM_ARENA_SIZE);
+	rt.arena.commit = rt_commit;
+	rt.arena.newfunc = rt_newfunc;
+	__atomic_store_n(&h->magic, SC_SHM_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	close(fd);
+	unlink(rt.path);
+	return -1;
+}
+
+/* ---- threads and processes -------------------------------------------- */
+
+static void thread_name(struct sc_eng_thread *t)
+{
+	char name[17] = { 0 };
+
+	if (!prctl(PR_GET_NAME, name))
+		memcpy(t->name, name, sizeof(t->name));
+}
+
+/* pthread key destructor: the thread is ending. */
+static void rt_thread_exit(void *arg)
+{
+	struct sc_eng_thread *t = arg;
+
+	tls.t = NULL;                  /* probes from other destructors: dropped */
+	os_close(t);
+	thread_name(t);
+	tls.t = tls.owner;
+}
+
+static void rt_atfork_child(void);
+
+static void rt_process_init(void)
+{
+	const char *prefix = getenv(SC_SHM_ENV_PREFIX), *s;
+
+	rt.state = RT_OFF;
+	if (!prefix || !*prefix || strlen(prefix) >= sizeof(rt.prefix))
+		return;
+	snprintf(rt.prefix, sizeof(rt.prefix), "%s", prefix);
+	s = getenv(SC_SHM_ENV_OS);
+	rt.os_mask = s ? (uint32_t)strtoul(s, NULL, 10) & SC_OS_ALL : SC_OS_ALL;
+	s = getenv(SC_SHM_ENV_CLOCK0);
+	if (s) {
+		char *end;
+		rt.clock0_tsc = strtoull(s, &end, 10);
+		rt.clock0_ns = *end == ',' ? strtoull(end + 1, NULL, 10) : 0;
+	}
+	if (!rt.clock0_ns) {
+		rt.clock0_tsc = __rdtsc();
+		rt.clock0_ns = mono_ns();
+	}
+	s = getenv(SC_SHM_ENV_TP);
+	if (s) {
+		char *end;
+		rt.tp_enter = strtoull(s, &end, 10);
+		rt.tp_exit = *end == ',' ? strtoull(end + 1, NULL, 10) : 0;
+	}
+	if (image_open(NULL))
+		return;
+	if (pthread_key_create(&rt.key, rt_thread_exit))
+		return;
+	pthread_atfork(NULL, NULL, rt_atfork_child);
+	rt.state = RT_ON;
+}
+
+/* A thread's first event: its engine state, its OS-event ring. */
+static struct sc_eng_thread *thread_start(void)
+{
+	struct sc_eng_thread *t;
+
+	tls.state = RT_OFF;            /* while starting, probes are ignored */
+	pthread_once(&rt_once, rt_process_init);
+	if (rt.state != RT_ON)
+		return NULL;
+	t = sc_eng_thread_new(&rt.arena, (uint32_t)syscall(SYS_gettid), __rdtsc());
+	if (!t) {
+		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	thread_name(t);
+	os_open(t);
+	pthread_setspecific(rt.key, t);
+	tls.owner = t;
+	tls.state = RT_ON;
+	return t;
+}
+
+/* Probe with no usable state: first event, inside a probe, or off. */
+static __attribute__((noinline, cold)) struct sc_eng_thread *probe_cold(void)
+{
+	if (tls.owner) {               /* a signal handler interrupted a probe */
+		tls.owner->lost_nested++;
+		return NULL;
+	}
+	if (tls.state != RT_NEW) {
+		if (rt.state == RT_ON && tls.state == RT_OFF && rt.hdr)
+			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return thread_start();
+}
+
+/*
+ * In the child of fork(): the parent's file, ring and perf fds are not ours.
+ * Start a new file for this image and rebuild the forking thread's stack in
+ * it, so that the exits to come balance; the other threads do not exist
+ * here.  Only system calls and the engine: fork may have left locks held.
+ */
+static void rt_atfork_child(void)
+{
+	struct sc_eng_arena old_arena = rt.arena;
+	struct sc_eng_thread *old_t = tls.owner, *t = NULL;
+	struct sc_shm_header *old_hdr = rt.hdr;
+	char old_path[512];
+	uint64_t off, now = __rdtsc();
+	uint32_t i;
+	int old_fd = rt.fd;
+
+	if (rt.state != RT_ON)
+		return;
+	memcpy(old_path, rt.path, sizeof(old_path));
+	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
+	tls.ring_head = &tls.ring_seen;
+	tls.t = NULL;
+	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
+		struct sc_eng_thread *o = (struct sc_eng_thread *)(old_arena.base + off);
+		int k;
+		for (k = 0; k < NEV; k++)
+			if (o->user[k])
+				close((int)o->user[k] - 1);
+		off = o->next_off;
+	}
+	if (image_open(old_path)) {
+		rt.state = RT_OFF;
+		tls.owner = NULL;
+		tls.state = RT_OFF;
+		munmap(old_arena.base, old_arena.size);
+		close(old_fd);
+		return;
+	}
+	for (i = 0; i < old_hdr->nmodules && i < SC_SHM_MAX_MODULES; i++)
+		if (old_hdr->modules[i].valid)
+			module_add(old_hdr->modules[i].base,
+				   (const char *)old_arena.base + old_hdr->modules[i].path_off);
+	if (old_t) {
+		t = sc_eng_thread_new(&rt.arena, (uint32_t)syscall(SYS_gettid), now);
+		if (t) {
+			rt.rebuilding = 1;
+			sc_eng_rebuild(t, old_t->stack, (uint64_t)(old_t->top - old_t->stack), now);
+			rt.rebuilding = 0;
+			memcpy(t->name, old_t->name, sizeof(t->name));
+		}
+	}
+	munmap(old_arena.base, old_arena.size);
+	close(old_fd);
+	tls.owner = t;
+	tls.state = t ? RT_ON : RT_NEW;
+	if (t) {
+		pthread_setspecific(rt.key, t);
+		os_open(t);
+		tls.t = t;
+	}
+}
+
+/* The image ends (exit, or return from main): note when. */
+static __attribute__((destructor)) void rt_fini(void)
+{
+	if (rt.state != RT_ON)
+		return;
+	rt.hdr->end_tsc = __rdtsc();
+	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
+	if (tls.owner)
+		thread_name(tls.owner);
+}
+
+/* ---- the hooks --------------------------------------------------------- */
+
+HOOK void __cyg_profile_func_enter(void *fn, void *site);
+HOOK void __cyg_profile_func_exit(void *fn, void *site);
+
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+	struct sc_eng_thread *t = tls.t;
+	uint64_t now;
+
+	if (unlikely(!t)) {
+		t = probe_cold();
+		if (!t)
+			return;
+	}
+	tls.t = NULL;
+	barrier();
+	now = __rdtsc();
+	if (unlikely(*tls.ring_head != tls.ring_seen))
+		rt_os_drain(t, now);
+	sc_eng_enter(t, (uint64_t)fn, (uint64_t)site, now);
+	barrier();
+	tls.t = t;
+}
+
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+	struct sc_eng_thread *t = tls.t;
+	uint64_t now;
+
+	if (unlikely(!t)) {
+		t = probe_cold();
+		if (!t)
+			return;
+	}
+	tls.t = NULL;
+	barrier();
+	now = __rdtsc();
+	if (unlikely(*tls.ring_head != tls.ring_seen))
+		rt_os_drain(t, now);
+	sc_eng_exit(t, (uint64_t)fn, now);
+	barrier();
+	tls.t = t;
+}

@@ -1,4 +1,83 @@
-/* shm — layout of the shared memory between the runtime and the recorder (to be written). */
+/*
+ * shm — the shared-memory file between the injected runtime and the
+ * recorder (instrumentation method).
+ *
+ * Each process image (the first one, every forked child, every exec) that
+ * runs an instrumented function creates its own file
+ *
+ *	$STACKCLOCK_SHM.<pid>.<n>        (a sparse file on /dev/shm)
+ *
+ * maps it shared, and keeps its whole profile there: this header, then an
+ * engine arena (src/runtime/engine.h) holding every thread's calling-context
+ * tree.  The recorder reads the files after the target has ended (or been
+ * killed: nothing needs flushing, the kernel keeps the pages) and removes
+ * them.  Memory is committed with fallocate before first use, so a full
+ * tmpfs makes the runtime drop events (counted) instead of taking SIGBUS.
+ *
+ * The header is the arena's first bytes (struct sc_eng_arena_hdr must come
+ * first: it is node index 0).  Everything the recorder follows is an offset
+ * inside the file; the recorder validates every one of them.
+ *
+ * Environment the recorder passes to the runtime:
+ *	STACKCLOCK_SHM     path prefix of the files (absent: the runtime stays
+ *	                   inert, e.g. a child that unset it)
+ *	STACKCLOCK_OS      --os-events mask (SC_OS_BIT bits), decimal
+ *	STACKCLOCK_CLOCK0  "TSC,NS": a (tsc, CLOCK_MONOTONIC) pair the recorder
+ *	                   took before the launch (converts OS-record times)
+ *	STACKCLOCK_TP      "ENTER_ID,EXIT_ID": tracepoint ids of
+ *	                   raw_syscalls:sys_enter and sys_exit (absent: no
+ *	                   syscall events)
+ */
 #ifndef SC_RUNTIME_SHM_H
 #define SC_RUNTIME_SHM_H
+
+#include <stdint.h>
+
+#include "runtime/engine.h"
+
+#define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
+#define SC_SHM_VERSION      1
+#define SC_SHM_ARENA_SIZE   (64ull << 30)            /* virtual; sparse */
+#define SC_SHM_MAX_MODULES  1024
+#define SC_SHM_PATH_MAX     4096
+
+#define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
+#define SC_SHM_ENV_OS       "STACKCLOCK_OS"
+#define SC_SHM_ENV_TP       "STACKCLOCK_TP"
+#define SC_SHM_ENV_CLOCK0   "STACKCLOCK_CLOCK0"
+
+/* sc_shm_header.flags */
+#define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
+#define SC_SHM_ENDED        (1u << 1)   /* the runtime saw the image end */
+
+struct sc_shm_module {
+	uint64_t base;             /* load bias (link_map l_addr) */
+	uint64_t path_off;         /* NUL-terminated path in the arena */
+	uint32_t path_len;
+	uint32_t valid;            /* set last (release) */
+	uint64_t reserved;
+};
+
+struct sc_shm_header {
+	struct sc_eng_arena_hdr arena;   /* first: node index 0 */
+	uint64_t magic;                  /* SC_SHM_MAGIC */
+	uint32_t version;
+	uint32_t flags;                  /* SC_SHM_* */
+	uint32_t pid, ppid;
+	uint64_t start_tsc, end_tsc;     /* image start; end if seen, else 0 */
+	uint64_t start_ns;               /* CLOCK_MONOTONIC at start */
+	uint32_t os_requested;           /* SC_OS_BIT mask asked for */
+	uint32_t os_opened;              /* categories some thread observed */
+	uint32_t os_failed;              /* categories some thread could not open */
+	uint32_t nmodules;               /* slots handed out (may exceed max) */
+	uint64_t modules_lost;
+	char parent_file[256];           /* fork parent's file name, "" if none */
+	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */
+	struct sc_shm_module modules[SC_SHM_MAX_MODULES];
+};
+
+/* The arena's first allocation starts after the header. */
+#define SC_SHM_HEADER_SIZE \
+	((sizeof(struct sc_shm_header) + 4095) & ~(uint64_t)4095)
+
 #endif
