@@ -63,7 +63,7 @@ struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 		build_id_len = sizeof(m->build_id);
 	for (m = c->buckets[h]; m; m = m->next)
 		if (!strcmp(m->path, path) && m->build_id_len == build_id_len &&
-		    !memcmp(m->build_id, build_id, build_id_len))
+		    (!build_id_len || !memcmp(m->build_id, build_id, build_id_len)))
 			return m;
 	m = xcalloc(1, sizeof(*m));
 	m->cache = c;

@@ -1,0 +1,314 @@
+/*
+ * test_unwind — the CFI unwinder on real stacks of this very process.
+ *
+ * This binary is built -O2 (no frame pointers on x86-64), so its own call
+ * chains are what the sampler meets.  Each test function records its own
+ * return address (__builtin_return_address(0), which the compiler finds
+ * without frame pointers), then the innermost one snapshots registers and
+ * the stack the way a perf sample does; unw_unwind() must give back exactly
+ * those return addresses, in order, and reach the root (_start).
+ * Also: a frame with a variable-length array (CFA from rbp), 200 levels of
+ * recursion (unwound whole, or flagged truncated when the copy is cut), a
+ * signal frame (through __restore_rt), table lookups, mapping overlaps.
+ */
+#include "tap.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COPY_MAX 65536
+#define MAX_FRAMES 1024
+
+struct snap {
+	struct unw_regs regs;
+	uint8_t *stack;               /* copy of [sp, sp + size) */
+	size_t size;
+};
+
+static uint64_t stack_end;        /* end of the [stack] mapping */
+static struct unw_cache *cache;
+static struct unw_space *space;
+static struct snap snap;
+
+/* Return addresses recorded by each test function, innermost first. */
+static uint64_t ras[512];
+static int nras;
+
+static void *volatile keep;       /* defeats sibling calls and inlining */
+static volatile uint64_t sink;
+
+/* The executable mappings of this process, as the recorder reads them. */
+static void load_self_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+
+	space = unw_space_new();
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff;
+		char perms[8];
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff, &at) < 4)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (strstr(line, "[stack]"))
+			stack_end = end;
+		if (!strchr(perms, 'x'))
+			continue;
+		unw_space_add(space, start, end, pgoff,
+			      at && (line[at] == '/' || !strcmp(line + at, "[vdso]"))
+			      ? unw_cache_module(cache, line + at, NULL, 0) : NULL);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Copy raw stack bytes, redzones included (as the kernel does): not a bug
+ * for AddressSanitizer to report. */
+__attribute__((no_sanitize_address, noinline))
+static void copy_raw(uint8_t *dst, const volatile uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* Snapshot pc, sp, bp at one instruction, and the stack above sp. */
+__attribute__((noinline)) static void capture(void)
+{
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	snap.regs = (struct unw_regs){ .ip = ip, .sp = sp, .bp = bp };
+	snap.size = stack_end - sp < COPY_MAX ? stack_end - sp : COPY_MAX;
+	copy_raw(snap.stack, (const volatile uint8_t *)sp, snap.size);
+	ras[nras++] = (uint64_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void leaf(void)
+{
+	capture();
+	ras[nras++] = (uint64_t)__builtin_return_address(0);
+	keep = (void *)leaf;
+}
+
+/* A variable-length array makes gcc keep a frame pointer here: CFA = rbp+16. */
+__attribute__((noinline)) static void with_vla(int n)
+{
+	volatile char buf[n];
+
+	buf[0] = 1;
+	leaf();
+	ras[nras++] = (uint64_t)__builtin_return_address(0);
+	sink += buf[0];
+}
+
+__attribute__((noinline)) static void middle(int n)
+{
+	with_vla(n);
+	ras[nras++] = (uint64_t)__builtin_return_address(0);
+	keep = (void *)middle;
+}
+
+__attribute__((noinline)) static void recurse(int depth)
+{
+	volatile uint64_t pad[2] = { (uint64_t)depth, 0 };
+
+	if (depth > 0)
+		recurse(depth - 1);
+	else
+		leaf();
+	ras[nras++] = (uint64_t)__builtin_return_address(0);
+	sink += pad[0];
+}
+
+/* The unwinder's output must start with the recorded return addresses. */
+static bool matches_ras(const uint64_t *ips, unsigned n)
+{
+	if (n < (unsigned)nras + 1)
+		return false;
+	for (int i = 0; i < nras; i++)
+		if (ips[i + 1] != ras[i])
+			return false;
+	return true;
+}
+
+static void unwind_snap(size_t size, bool full, uint64_t *ips, struct unw_result *res)
+{
+	struct unw_stack st = {
+		.data = snap.stack, .start = snap.regs.sp,
+		.size = size < snap.size ? size : snap.size, .full = full,
+	};
+
+	unw_unwind(space, &snap.regs, &st, ips, MAX_FRAMES, res);
+}
+
+static void test_chain(void)
+{
+	uint64_t ips[MAX_FRAMES];
+	struct unw_result res;
+
+	nras = 0;
+	middle(40);
+	unwind_snap(COPY_MAX, false, ips, &res);
+	ok(res.flags & UNW_ROOT, "chain through a VLA frame reaches the root (stop: %s, %u frames)",
+	   unw_stop_name(res.stop), res.nframes);
+	ok(matches_ras(ips, res.nframes), "frames are capture, leaf, with_vla, middle, caller (%d checked)", nras);
+	ok(ips[0] == snap.regs.ip, "frame 0 is the sampled pc");
+}
+
+static void test_recursion(void)
+{
+	uint64_t ips[MAX_FRAMES];
+	struct unw_result res;
+	size_t used;
+
+	nras = 0;
+	recurse(200);
+	unwind_snap(COPY_MAX, false, ips, &res);
+	ok(res.flags & UNW_ROOT, "200 levels of recursion reach the root (stop: %s, %u frames)",
+	   unw_stop_name(res.stop), res.nframes);
+	ok(matches_ras(ips, res.nframes), "every recursive frame is there (%d return addresses)", nras);
+
+	/* The same stack copied only in part: flagged, never silently cut. */
+	used = 2048;
+	unwind_snap(used, true, ips, &res);
+	ok(res.flags & UNW_TRUNCATED, "a copy cut at %zu bytes gives a truncated stack (stop: %s)",
+	   used, unw_stop_name(res.stop));
+	ok(!(res.flags & UNW_ROOT) && res.nframes > 10 && res.nframes < 200,
+	   "truncated stack keeps the %u frames inside the copy", res.nframes);
+
+	/* A copy that ended because the stack itself ended is not "deeper". */
+	unwind_snap(used, false, ips, &res);
+	ok(!(res.flags & (UNW_TRUNCATED | UNW_ROOT)),
+	   "reading past a short copy is a failed walk, not truncation (stop: %s)",
+	   unw_stop_name(res.stop));
+
+	/* The caller's array is full: truncated too. */
+	{
+		struct unw_stack st = { .data = snap.stack, .start = snap.regs.sp, .size = snap.size };
+		unw_unwind(space, &snap.regs, &st, ips, 50, &res);
+		ok(res.nframes == 50 && (res.flags & UNW_TRUNCATED),
+		   "more frames than room: 50 frames, truncated (stop: %s)", unw_stop_name(res.stop));
+	}
+}
+
+static volatile sig_atomic_t in_handler;
+
+static void on_signal(int sig)
+{
+	in_handler = 1;
+	capture();
+	keep = (void *)on_signal;
+}
+
+__attribute__((noinline)) static void raise_here(void)
+{
+	raise(SIGUSR1);
+	ras[0] = (uint64_t)__builtin_return_address(0);
+	keep = (void *)raise_here;
+}
+
+static void test_signal_frame(void)
+{
+	uint64_t ips[MAX_FRAMES];
+	struct unw_result res;
+	bool found = false;
+
+	signal(SIGUSR1, on_signal);
+	nras = 0;
+	raise_here();
+	ok(in_handler, "signal handler ran");
+	unwind_snap(COPY_MAX, false, ips, &res);
+	for (unsigned i = 0; i < res.nframes; i++)
+		found |= ips[i] == ras[0];
+	ok(res.flags & UNW_ROOT, "unwinding from a signal handler reaches the root (stop: %s, %u frames)",
+	   unw_stop_name(res.stop), res.nframes);
+	ok(found, "through __restore_rt into the interrupted code and its caller");
+	signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_tables(void)
+{
+	struct unw_module *self = unw_cache_module(cache, "/proc/self/exe", NULL, 0);
+	struct unw_module *vdso = unw_cache_module(cache, "[vdso]", NULL, 0);
+	const struct unw_table *t = unw_module_table(self);
+	const uint8_t *id;
+	struct unw_table *bad;
+
+	ok(t && unw_table_nrows(t) > 10, "a table for this binary (%zu rows)", t ? unw_table_nrows(t) : 0);
+	ok(unw_module_table(self) == t, "built once, then cached");
+	ok(unw_cache_module(cache, "/proc/self/exe", NULL, 0) == self, "one cache entry per path");
+	ok(unw_module_table(vdso) && unw_table_nrows(unw_module_table(vdso)) > 0,
+	   "a table for the vdso, from the recorder's own image");
+	ok(unw_module_build_id(self, &id) == 20, "build-id read from the file");
+	is_u64(unw_table_build_file("/nonexistent/x", &bad), -ENOENT, "missing file: -ENOENT");
+	is_u64(unw_table_build_file("/proc/self/status", &bad), -ENOEXEC, "not ELF: -ENOEXEC");
+
+	/* At capture()'s first instruction, found through the mapping of the
+	 * running code: CFA = rsp+8, the return address at [rsp]. */
+	{
+		uint64_t ips[4];
+		struct unw_result res;
+		uint8_t fake[64] = { 0 };
+		uint64_t ret = (uint64_t)(uintptr_t)leaf + 1;
+		struct unw_regs regs = { .ip = (uint64_t)(uintptr_t)capture, .sp = 0x1000, .bp = 0 };
+		struct unw_stack st = { .data = fake, .start = 0x1000, .size = sizeof(fake) };
+
+		memcpy(fake, &ret, 8);
+		unw_unwind(space, &regs, &st, ips, 2, &res);
+		ok(res.nframes == 2 && ips[1] == ret,
+		   "synthetic entry state: return address read at [rsp]");
+	}
+}
+
+static void test_space(void)
+{
+	struct unw_space *s = unw_space_new(), *c;
+	struct unw_mapping m;
+
+	unw_space_add(s, 0x1000, 0x5000, 0, NULL);
+	unw_space_add(s, 0x8000, 0x9000, 0, NULL);
+	unw_space_add(s, 0x2000, 0x3000, 0x10000, NULL);    /* splits the first */
+	is_u64(unw_space_count(s), 4, "a mapping inside another splits it");
+	unw_space_get(s, 2, &m);
+	ok(m.start == 0x3000 && m.end == 0x5000 && m.pgoff == 0x2000,
+	   "the right part keeps its file offset (0x%llx-0x%llx @0x%llx)",
+	   (unsigned long long)m.start, (unsigned long long)m.end, (unsigned long long)m.pgoff);
+	unw_space_add(s, 0x0, 0x8800, 0, NULL);              /* covers three, cuts one */
+	is_u64(unw_space_count(s), 2, "a covering mapping replaces what it covers");
+	unw_space_get(s, 1, &m);
+	ok(m.start == 0x8800 && m.end == 0x9000 && m.pgoff == 0x800, "and trims what it overlaps");
+	c = unw_space_clone(s);
+	unw_space_add(s, 0x20000, 0x21000, 0, NULL);
+	ok(unw_space_count(c) == 2 && unw_space_count(s) == 3, "a clone is independent");
+	unw_space_free(c);
+	unw_space_free(s);
+}
+
+int main(void)
+{
+	cache = unw_cache_new();
+	snap.stack = xmalloc(COPY_MAX);
+	load_self_maps();
+	ok(stack_end && unw_space_count(space) >= 3, "own mappings read (%zu executable)",
+	   unw_space_count(space));
+
+	test_chain();
+	test_recursion();
+	test_signal_frame();
+	test_tables();
+	test_space();
+
+	unw_space_free(space);
+	unw_cache_free(cache);
+	free(snap.stack);
+	return tap_done();
+}
