@@ -313,6 +313,63 @@ static void read_symbols(struct sym_obj *o, Elf *e, Elf_Scn *scn)
 	o->nlabels = sort_dedup(l, nl);
 }
 
+/*
+ * PLT stubs have no symbols; name them "f@plt" as perf and objdump do, so
+ * samples in them are not anonymous.  x86-64 layout: entry i of .rela.plt
+ * is .plt.sec's i-th 16-byte stub, or .plt's (i+1)-th (after PLT0).
+ */
+static void read_plt(struct sym_obj *o, Elf *e)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rscn = find_section(e, ".rela.plt", &rsh);
+	Elf_Scn *pscn = find_section(e, ".plt.sec", &psh);
+	Elf_Data *rel, *dyn;
+	uint64_t first;
+	size_t n, af = o->nfuncs;
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || !rscn ||
+	    rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return;
+	if (pscn) {
+		first = psh.sh_addr;
+	} else if ((pscn = find_section(e, ".plt", &psh))) {
+		first = psh.sh_addr + 16;
+	} else {
+		return;
+	}
+	rel = elf_getdata(rscn, NULL);
+	dyn = elf_getdata(elf_getscn(e, rsh.sh_link), NULL);
+	if (!rel || !rel->d_buf || !dyn || !dyn->d_buf ||
+	    !gelf_getshdr(elf_getscn(e, rsh.sh_link), &dsh))
+		return;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		char *full;
+		struct esym *d;
+
+		if (first + 16 * (i + 1) > psh.sh_addr + psh.sh_size)
+			break;
+		if (!gelf_getrela(rel, (int)i, &r) ||
+		    GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+		    !gelf_getsym(dyn, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    !(name = elf_strptr(e, dsh.sh_link, sym.st_name)) || !*name)
+			continue;
+		ALLOC_GROW(o->funcs, o->nfuncs + 1, af);
+		d = &o->funcs[o->nfuncs++];
+		full = xasprintf("%s@plt", name);
+		d->addr = first + 16 * i;
+		d->size = 16;
+		d->raw = d->name = intern_str(o->strings, full);
+		d->rank = 0;
+		free(full);
+	}
+	o->nfuncs = sort_dedup(o->funcs, o->nfuncs);
+}
+
 static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
@@ -460,6 +517,7 @@ static void obj_finish(struct sym_obj *o)
 	} else if ((scn = find_symtab(o->elf, SHT_DYNSYM))) {
 		read_symbols(o, o->elf, scn);
 	}
+	read_plt(o, o->elf);
 	if (has_dwarf(dwelf))
 		o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
 }

@@ -827,6 +827,25 @@ int main(void)
 	is_u64(sym_stat_files_opened - opened, 6,
 	       "each ELF file opened once across process images");
 
+	/* PLT stubs: named like objdump's "<dlopen@plt>". */
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt %s", nopie);
+	FILE *od = popen(cmd, "r");
+	char odl[512], stub[256] = "";
+	uint64_t stub_addr = 0;
+	while (od && fgets(odl, sizeof(odl), od)) {
+		char *lt = strchr(odl, '<'), *gt = lt ? strstr(lt, "@plt>:") : NULL;
+		if (gt && !stub_addr && gt - lt < 200) {
+			stub_addr = strtoull(odl, NULL, 16);
+			snprintf(stub, sizeof(stub), "%.*s@plt", (int)(gt - lt - 1), lt + 1);
+		}
+	}
+	if (od)
+		pclose(od);
+	if (ok(stub_addr != 0, "objdump lists a PLT stub (%s)", stub)) {
+		sym_resolve(s, 3, stub_addr + 6, false, f, 8);
+		is_str(f[0].function, stub, "PLT stub named f@plt");
+	}
+
 	/* Interned: same function, same pointer, across images and lines. */
 	sym_resolve(s, 1, find_mark(pie, "sym_leaf")->pc, false, f, 8);
 	sym_resolve(s, 2, find_fn(pie, "sym_leaf")->pc, false, g, 8);
