@@ -44,9 +44,20 @@ static void lf(struct out_line *l, const char *fmt, ...)
 		l->len = sizeof(l->buf) - 1;
 }
 
+/* Names come from the profiled binary: keep control bytes (a newline in a
+ * name would break the table, an escape sequence would drive the terminal)
+ * out of the output. */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 /* Print a summary line cut to the width ("..." marks the cut). */
 static void line_out(FILE *f, struct out_line *l, unsigned width)
 {
+	sanitize(l->buf);
 	if (l->len > width && width > 3) {
 		l->buf[width - 3] = '\0';
 		fprintf(f, "%s...\n", l->buf);
@@ -297,6 +308,7 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));
 		break;
 	}
+	sanitize(dst);
 }
 
 /* Instrumentation: calls(7) + 4 x " time(6) pct(4)" + "  " = 57, then the name. */

@@ -1,0 +1,647 @@
+/*
+ * Unit tests of the output writers (src/output) on reports built from
+ * hand-made records:
+ *  - JSON: parsed back by a strict JSON grammar checker written here
+ *    (strings: escapes, no raw control characters, valid UTF-8), with the
+ *    field names of SPEC section 5 present, in every grouping of both
+ *    methods; hostile names (quotes, backslashes, control bytes, invalid
+ *    UTF-8) stay valid JSON;
+ *  - CSV: the header is exactly the SPEC names; fields parsed back with
+ *    RFC 4180 rules give the full, unshortened names;
+ *  - table: every line within 80 columns (long C++ names, long paths, big
+ *    numbers), columns aligned, the summary tells what was not observed;
+ *  - human-scaled times; --top.
+ */
+#include "analysis/analysis.h"
+#include "output/output.h"
+#include "tap.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a fake resolver: function i at 0x1000 * (i + 1) ---------------------- */
+
+static const char *names[] = {
+	"main",
+	"std::vector<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+	"std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >"
+	"::_M_realloc_insert<std::__cxx11::basic_string<char, std::char_traits<char>, "
+	"std::allocator<char> > const&>(__gnu_cxx::__normal_iterator<std::__cxx11::basic_string<char, "
+	"std::char_traits<char>, std::allocator<char> >*, std::vector<std::__cxx11::basic_string<char, "
+	"std::char_traits<char>, std::allocator<char> > > >, std::__cxx11::basic_string<char, "
+	"std::char_traits<char>, std::allocator<char> > const&)",
+	"quote\"back\\slash,comma\nnewline\ttab\x01" "ctl",
+	"bad\xff\xfe utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xed\xa0\x80 \xc0\xaf",
+	"leaf",
+};
+#define NNAMES (int)(sizeof(names) / sizeof(names[0]))
+
+static const char *const long_module =
+	"/very/long/path/to/some/deeply/nested/installation/prefix/lib/x86_64-linux-gnu/libexample.so.1.2.3";
+
+static int fake_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_return,
+			struct sym_frame *out, int max)
+{
+	uint64_t a = is_return ? addr - 1 : addr;
+	int i = (int)(a / 0x1000) - 1;
+
+	(void)ctx;
+	(void)proc_id;
+	if (i < 0 || i >= NNAMES || max < 1)
+		return 0;
+	out[0] = (struct sym_frame){ names[i], i == 1 ? long_module : "/bin/app,with\"odd",
+				     i == 3 ? "/src/dir with space/odd\"file.c" : "/src/app.c",
+				     (unsigned)(a & 0xfff), false };
+	return 1;
+}
+
+static const struct an_resolver fake = { fake_resolve, NULL, NULL };
+
+static uint64_t F(int i)
+{
+	return 0x1000 * (uint64_t)(i + 1);
+}
+
+static void add_rec(struct an_profile *p, enum sc_rec_type type, const void *d, size_t size)
+{
+	struct sc_record rec = { type, (uint32_t)size, d };
+
+	an_profile_add(p, &rec);
+}
+
+static void add_session(struct an_profile *p, enum sc_method m, uint32_t requested, uint32_t observed)
+{
+	struct {
+		struct sc_rec_session s;
+		char argv[64];
+	} s = { { .method = m, .frequency_hz = m == SC_METHOD_SAMPLE ? 999 : 0,
+		  .os_requested = requested, .argc = 3 }, "./prog\0--flag\0arg \"q\"" };
+	struct sc_rec_session_end e = { .duration_ns = 2500000000ULL, .os_observed = observed,
+					.lost_events = 7, .lost_samples = 3 };
+	struct {
+		struct sc_rec_thread t;
+		char name[16];
+	} th = { { .proc_id = 1, .tid = 42 }, "worker\"1" };
+
+	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
+	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
+	add_rec(p, SC_REC_THREAD, &th, sizeof(th));
+}
+
+static struct an_profile *instr_profile(void)
+{
+	struct an_profile *p = an_profile_new(&fake);
+	struct sc_rec_thread_stats st = { .proc_id = 1, .tid = 42, .repairs = 4, .open_frames = 2,
+					  .os_count = { 11, 22, 0 } };
+	struct sc_rec_callsite cs = { 1, 42, F(0) + 0x11, F(4), 5, 500, 400, 300, 200 };
+
+	add_session(p, SC_METHOD_INSTRUMENT, SC_OS_ALL, SC_OS_BIT(SC_OS_SWITCH) | SC_OS_BIT(SC_OS_SYSCALL));
+	for (int i = 0; i < NNAMES; i++) {
+		struct sc_rec_cct_node n = {
+			.proc_id = 1, .tid = 42, .id = (uint32_t)i + 1, .parent = i ? (uint32_t)i : 0,
+			.func = F(i), .calls = 123456789ULL * (uint64_t)(i + 1),
+			.elapsed_excl = 1000000000ULL * (uint64_t)(i + 1), .app_excl = 999 * (uint64_t)i,
+			.app_excl_exact = 1999 * (uint64_t)i, .completed = i == 0 ? 0 : 3,
+			.incl_min = 5, .incl_max = 50, .incl_sum = 60, .excl_min = 1, .excl_max = 9,
+			.excl_sum = 12,
+		};
+		struct sc_rec_cct_node root = { .proc_id = 1, .tid = 42, .parent = UINT32_MAX };
+
+		if (!i)
+			add_rec(p, SC_REC_CCT_NODE, &root, sizeof(root));
+		add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
+	}
+	add_rec(p, SC_REC_THREAD_STATS, &st, sizeof(st));
+	add_rec(p, SC_REC_CALLSITE, &cs, sizeof(cs));
+	return p;
+}
+
+static struct an_profile *sample_profile(void)
+{
+	struct an_profile *p = an_profile_new(&fake);
+	struct {
+		struct sc_rec_stack h;
+		uint64_t ip[8];
+	} st = { { 1, (uint16_t)NNAMES, SC_STACK_ROOT }, { 0 } };
+	struct sc_rec_samples sm = { 1, 42, 1, 0, 4000000000ULL };
+
+	add_session(p, SC_METHOD_SAMPLE, 0, 0);
+	for (int i = 0; i < NNAMES; i++)
+		st.ip[i] = F(NNAMES - 1 - i) + 0x21;
+	add_rec(p, SC_REC_STACK, &st, sizeof(st.h) + NNAMES * sizeof(uint64_t));
+	add_rec(p, SC_REC_SAMPLES, &sm, sizeof(sm));
+	st.h.id = 2;
+	st.h.nframes = 1;
+	st.h.flags = SC_STACK_TRUNCATED;
+	add_rec(p, SC_REC_STACK, &st, sizeof(st.h) + sizeof(uint64_t));
+	sm.stack_id = 2;
+	sm.count = 17;
+	add_rec(p, SC_REC_SAMPLES, &sm, sizeof(sm));
+	return p;
+}
+
+static char *render(const struct out_format *fmt, const struct an_report *r, size_t top)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_options o = { .top = top };
+	int ret = fmt->write(f, r, &o);
+
+	fclose(f);
+	if (ret)
+		tap_diag("%s writer returned %d", fmt->name, ret);
+	return buf;
+}
+
+/* ---- a strict JSON checker ---------------------------------------------------- */
+
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *j_value(const char *p, int depth);
+
+static const char *j_string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p != '"') {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20)
+			return NULL;            /* raw control character (or end) */
+		if (c == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p[i]))
+						return NULL;
+				p += 5;
+			} else if (strchr("\"\\/bfnrt", *p) && *p) {
+				p++;
+			} else {
+				return NULL;
+			}
+			continue;
+		}
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		/* UTF-8: lead byte, continuation bytes, no overlongs/surrogates */
+		{
+			int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
+				c >= 0xc2 && c <= 0xdf ? 2 : 0;
+			unsigned cp = n == 4 ? c & 7 : n == 3 ? c & 15 : c & 31;
+
+			if (!n)
+				return NULL;
+			for (int i = 1; i < n; i++) {
+				if (((unsigned char)p[i] & 0xc0) != 0x80)
+					return NULL;
+				cp = cp << 6 | ((unsigned char)p[i] & 0x3f);
+			}
+			if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+			    (cp >= 0xd800 && cp <= 0xdfff))
+				return NULL;
+			p += n;
+		}
+	}
+	return p + 1;
+}
+
+static const char *j_number(const char *p)
+{
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (isdigit((unsigned char)*p))
+		while (isdigit((unsigned char)*p))
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	return p;
+}
+
+static const char *j_value(const char *p, int depth)
+{
+	if (depth > 64)
+		return NULL;
+	p = ws(p);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		bool obj = *p == '{';
+
+		p = ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (obj) {
+				p = j_string(ws(p));
+				if (!p)
+					return NULL;
+				p = ws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			p = j_value(p, depth + 1);
+			if (!p)
+				return NULL;
+			p = ws(p);
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			if (*p == close)
+				return p + 1;
+			return NULL;
+		}
+	}
+	if (*p == '"')
+		return j_string(p);
+	if (!strncmp(p, "true", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	if (!strncmp(p, "null", 4))
+		return p + 4;
+	return j_number(p);
+}
+
+static bool json_valid(const char *s)
+{
+	const char *e = s ? j_value(s, 0) : NULL;
+
+	return e && !*ws(e);
+}
+
+static bool has_key(const char *json, const char *key)
+{
+	char pat[128];
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	return strstr(json, pat) != NULL;
+}
+
+static int count_occurrences(const char *s, const char *pat)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, pat)); p++)
+		n++;
+	return n;
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+static const char *const instr_row_keys[] = {
+	"calls", "elapsed_inclusive_ns", "elapsed_exclusive_ns", "application_inclusive_ns",
+	"application_exclusive_ns", "elapsed_inclusive_pct", "elapsed_exclusive_pct",
+	"application_inclusive_pct", "application_exclusive_pct",
+};
+static const char *const per_call_keys[] = {
+	"min_elapsed_inclusive_ns", "max_elapsed_inclusive_ns", "mean_elapsed_inclusive_ns",
+	"min_elapsed_exclusive_ns", "max_elapsed_exclusive_ns", "mean_elapsed_exclusive_ns",
+};
+static const char *const sample_row_keys[] = {
+	"inclusive_samples", "exclusive_samples", "inclusive_pct", "exclusive_pct",
+};
+
+static struct an_report *build(struct an_profile *p, enum an_group by)
+{
+	struct an_report_options o = { by, AN_APP_INTERVAL };
+	struct an_report *r = NULL;
+	char err[256];
+
+	/* groupings of the other method are refused: test_analysis checks how */
+	if (an_report_build(p, &o, &r, err, sizeof(err)) < 0)
+		return NULL;
+	return r;
+}
+
+static void test_json(struct an_profile *p, enum sc_method m)
+{
+	const char *method = m == SC_METHOD_SAMPLE ? "sampling" : "instrumentation";
+	int built = 0;
+
+	for (enum an_group g = 0; g < AN_NGROUPS; g++) {
+		struct an_report *r = build(p, g);
+		char *js;
+		bool keys = true;
+
+		if (!r)
+			continue;
+		built++;
+		js = render(&out_json, r, 0);
+		ok(json_valid(js), "json %s by %s parses", method, an_group_name(g));
+		for (const char *const *k = (const char *const[]){ "method", "command", "processes",
+				 "threads", "duration_ns", NULL }; *k; k++)
+			keys &= has_key(js, *k);
+		if (m == SC_METHOD_SAMPLE) {
+			for (const char *const *k = (const char *const[]){ "samples", "frequency_hz",
+					 "lost_samples", "root_reached_pct", NULL }; *k; k++)
+				keys &= has_key(js, *k);
+			for (size_t i = 0; i < ARRAY_SIZE(sample_row_keys); i++)
+				keys &= has_key(js, sample_row_keys[i]);
+		} else {
+			for (const char *const *k = (const char *const[]){ "elapsed_inclusive_ns",
+					 "application_inclusive_ns", "os_events", "not_observed",
+					 "repairs", "open_frames", "lost_events", NULL }; *k; k++)
+				keys &= has_key(js, *k);
+			for (size_t i = 0; i < ARRAY_SIZE(instr_row_keys); i++)
+				keys &= has_key(js, instr_row_keys[i]);
+			if (g != AN_BY_CALLSITE)
+				for (size_t i = 0; i < ARRAY_SIZE(per_call_keys); i++)
+					keys &= has_key(js, per_call_keys[i]);
+		}
+		if (g == AN_BY_FUNCTION)
+			keys &= has_key(js, "function") && has_key(js, "module");
+		if (g == AN_BY_THREAD)
+			keys &= has_key(js, "tid");
+		if (g == AN_BY_PROCESS)
+			keys &= has_key(js, "pid");
+		if (g == AN_BY_LINE)
+			keys &= has_key(js, "file") && has_key(js, "line");
+		if (g == AN_BY_ADDRESS)
+			keys &= has_key(js, "address");
+		ok(keys, "json %s by %s has the SPEC fields", method, an_group_name(g));
+		if (g == AN_BY_FUNCTION) {
+			ok(strstr(js, "\"method\": \"") && strstr(js, method), "json method is \"%s\"", method);
+			ok(strstr(js, "[\"./prog\", \"--flag\", \"arg \\\"q\\\"\"]") != NULL,
+			   "json command is the argv list, escaped");
+			ok(strstr(js, "\"quote\\\"back\\\\slash,comma\\nnewline\\ttab\\u0001ctl\"") != NULL,
+			   "json escapes quotes, backslashes and control characters");
+			ok(strstr(js, "\\ufffd\\ufffd utf8 \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 "
+				  "\\ufffd\\ufffd\\ufffd \\ufffd\\ufffd") != NULL,
+			   "json keeps valid UTF-8 and replaces invalid bytes");
+			ok(strstr(js, names[1]) != NULL, "json names are complete, not shortened");
+			if (m == SC_METHOD_INSTRUMENT) {
+				ok(strstr(js, "\"os_events\": {\"switch\": 11, \"syscall\": 22, \"fault\": null, "
+					  "\"requested\": [\"switch\", \"syscall\", \"fault\"], "
+					  "\"not_observed\": [\"fault\"]}") != NULL,
+				   "json os_events: counts, and fault not observed (null, listed)");
+				ok(strstr(js, "\"min_elapsed_inclusive_ns\": null") != NULL,
+				   "json per-call values of a function with no completed call are null");
+				ok(strstr(js, "\"duration_ns\": 2500000000") && strstr(js, "\"lost_events\": 7") &&
+				   strstr(js, "\"repairs\": 4") && strstr(js, "\"open_frames\": 2"),
+				   "json session numbers");
+			}
+			free(js);
+			js = render(&out_json, r, 2);
+			ok(json_valid(js) && count_occurrences(js, "\n    {") == 2, "json --top 2 gives 2 rows");
+		}
+		free(js);
+		an_report_free(r);
+	}
+	is_u64(built, m == SC_METHOD_SAMPLE ? 6 : 5, "json %s: every grouping of the method built", method);
+}
+
+/* RFC 4180 parse of one record at *pp into fields; returns the count. */
+static int csv_record(const char **pp, char fields[][2048], int max)
+{
+	const char *p = *pp;
+	int n = 0;
+
+	for (;;) {
+		size_t len = 0;
+		char *out = fields[n];
+
+		if (*p == '"') {
+			p++;
+			for (;;) {
+				if (!*p)
+					return -1;
+				if (*p == '"' && p[1] == '"') {
+					out[len++] = '"';
+					p += 2;
+				} else if (*p == '"') {
+					p++;
+					break;
+				} else {
+					out[len++] = *p++;
+				}
+				if (len >= 2047)
+					return -1;
+			}
+		} else {
+			while (*p && *p != ',' && *p != '\n') {
+				if (*p == '"' || len >= 2047)
+					return -1;
+				out[len++] = *p++;
+			}
+		}
+		out[len] = '\0';
+		n++;
+		if (*p == ',' && n < max) {
+			p++;
+			continue;
+		}
+		if (*p == '\n')
+			p++;
+		*pp = p;
+		return n;
+	}
+}
+
+static void test_csv(struct an_profile *pi, struct an_profile *ps)
+{
+	static const struct {
+		enum sc_method m;
+		enum an_group g;
+		const char *header;
+	} cases[] = {
+		{ SC_METHOD_INSTRUMENT, AN_BY_FUNCTION,
+		  "function,module,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,application_inclusive_ns,"
+		  "application_exclusive_ns,elapsed_inclusive_pct,elapsed_exclusive_pct,"
+		  "application_inclusive_pct,application_exclusive_pct,min_elapsed_inclusive_ns,"
+		  "max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,min_elapsed_exclusive_ns,"
+		  "max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed" },
+		{ SC_METHOD_INSTRUMENT, AN_BY_THREAD,
+		  "tid,pid,thread_name,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,"
+		  "application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,"
+		  "elapsed_exclusive_pct,application_inclusive_pct,application_exclusive_pct,"
+		  "min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,"
+		  "min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed" },
+		{ SC_METHOD_SAMPLE, AN_BY_FUNCTION,
+		  "function,module,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct" },
+		{ SC_METHOD_SAMPLE, AN_BY_LINE,
+		  "file,line,function,module,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct" },
+		{ SC_METHOD_SAMPLE, AN_BY_ADDRESS,
+		  "address,function,module,file,line,inclusive_samples,exclusive_samples,inclusive_pct,"
+		  "exclusive_pct" },
+	};
+	static char fields[32][2048];
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct an_report *r = build(cases[c].m == SC_METHOD_SAMPLE ? ps : pi, cases[c].g);
+		char *csv;
+		const char *p;
+		size_t nl;
+		int nf, rows = 0, bad = 0;
+		bool found_long = false, found_quote = false;
+
+		if (!r)
+			continue;
+		csv = render(&out_csv, r, 0);
+		nl = strcspn(csv, "\n");
+		ok(nl == strlen(cases[c].header) && !strncmp(csv, cases[c].header, nl),
+		   "csv %s by %s: header is the SPEC names", cases[c].m == SC_METHOD_SAMPLE ? "sampling" :
+		   "instrumentation", an_group_name(cases[c].g));
+		p = csv + nl + 1;
+		while (*p) {
+			nf = csv_record(&p, fields, 32);
+			if (nf != (int)r->ncols)
+				bad++;
+			for (int i = 0; i < nf; i++) {
+				found_long |= !strcmp(fields[i], names[1]);
+				found_quote |= !strcmp(fields[i], names[2]);
+			}
+			rows++;
+		}
+		ok(!bad && rows == (int)r->nrows, "csv by %s: %d records of %u fields (RFC 4180)",
+		   an_group_name(cases[c].g), rows, r->ncols);
+		if (cases[c].g == AN_BY_FUNCTION)
+			ok(found_long && found_quote,
+			   "csv by function: full C++ name, and a name with quotes/commas/newline, read back intact");
+		free(csv);
+		an_report_free(r);
+	}
+}
+
+static void check_table(const char *t, const char *what, size_t name_col)
+{
+	const char *line = t;
+	size_t maxw = 0;
+	int lines = 0, misaligned = 0, ctl = 0;
+	bool in_rows = false;
+
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+
+		if (len > maxw)
+			maxw = len;
+		for (size_t i = 0; i < len; i++)
+			if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+				ctl++;
+		if (in_rows && len > name_col && strncmp(line, "(", 1)) {
+			/* two spaces before the name column, a value right before them */
+			if (line[name_col - 1] != ' ' || line[name_col - 2] != ' ' ||
+			    line[name_col - 3] == ' ' || line[name_col] == ' ')
+				misaligned++;
+		}
+		if (!strncmp(line, "  Calls", 7) || !strncmp(line, " Inclusive", 10))
+			in_rows = true;
+		lines++;
+		line += len + (line[len] == '\n');
+	}
+	ok(maxw <= 80, "table %s: widest line %zu <= 80 columns", what, maxw);
+	ok(!ctl, "table %s: no control characters from names reach the terminal", what);
+	ok(!misaligned, "table %s: name column aligned at %zu (%d lines off)", what, name_col, misaligned);
+}
+
+static void test_table(struct an_profile *pi, struct an_profile *ps)
+{
+	for (enum an_group g = 0; g < AN_NGROUPS; g++) {
+		struct an_report *r;
+		char *t, what[64];
+
+		if ((r = build(pi, g))) {
+			t = render(&out_table, r, 0);
+			snprintf(what, sizeof(what), "instrumentation by %s", an_group_name(g));
+			check_table(t, what, 57);
+			if (g == AN_BY_FUNCTION) {
+				ok(strstr(t, "NOT observed") && strstr(t, "fault"),
+				   "table says fault events were NOT observed");
+				ok(strstr(t, "Repairs 4") && strstr(t, "open frames 2") && strstr(t, "lost events 7"),
+				   "table summary: repairs, open frames, lost events");
+				ok(strstr(t, "Duration 2.50s") != NULL, "table summary: human-scaled duration");
+				ok(strstr(t, "..") != NULL && !strstr(t, names[1]),
+				   "table shortens the long C++ name");
+				ok(strstr(t, "123.5M") || strstr(t, "123456789") == NULL,
+				   "table scales call counts that do not fit");
+				puts("# ---- table sample ----");
+				for (char *l = strtok(t, "\n"); l; l = strtok(NULL, "\n"))
+					printf("# %s\n", l);
+			}
+			free(t);
+			an_report_free(r);
+		}
+		if ((r = build(ps, g))) {
+			t = render(&out_table, r, 0);
+			snprintf(what, sizeof(what), "sampling by %s", an_group_name(g));
+			check_table(t, what, 34);
+			if (g == AN_BY_FUNCTION) {
+				ok(strstr(t, "Samples 4000000017 at 999 Hz, lost samples 3") != NULL,
+				   "table summary: samples, rate, lost samples");
+				ok(strstr(t, "Stacks reaching the root 100.0%, truncated 0.0%") != NULL,
+				   "table summary: root-reached and truncated shares");
+			}
+			free(t);
+			if (r->nrows > 1) {
+				t = render(&out_table, r, 1);
+				ok(strstr(t, "(1 of ") != NULL, "table --top 1 says how many rows were left out");
+				free(t);
+			}
+			an_report_free(r);
+		}
+	}
+}
+
+static void test_times(void)
+{
+	static const struct {
+		uint64_t ns;
+		const char *s;
+	} cases[] = {
+		{ 0, "0ns" }, { 999, "999ns" }, { 1000, "1.00us" }, { 1234, "1.23us" },
+		{ 99949, "99.9us" }, { 999499, "999us" }, { 999500, "1.00ms" }, { 45600000, "45.6ms" },
+		{ 1234567890ULL, "1.23s" }, { 123456789012ULL, "123s" }, { 99999000000000ULL, "99999s" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char b[32];
+
+		out_fmt_time(b, sizeof(b), cases[i].ns);
+		is_str(b, cases[i].s, "time %llu ns prints as %s", (unsigned long long)cases[i].ns, cases[i].s);
+		ok(strlen(b) <= 6, "time %s fits 6 columns", b);
+	}
+	ok(out_format_find("json") == &out_json && out_format_find("csv") == &out_csv &&
+	   out_format_find("table") == &out_table && !out_format_find("xml"), "formats by name");
+}
+
+int main(void)
+{
+	struct an_profile *pi = instr_profile(), *ps = sample_profile();
+
+	test_json(pi, SC_METHOD_INSTRUMENT);
+	test_json(ps, SC_METHOD_SAMPLE);
+	test_csv(pi, ps);
+	test_table(pi, ps);
+	test_times();
+	an_profile_free(pi);
+	an_profile_free(ps);
+	return tap_done();
+}
