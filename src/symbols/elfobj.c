@@ -75,6 +75,8 @@ struct sym_obj {
 	Elf *elf;                 /* the object (or its debug file alone) */
 	Elf *delf;                /* separate debug file, or NULL */
 	Dwarf *dw;
+	Elf *alt_elf;             /* dwz's shared DWARF (.gnu_debugaltlink) */
+	Dwarf *alt_dw;
 	uint8_t bid[SYM_BUILD_ID_MAX];
 	unsigned bid_len;
 	uint16_t e_type;
@@ -426,7 +428,7 @@ static Elf *try_debug_file(const char *path, const uint8_t *bid,
 		if (dlen != bid_len || memcmp(dbid, bid, dlen))
 			goto reject;
 	} else if (check_crc) {
-		/* No build-ids to compare: the debuglink CRC decides. */
+		/* Build-ids cannot be compared: the debuglink CRC decides. */
 		size_t size;
 		const char *img = elf_rawfile(e, &size);
 		if (!img || (GElf_Word)crc32(0, (const Bytef *)img, size) != crc)
@@ -482,13 +484,13 @@ static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 		cand = xasprintf(fmts[i], dir, link);
 		if (stat(cand, &st) == 0 &&
 		    !(st.st_dev == self.st_dev && st.st_ino == self.st_ino))
-			d = try_debug_file(cand, bid, bid_len, !bid_len, crc);
+			d = try_debug_file(cand, bid, bid_len, true, crc);
 		free(cand);
 	}
 	if (!d) {
 		cand = xasprintf("%s%s%s/%s", root, dir[0] == '/' ? "" : "/",
 				 dir, link);
-		d = try_debug_file(cand, bid, bid_len, !bid_len, crc);
+		d = try_debug_file(cand, bid, bid_len, true, crc);
 		free(cand);
 	}
 	free(dir);
@@ -504,7 +506,29 @@ static struct sym_obj *obj_new(struct sym_intern *strings)
 	return o;
 }
 
-static void obj_finish(struct sym_obj *o)
+/*
+ * Debug files made smaller by dwz point into a shared file by build-id.
+ * libdw looks for it under /usr/lib/debug only; look under our root first.
+ */
+static void attach_alt(struct sym_obj *o, const char *debug_root)
+{
+	const char *name, *err;
+	const void *bid;
+	ssize_t len = dwelf_dwarf_gnu_debugaltlink(o->dw, &name, &bid);
+	char *path;
+
+	if (len <= 0 || len > SYM_BUILD_ID_MAX)
+		return;
+	path = build_id_path(debug_root, bid, (unsigned)len);
+	o->alt_elf = access(path, R_OK) == 0 ? open_elf(path, &err) : NULL;
+	free(path);
+	if (o->alt_elf)
+		o->alt_dw = dwarf_begin_elf(o->alt_elf, DWARF_C_READ, NULL);
+	if (o->alt_dw)
+		dwarf_setalt(o->dw, o->alt_dw);
+}
+
+static void obj_finish(struct sym_obj *o, const char *debug_root)
 {
 	Elf *dwelf = o->delf ? o->delf : o->elf;
 	Elf_Scn *scn;
@@ -520,6 +544,8 @@ static void obj_finish(struct sym_obj *o)
 	read_plt(o, o->elf);
 	if (has_dwarf(dwelf))
 		o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+	if (o->dw)
+		attach_alt(o, debug_root);
 }
 
 struct sym_obj *obj_open(const char *path, const char *debug_root,
@@ -544,7 +570,7 @@ struct sym_obj *obj_open(const char *path, const char *debug_root,
 	if (!has_dwarf(o->elf))
 		o->delf = find_debug_file(o->elf, path, debug_root, o->bid,
 					  o->bid_len);
-	obj_finish(o);
+	obj_finish(o, debug_root);
 	pr_debug("symbols: %s: %zu functions, %s", path, o->nfuncs,
 		 o->dw ? "DWARF" : "no DWARF");
 	return o;
@@ -571,7 +597,7 @@ struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 	o->e_type = eh.e_type;
 	o->offsets_valid = false;
 	o->bid_len = read_build_id(o->elf, o->bid);
-	obj_finish(o);
+	obj_finish(o, debug_root);
 	return o;
 }
 
@@ -587,6 +613,10 @@ void obj_free(struct sym_obj *o)
 	free(o->cur);
 	if (o->dw)
 		dwarf_end(o->dw);
+	if (o->alt_dw)
+		dwarf_end(o->alt_dw);
+	if (o->alt_elf)
+		elf_end(o->alt_elf);
 	if (o->delf)
 		elf_end(o->delf);
 	if (o->elf)

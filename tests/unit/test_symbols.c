@@ -489,6 +489,49 @@ static void test_debug_files(void)
 	free(o);
 }
 
+/* dwz: DWARF shared between files in a common file found by build-id. */
+static void test_dwz(void)
+{
+	char dir[PATH_MAX + 16], exe[PATH_MAX + 32], cmd[4 * PATH_MAX];
+	struct run_out *o;
+	struct sym_session *s;
+	struct sym_frame f[8];
+	const struct mark *m;
+	int rc, n;
+
+	if (system("command -v dwz >/dev/null 2>&1") != 0) {
+		printf("ok %d - dwz common file # SKIP dwz not installed\n", ++tap_n);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/dwz", tmp);
+	snprintf(exe, sizeof(exe), "%s/p1", dir);
+	rc = sh("mkdir -p %s/root && cd %s && "
+		"gcc -O2 -g -I%s %s/sym_prog.c -o p1 -L.. -lsym_lib -Wl,-rpath=%s -ldl && "
+		"gcc -O2 -g -DSYM_TWIN -I%s %s/sym_prog.c -o p2 -L.. -lsym_lib -Wl,-rpath=%s -ldl && "
+		"dwz -m common.debug -M /nonexistent/common.debug p1 p2 && "
+		"id=$(readelf -n common.debug | awk '/Build ID/{print $3}') && "
+		"mkdir -p root/.build-id/$(echo $id | cut -c1-2) && "
+		"mv common.debug root/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug",
+		dir, dir, progs, progs, tmp, progs, progs, tmp);
+	if (!ok(rc == 0, "build programs sharing DWARF through dwz"))
+		return;
+	o = calloc(1, sizeof(*o));
+	snprintf(cmd, sizeof(cmd), "%s %s/sym_dl.so", exe, tmp);
+	rc = run_prog(cmd, o);
+	m = find_mark(o, "sym_deep");
+	snprintf(cmd, sizeof(cmd), "%s/root", dir);
+	setenv("STACKCLOCK_DEBUG_ROOT", cmd, 1);
+	s = sym_session_new();
+	add_maps(s, 1, o, NULL, NULL);
+	n = m ? sym_resolve(s, 1, m->pc, false, f, 8) : 0;
+	ok(rc == 0 && n == 3 && !strcmp(f[0].function, "sym_deep") &&
+	   !strcmp(f[1].function, "sym_inlined") && f[0].line == m->line,
+	   "dwz: inlined names from the common file under the debug root");
+	sym_session_free(s);
+	unsetenv("STACKCLOCK_DEBUG_ROOT");
+	free(o);
+}
+
 /* Files that cannot be read: unknown names, no crash, one warning each. */
 static void test_broken(const struct run_out *pie, const char *pie_path)
 {
@@ -860,6 +903,7 @@ int main(void)
 	test_broken(pie, exe);
 	test_damaged(pie, exe);
 	test_versioned();
+	test_dwz();
 	test_debug_files();
 	test_speed();
 
