@@ -183,7 +183,7 @@ int cmd_report(int argc, char **argv)
 			pr_err("cannot open %s: no such file (record one with 'stackclock record', "
 			       "or name it with -i)", o.input);
 		else
-			pr_err("cannot read %s (is it a stackclock data file?)", err);
+			pr_err("cannot read %s", err);
 		goto out;
 	}
 	if (damaged)
