@@ -5,14 +5,14 @@
  *  - its PT_LOAD segments (to turn a mapping into a load bias and to tell
  *    whether an address belongs to the object at all);
  *  - a sorted function table from .symtab (the object's own, else its debug
- *    file's) or else .dynsym;
+ *    file's) or else .dynsym, plus "f@plt" for the PLT stubs;
  *  - DWARF, its own or a separate debug file's (by build-id under the debug
- *    root, else by .gnu_debuglink), indexed lazily: a sorted table of CU
- *    address ranges built once, and per CU a sorted table of subprogram
- *    ranges built on the CU's first use.  A lookup then only walks the one
- *    subprogram's scopes for inlined calls, never the whole CU, which is what
- *    keeps thousands of distinct addresses cheap (dwarf_getscopes() walks the
- *    CU from its root on every call).
+ *    root, else by .gnu_debuglink; dwz common files by build-id too),
+ *    indexed lazily: a sorted table of CU address ranges built once, and
+ *    per CU a sorted table of subprogram ranges built on the CU's first use.
+ *    A lookup then only walks the one subprogram's scopes for inlined calls,
+ *    never the whole CU, which is what keeps thousands of distinct addresses
+ *    cheap (dwarf_getscopes() walks the CU from its root on every call).
  *
  * We do not use libdwfl's standard debuginfo search: with Debian's
  * libdebuginfod-common it would go to the network when DEBUGINFOD_URLS is
@@ -446,8 +446,8 @@ static char *build_id_path(const char *root, const uint8_t *bid, unsigned len)
 {
 	char hex[2 * SYM_BUILD_ID_MAX + 1];
 
-	for (unsigned i = 0; i < len; i++)
-		sprintf(hex + 2 * i, "%02x", bid[i]);
+	for (unsigned i = 0; i < len && i < SYM_BUILD_ID_MAX; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
 	return xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
 }
 
@@ -457,7 +457,8 @@ static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 	const char *link;
 	GElf_Word crc = 0;
 	Elf *d = NULL;
-	char *dir, *cand, *slash;
+	const char *slash;
+	char *dir, *cand;
 	struct stat self, st;
 
 	if (bid_len) {
@@ -470,12 +471,8 @@ static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 	link = dwelf_elf_gnu_debuglink(e, &crc);
 	if (!link || !*link || strchr(link, '/') || !path)
 		return NULL;
-	dir = xstrdup(path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
+	slash = strrchr(path, '/');
+	dir = slash ? xasprintf("%.*s", (int)(slash - path), path) : xstrdup(".");
 	if (stat(path, &self) != 0)
 		memset(&self, 0, sizeof(self));
 
