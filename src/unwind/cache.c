@@ -146,6 +146,8 @@ size_t unw_module_build_id(struct unw_module *m, const uint8_t **id)
 {
 	if (!m->build_id_len && !m->id_tried) {
 		m->id_tried = true;
+		if (!strcmp(m->path, "[vdso]"))
+			unw_module_table(m);      /* no file: its image has the note */
 		if (m->table && m->table->build_id_len) {
 			memcpy(m->build_id, m->table->build_id, m->table->build_id_len);
 			m->build_id_len = m->table->build_id_len;

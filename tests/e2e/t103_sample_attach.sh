@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Attaching to a running process (-p PID): --duration, Ctrl-C (SIGINT to the
+# recorder), the target left running; and the one-line errors: a PID that
+# does not exist, a program that does not exist, a kernel refusing perf
+# events (simulated by smp_noperf.so, see below).
+. "$(dirname "$0")/lib.sh"
+SRC=$E2E_DIR/../../src
+SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
+cc -O2 -I"$SRC" -D_GNU_SOURCE -o "$TMP/folded" "$PROGS/smp_folded.c" "$SC_BUILD/libcore.a" \
+	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm || exit 1
+atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+build shares e2e_shares.c -O2 -fomit-frame-pointer -fno-optimize-sibling-calls || exit 1
+build cputhreads e2e_cputhreads.c -O2 -fomit-frame-pointer -pthread || exit 1
+
+"$TMP/shares" 4000 &
+pid=$!
+sleep 0.2
+check "attach with -p for 1 s" -- "$STACKCLOCK" record -p "$pid" --duration 1 -o "$TMP/a.data"
+kill -0 "$pid" 2>/dev/null
+ok $? "the target still runs after record ends"
+"$TMP/folded" "$TMP/a.data" >"$TMP/a.folded"
+n=$(awk '{ n += $4 } END { print n + 0 }' "$TMP/a.folded")
+# CPU time, not wall time, is sampled: a busy machine gives fewer.
+ok $(( n >= 300 && n <= 1100 ? 0 : 1 )) "about one second of samples ($n)"
+chain=$(awk '{ n += $4; if ($1 == "root" && $5 ~ /;main;middle;part_[abc]$/) m += $4 } END { printf "%.1f", n ? 100 * m / n : 0 }' "$TMP/a.folded")
+atleast "$chain" 95; ok $? "$chain% of stacks reach the root through main;middle (>= 95%)"
+"$STACKCLOCK" dump -i "$TMP/a.data" >"$TMP/a.dump"
+grep -q "session .*flags=attached.*target_pid=$pid" "$TMP/a.dump"; ok $? "session is flagged attached to $pid"
+grep -q "module .*path=\"$TMP/shares\"" "$TMP/a.dump"; ok $? "existing mappings read from /proc/$pid/maps"
+
+# Ctrl-C: SIGINT to the recorder ends the recording, not the target.
+"$STACKCLOCK" record -p "$pid" -o "$TMP/c.data" 2>/dev/null &
+rec=$!
+sleep 0.5
+kill -INT $rec
+wait $rec
+ok $? "SIGINT ends an attached recording with status 0"
+kill -0 "$pid" 2>/dev/null
+ok $? "and the target still runs"
+n=$("$TMP/folded" "$TMP/c.data" | awk '{ n += $4 } END { print n + 0 }')
+ok $(( n > 50 ? 0 : 1 )) "samples up to the SIGINT written ($n)"
+kill "$pid"
+wait "$pid" 2>/dev/null
+
+# Threads that exist at attach time, and the target ending before --duration.
+"$TMP/cputhreads" >/dev/null &
+pid=$!
+sleep 0.1
+check "attach to a threaded process that ends before --duration" -- \
+	"$STACKCLOCK" record -p "$pid" --duration 30 -o "$TMP/t.data"
+wait "$pid"
+tids=$("$TMP/folded" "$TMP/t.data" | awk -v p=$pid '$2 == p && $5 ~ /heavy/ { print $3 }' | sort -u | wc -l)
+ok $(( tids == 2 ? 0 : 1 )) "both worker threads sampled ($tids)"
+
+# One-line errors with a non-zero status.
+one_line_fail() {	# one_line_fail MESSAGE PATTERN -- COMMAND...
+	local msg=$1 pat=$2; shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE "$pat" "$TMP/err"; then
+		ok 0 "$msg"
+	else
+		ok 1 "$msg"
+		echo "#   status $rc, stderr: $(head -3 "$TMP/err")"
+	fi
+}
+one_line_fail "a PID that does not exist" "no process with PID 4194000" -- \
+	"$STACKCLOCK" record -p 4194000 --duration 1 -o "$TMP/x.data"
+one_line_fail "a program that does not exist" "no such program" -- \
+	"$STACKCLOCK" record -o "$TMP/x.data" -- "$TMP/does-not-exist"
+# A kernel that refuses perf events: smp_noperf.so makes perf_event_open
+# fail with EACCES, as kernel.perf_event_paranoid does for a plain user.
+cc -shared -fPIC -O2 -o "$TMP/noperf.so" "$PROGS/smp_noperf.c" || exit 1
+one_line_fail "perf events refused: names kernel.perf_event_paranoid" \
+	"kernel.perf_event_paranoid = -?[0-9]+.*sysctl kernel.perf_event_paranoid=1" -- \
+	env LD_PRELOAD="$TMP/noperf.so" "$STACKCLOCK" record -o "$TMP/x.data" -- "$TMP/shares" 100
+[ ! -e "$TMP/x.data" ]; ok $? "no data file left behind by the failures"
