@@ -45,6 +45,7 @@ struct proc {
 	struct map *bases;        /* SC_MOD_BASE mappings, sorted by start */
 	size_t nbases, abases;
 	bool sorted;
+	uint32_t gen;             /* bumped by each new mapping */
 };
 
 struct objent {
@@ -61,6 +62,7 @@ struct centry {
 	uint8_t used, is_return;
 	uint16_t n;
 	uint32_t first;           /* index into frames */
+	uint32_t gen;             /* the process image's gen when resolved */
 };
 
 struct sym_session {
@@ -212,13 +214,9 @@ void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
 							 : m->build_id_len;
 	memcpy(mp->bid, m->build_id, mp->bid_len);
 	p->sorted = false;
-	/* Addresses resolved before this mapping was known may now resolve
-	 * differently: forget them (interned strings stay valid). */
-	if (s->cache_n) {
-		memset(s->cache, 0, s->cache_cap * sizeof(*s->cache));
-		s->cache_n = 0;
-		s->nframes = 0;
-	}
+	/* Addresses of this image resolved before may now resolve differently:
+	 * their cache entries no longer match its generation. */
+	p->gen++;
 }
 
 static int cmp_map(const void *a, const void *b)
@@ -454,8 +452,13 @@ int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 	size_t j;
 	int n;
 
+	struct proc *p;
+	uint32_t gen;
+
 	if (!s || max <= 0)
 		return 0;
+	p = find_proc(s, proc_id, false);
+	gen = p ? p->gen : 0;
 	is_return = is_return && addr;
 	if (2 * (s->cache_n + 1) > s->cache_cap)
 		cache_grow(s);
@@ -466,8 +469,12 @@ int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 		if (!e->used)
 			break;
 		if (e->addr == addr && e->proc == proc_id &&
-		    e->is_return == is_return)
-			goto hit;
+		    e->is_return == is_return) {
+			if (e->gen == gen)
+				goto hit;
+			s->cache_n--;   /* stale: resolved again in place */
+			break;
+		}
 	}
 	n = resolve_uncached(s, proc_id, addr, is_return, tmp);
 	ALLOC_GROW(s->frames, s->nframes + n, s->aframes);
@@ -478,6 +485,7 @@ int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 	e->is_return = is_return;
 	e->n = (uint16_t)n;
 	e->first = (uint32_t)s->nframes;
+	e->gen = gen;
 	s->nframes += n;
 	s->cache_n++;
 hit:

@@ -897,6 +897,16 @@ int main(void)
 	sym_resolve(s, 1, find_mark(pie, "symlib_work")->pc, false, f, 8);
 	sym_resolve(s, 3, find_mark(np, "symlib_work")->pc, false, g, 8);
 	ok(f[0].function == g[0].function, "library function: one pointer in both programs");
+
+	/* A mapping that arrives after an address was looked up. */
+	const struct mark *leaf = find_mark(pie, "sym_leaf");
+	sym_resolve(s, 9, leaf->pc, false, f, 8);
+	is_str(f[0].module, "[unknown]", "before its mapping: unknown");
+	add_maps(s, 9, pie, NULL, NULL);
+	sym_resolve(s, 9, leaf->pc, false, f, 8);
+	is_str(f[0].function, "sym_leaf", "after its mapping: resolved");
+	sym_resolve(s, 1, leaf->pc, false, g, 8);
+	is_str(g[0].function, "sym_leaf", "other images unaffected");
 	sym_session_free(s);
 
 	test_unmapped(pie);
