@@ -832,9 +832,11 @@ static const char *die_name(struct sym_obj *o, Dwarf_Die *die)
 	Dwarf_Attribute a;
 	const char *s;
 
+	/* C++: the mangled name carries the scope and the parameters.  A C
+	 * function's linkage name is only an asm alias (glibc's __GI_*). */
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
-	    (s = dwarf_formstring(&a)))
+	    (s = dwarf_formstring(&a)) && s[0] == '_' && s[1] == 'Z')
 		return intern_demangled(o->strings, s);
 	if (dwarf_attr_integrate(die, DW_AT_name, &a) &&
 	    (s = dwarf_formstring(&a)))
@@ -943,12 +945,12 @@ static const char *symbol_name(struct sym_obj *o, const char *raw)
 	return intern_demangled(o->strings, raw);
 }
 
-static bool is_clone_of(const char *sym, const char *base)
+/* A compiler-made part of a function: "f.cold", "f.isra.0", "f(int) [clone
+ * .constprop.0]" (the original may be named by an alias: "__GI_f.cold"). */
+static bool is_clone(const char *sym)
 {
-	size_t n = strlen(base);
-
-	return !strncmp(sym, base, n) &&
-	       (sym[n] == '.' || !strncmp(sym + n, " [clone .", 9));
+	return strchr(sym, '.') &&
+	       (strstr(sym, " [clone .") || !strchr(sym, '('));
 }
 
 int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
@@ -999,11 +1001,10 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 		outer.function = sym->name;
 	}
 	if (sub) {
-		/* GCC's clones and split parts ("f.cold", "f.isra.0",
-		 * "f(int) [clone .constprop.0]") are the function DWARF
-		 * names: one row per source function, as addr2line shows. */
+		/* Clones and split parts are the function DWARF names: one
+		 * row per source function, as addr2line shows. */
 		const char *dn = die_name(o, sub);
-		if (dn && (!sym || is_clone_of(sym->name, dn)))
+		if (dn && (!sym || is_clone(sym->name)))
 			outer.function = dn;
 	}
 	if (ci) {
