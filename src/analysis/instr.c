@@ -234,15 +234,18 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(a->ae, s->application_inclusive_ns));
 	if (!per_call)
 		return;
+	/*
+	 * Per call: over the calls that returned (repaired ones included).
+	 * When none did (frames open at the end), SPEC's integer fields are 0
+	 * and "completed" says there was nothing to measure.
+	 */
 	an_row_set_u(row, AN_COL_COMPLETED, a->completed);
-	if (!a->completed)
-		return;         /* no call returned: min/max/mean do not exist */
-	an_row_set_u(row, AN_COL_MIN_EI, a->min_i);
-	an_row_set_u(row, AN_COL_MAX_EI, a->max_i);
-	an_row_set_u(row, AN_COL_MEAN_EI, (a->sum_i + a->completed / 2) / a->completed);
-	an_row_set_u(row, AN_COL_MIN_EE, a->min_e);
-	an_row_set_u(row, AN_COL_MAX_EE, a->max_e);
-	an_row_set_u(row, AN_COL_MEAN_EE, (a->sum_e + a->completed / 2) / a->completed);
+	an_row_set_u(row, AN_COL_MIN_EI, a->completed ? a->min_i : 0);
+	an_row_set_u(row, AN_COL_MAX_EI, a->completed ? a->max_i : 0);
+	an_row_set_u(row, AN_COL_MEAN_EI, a->completed ? (a->sum_i + a->completed / 2) / a->completed : 0);
+	an_row_set_u(row, AN_COL_MIN_EE, a->completed ? a->min_e : 0);
+	an_row_set_u(row, AN_COL_MAX_EE, a->completed ? a->max_e : 0);
+	an_row_set_u(row, AN_COL_MEAN_EE, a->completed ? (a->sum_e + a->completed / 2) / a->completed : 0);
 }
 
 static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *alloc)

@@ -1,9 +1,9 @@
 /*
  * --format json: {"session": {...}, "rows": [...]} with SPEC section 5's
  * names.  Times are integers in nanoseconds, percentages numbers, absent
- * values null (for example per-call times of a function no call of which
- * returned), addresses "0x..." strings (a 64-bit address does not survive a
- * JavaScript number).  One row per line, so the output also greps well.
+ * values null (the file and line of a frame without line information),
+ * addresses "0x..." strings (a 64-bit address does not survive a JavaScript
+ * number).  One row per line, so the output also greps well.
  */
 #include "output/output.h"
 

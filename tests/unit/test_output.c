@@ -403,8 +403,11 @@ static void test_json(struct an_profile *p, enum sc_method m)
 					  "\"requested\": [\"switch\", \"syscall\", \"fault\"], "
 					  "\"not_observed\": [\"fault\"]}") != NULL,
 				   "json os_events: counts, and fault not observed (null, listed)");
-				ok(strstr(js, "\"min_elapsed_inclusive_ns\": null") != NULL,
-				   "json per-call values of a function with no completed call are null");
+				ok(strstr(js, "\"min_elapsed_inclusive_ns\": 0, \"max_elapsed_inclusive_ns\": 0, "
+					  "\"mean_elapsed_inclusive_ns\": 0, \"min_elapsed_exclusive_ns\": 0, "
+					  "\"max_elapsed_exclusive_ns\": 0, \"mean_elapsed_exclusive_ns\": 0, "
+					  "\"completed\": 0}") != NULL,
+				   "json per-call values of a function with no completed call: 0, completed 0");
 				ok(strstr(js, "\"duration_ns\": 2500000000") && strstr(js, "\"lost_events\": 7") &&
 				   strstr(js, "\"repairs\": 4") && strstr(js, "\"open_frames\": 2"),
 				   "json session numbers");
