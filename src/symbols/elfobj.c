@@ -399,11 +399,26 @@ static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
 	return NULL;
 }
 
+static const struct seg *seg_of(const struct sym_obj *o, uint64_t vaddr)
+{
+	for (size_t i = 0; i < o->nsegs; i++) {
+		const struct seg *s = &o->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return s;
+	}
+	return NULL;
+}
+
 static struct esym *find_symbol(struct sym_obj *o, uint64_t addr)
 {
 	struct esym *s = find_in(o->funcs, o->nfuncs, addr);
 
-	return s ? s : find_in(o->labels, o->nlabels, addr);
+	if (!s)
+		s = find_in(o->labels, o->nlabels, addr);
+	/* An unsized symbol runs to the next one, but not across segments. */
+	if (s && !s->size && seg_of(o, s->addr) != seg_of(o, addr))
+		return NULL;
+	return s;
 }
 
 /* ---- debug files ------------------------------------------------------ */
@@ -642,12 +657,7 @@ bool obj_is_exec(const struct sym_obj *o)
 
 bool obj_covers(const struct sym_obj *o, uint64_t vaddr)
 {
-	for (size_t i = 0; i < o->nsegs; i++) {
-		const struct seg *s = &o->segs[i];
-		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
-			return true;
-	}
-	return false;
+	return seg_of(o, vaddr) != NULL;
 }
 
 uint64_t obj_bias_for_mapping(const struct sym_obj *o, uint64_t start,
