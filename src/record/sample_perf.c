@@ -32,7 +32,14 @@
 #include <unistd.h>
 #include <asm/perf_regs.h>
 
-#define RING_BYTES_MAX  (4u << 20)
+/*
+ * A ring holds about 1/RING_SECONDS_DIV s of samples at the rate asked, so
+ * that the recorder can be busy that long (building the CFI table of a big
+ * library) without losing any; within these bounds.
+ */
+#define RING_SECONDS_DIV 4
+#define RING_BYTES_MAX  (32u << 20)
+#define RING_BYTES_LOW  (1u << 20)
 #define RING_BYTES_MIN  (128u << 10)
 #define SCRATCH_BYTES   (64u << 10)   /* > any record (u16 size) */
 
@@ -44,6 +51,8 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 
 int smp_perf_init(struct smp_perf *p, const struct smp_perf_opts *o)
 {
+	/* A record: the stack copy, registers and a few words of header. */
+	uint64_t want = (uint64_t)o->frequency_hz * (o->stack_size + 128) / RING_SECONDS_DIV;
 	struct rlimit rl;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -53,7 +62,9 @@ int smp_perf_init(struct smp_perf *p, const struct smp_perf_opts *o)
 	p->rings = xcalloc((size_t)p->ncpus, sizeof(*p->rings));
 	for (int i = 0; i < p->ncpus; i++)
 		p->rings[i].fd = -1;
-	p->ring_bytes = RING_BYTES_MAX;
+	p->ring_bytes = RING_BYTES_LOW;
+	while (p->ring_bytes < want && p->ring_bytes < RING_BYTES_MAX)
+		p->ring_bytes *= 2;
 	p->scratch_size = SCRATCH_BYTES;
 	p->scratch = xmalloc(p->scratch_size * (size_t)p->ncpus);
 	/* Attaching to many threads takes ncpus descriptors per thread. */

@@ -651,6 +651,30 @@ static int scan_segments(struct unw_table *t, Elf *elf)
 	return 0;
 }
 
+/*
+ * The entry point is a root too: the dynamic linker's _start and
+ * _dl_start_user carry no CFI at all.  Its range runs to the next CFI row
+ * boundary (the end of its FDE, or the start of the next one).
+ */
+static void add_entry_root(struct unw_table *t, uint64_t entry)
+{
+	uint64_t hi = entry + 4096;
+
+	if (!entry || entry < t->base || entry - t->base > UINT32_MAX)
+		return;
+	for (size_t i = 0; i < t->nrows; i++) {
+		uint64_t start = t->base + t->rows[i].start;
+		if (start > entry && start < hi) {
+			hi = start;
+			break;
+		}
+	}
+	ALLOC_GROW(t->roots, t->nroots + 1, t->roots_alloc);
+	t->roots[t->nroots].lo = entry;
+	t->roots[t->nroots].hi = hi;
+	t->nroots++;
+}
+
 static int build_from_elf(Elf *elf, struct unw_table **out)
 {
 	struct builder b = { 0 };
@@ -685,6 +709,7 @@ static int build_from_elf(Elf *elf, struct unw_table **out)
 	free(b.eh);
 	if (ret)
 		goto fail;
+	add_entry_root(t, eh.e_entry);
 	*out = t;
 	return 0;
 fail:

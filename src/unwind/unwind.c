@@ -267,6 +267,66 @@ static bool step_fp(struct walk *w, struct unw_space *s, const struct frame *f,
 	return true;
 }
 
+/* Walk on from frame f, which is ips[*n - 1]; returns why it stopped. */
+static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame f,
+			       uint64_t *ips, unsigned *n, unsigned max)
+{
+	for (;;) {
+		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
+		struct unw_map *m = find_map(s, lookup);
+		const struct unw_table *t = m ? map_table(m) : NULL;
+		const struct unw_row *r = NULL;
+		uint64_t vaddr = 0;
+		struct frame next;
+		bool ok;
+
+		if (!m)
+			return UNW_STOP_NO_MAP;
+		if (t) {
+			vaddr = lookup + m->delta;
+			r = unw_table_find(t, vaddr);
+		}
+		if (r && r->ra == UNW_LOC_UNDEF)
+			return UNW_STOP_ROOT;
+		if (!r && *n == 1 && !(t && unw_table_is_root(t, vaddr))) {
+			/*
+			 * A sampled leaf without CFI (crt code, hand-written
+			 * asm) is usually frameless: its return address at
+			 * [sp].  That guess stands only if the walk from it
+			 * reaches the root.
+			 */
+			unsigned n2 = 2;
+
+			if (max >= 2 && read_u64(w, f.sp, &next.pc) && next.pc &&
+			    find_map(s, next.pc - 1)) {
+				next.sp = f.sp + 8;
+				next.bp = f.bp;
+				next.exact = false;
+				ips[1] = next.pc;
+				if (walk_from(w, s, next, ips, &n2, max) == UNW_STOP_ROOT) {
+					*n = n2;
+					return UNW_STOP_ROOT;
+				}
+			}
+		}
+		ok = r ? step_cfi(w, r, &f, &next) : step_fp(w, s, &f, &next);
+		if (!ok) {
+			if (w->fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
+				return UNW_STOP_ROOT;
+			return w->fail;
+		}
+		/* A zero return address ends the chain by convention. */
+		if (!next.pc)
+			return UNW_STOP_ROOT;
+		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
+			return UNW_STOP_NO_PROGRESS;
+		if (*n == max)
+			return UNW_STOP_MAX_FRAMES;
+		ips[(*n)++] = next.pc;
+		f = next;
+	}
+}
+
 void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
 		const struct unw_stack *stack, uint64_t *ips, unsigned max,
 		struct unw_result *res)
@@ -281,51 +341,9 @@ void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
 		res->flags = UNW_TRUNCATED;
 		return;
 	}
-	ips[res->nframes++] = f.pc;
-	for (;;) {
-		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
-		struct unw_map *m = find_map(s, lookup);
-		const struct unw_table *t = m ? map_table(m) : NULL;
-		const struct unw_row *r = NULL;
-		uint64_t vaddr = 0;
-		struct frame next;
-		bool ok;
-
-		if (!m) {
-			res->stop = UNW_STOP_NO_MAP;
-			break;
-		}
-		if (t) {
-			vaddr = lookup + m->delta;
-			r = unw_table_find(t, vaddr);
-		}
-		if (r && r->ra == UNW_LOC_UNDEF) {
-			res->stop = UNW_STOP_ROOT;
-			break;
-		}
-		ok = r ? step_cfi(&w, r, &f, &next) : step_fp(&w, s, &f, &next);
-		if (!ok) {
-			res->stop = w.fail;
-			if (w.fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
-				res->stop = UNW_STOP_ROOT;
-			break;
-		}
-		if (!next.pc) {
-			/* A zero return address ends the chain by convention. */
-			res->stop = UNW_STOP_ROOT;
-			break;
-		}
-		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL))) {
-			res->stop = UNW_STOP_NO_PROGRESS;
-			break;
-		}
-		if (res->nframes == max) {
-			res->stop = UNW_STOP_MAX_FRAMES;
-			break;
-		}
-		ips[res->nframes++] = next.pc;
-		f = next;
-	}
+	ips[0] = f.pc;
+	res->nframes = 1;
+	res->stop = walk_from(&w, s, f, ips, &res->nframes, max);
 	if (res->stop == UNW_STOP_ROOT)
 		res->flags |= UNW_ROOT;
 	else if (res->stop == UNW_STOP_TRUNCATED || res->stop == UNW_STOP_MAX_FRAMES)
