@@ -25,7 +25,9 @@ done
 
 J=$TMP/function.json
 n=$(q "$J" "s['samples']")
-check "about 600 ms at 999 Hz: $n samples" -- q "$J" "exit(0 if 300 <= s['samples'] <= 700 else 1)"
+# how many samples 600 ms of CPU gives is the sampler's test (t400); here
+# only enough of them for the shares below to mean something
+check "enough samples for shares: $n" -- q "$J" "exit(0 if s['samples'] >= 100 else 1)"
 check "session has frequency, lost samples, root share" -- \
 	q "$J" "exit(0 if s['method'] == 'sampling' and s['frequency_hz'] == 999 and s['lost_samples'] >= 0 and 0 <= s['root_reached_pct'] <= 100 else 1)"
 check "outer's inclusive equals hot's plus cold's (within 2%)" -- \
