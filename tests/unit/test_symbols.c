@@ -856,7 +856,7 @@ int main(void)
 		tmp, progs, progs, progs, progs, progs, progs, tmp, progs, progs,
 		tmp, progs, progs, progs, progs, tmp);
 	if (!ok(rc == 0, "build the test programs"))
-		return tap_done();
+		goto out;
 	snprintf(cmd, sizeof(cmd), "%s %s", exe, dl);
 	ok(run_prog(cmd, pie) == 0 && pie->nmarks == 5, "run PIE program");
 	snprintf(cmd, sizeof(cmd), "%s %s", nopie, dl);
@@ -937,7 +937,7 @@ int main(void)
 	test_dwz();
 	test_debug_files();
 	test_speed();
-
+out:
 	sh("rm -rf %s", tmp);
 	free(pie);
 	free(np);
