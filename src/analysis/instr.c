@@ -47,13 +47,47 @@ static void tree_release(struct tree *t)
 }
 
 /*
+ * Node id -> index.  Recorders number a thread's nodes densely from 0, so a
+ * plain array serves; a hash is the fallback for sparse ids (damage, or a
+ * recorder that numbers otherwise).
+ */
+struct id_index {
+	uint32_t *pos;            /* dense: id -> index, AN_NONE if absent */
+	size_t npos;
+	struct an_map map;        /* sparse */
+};
+
+static uint32_t id_get(const struct id_index *x, uint32_t id)
+{
+	if (x->pos)
+		return id < x->npos ? x->pos[id] : AN_NONE;
+	return an_map_get(&x->map, id, 0);
+}
+
+/* Index id -> i; returns the index id had before, or AN_NONE. */
+static uint32_t id_set(struct id_index *x, uint32_t id, uint32_t i)
+{
+	uint32_t prev;
+
+	if (x->pos) {
+		prev = x->pos[id];
+		x->pos[id] = i;
+		return prev;
+	}
+	prev = an_map_get(&x->map, id, 0);
+	an_map_set(&x->map, id, 0, i);
+	return prev;
+}
+
+/*
  * Index a thread's nodes.  A node id seen twice keeps its last copy; a node
  * whose parent is missing (a damaged file) hangs from the top.
  */
 static void tree_build(const struct an_thread *th, struct tree *t)
 {
-	struct an_map ids = { 0 };
+	struct id_index ids = { 0 };
 	size_t n = th->nnodes;
+	uint32_t max_id = 0;
 
 	t->n = n;
 	t->par = xmalloc(n * sizeof(*t->par));
@@ -61,14 +95,19 @@ static void tree_build(const struct an_thread *th, struct tree *t)
 	t->root = xcalloc(n, sizeof(*t->root));
 	t->cstart = xcalloc(n + 1, sizeof(*t->cstart));
 	t->child = xmalloc(n * sizeof(*t->child));
+	for (size_t i = 0; i < n; i++)
+		if (th->nodes[i].id > max_id)
+			max_id = th->nodes[i].id;
+	if (max_id < 2 * n + 1024) {
+		ids.npos = (size_t)max_id + 1;
+		ids.pos = xmalloc(ids.npos * sizeof(*ids.pos));
+		memset(ids.pos, 0xff, ids.npos * sizeof(*ids.pos));
+	}
 	for (size_t i = 0; i < n; i++) {
-		bool found;
-		uint32_t prev = an_map_put(&ids, th->nodes[i].id, 0, (uint32_t)i, &found);
+		uint32_t prev = id_set(&ids, th->nodes[i].id, (uint32_t)i);
 
-		if (found) {
+		if (prev != AN_NONE)
 			t->alive[prev] = false;
-			an_map_set(&ids, th->nodes[i].id, 0, (uint32_t)i);
-		}
 		t->alive[i] = true;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -80,7 +119,7 @@ static void tree_build(const struct an_thread *th, struct tree *t)
 		if (nd->parent == UINT32_MAX)
 			t->root[i] = true;
 		else
-			pi = an_map_get(&ids, nd->parent, 0);
+			pi = id_get(&ids, nd->parent);
 		if (pi == i)
 			pi = AN_NONE;
 		t->par[i] = pi;
@@ -98,7 +137,8 @@ static void tree_build(const struct an_thread *th, struct tree *t)
 				t->child[fill[t->par[i]]++] = (uint32_t)i;
 		free(fill);
 	}
-	an_map_release(&ids);
+	free(ids.pos);
+	an_map_release(&ids.map);
 }
 
 /* The function of a node: the outermost frame of its entry address (the

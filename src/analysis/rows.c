@@ -257,9 +257,16 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 		s->duration_ns = p->stats.last_ns - p->stats.first_ns;
 
 	s->os_requested = p->have_session ? p->sess.os_requested : 0;
-	/* only what the recorder confirmed counts as observed: never pretend */
-	s->os_observed = p->have_end ? p->end.os_observed & SC_OS_ALL : 0;
+	/*
+	 * Observed: what the recorder confirmed, or without its end record
+	 * the categories that have events; never pretend for the others.
+	 */
 	memcpy(s->os_count, p->stats.os_count, sizeof(s->os_count));
+	s->os_observed = p->have_end ? p->end.os_observed & SC_OS_ALL : 0;
+	if (!p->have_end)
+		for (int c = 0; c < SC_OS_NCAT; c++)
+			if (s->os_count[c])
+				s->os_observed |= SC_OS_BIT(c);
 	s->repairs = p->stats.repairs;
 	s->open_frames = p->stats.open_frames;
 	s->events = p->stats.events;

@@ -170,7 +170,8 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 			any = true;
 		}
 	if (!any)
-		lf(&l, " none observed: application time = elapsed time");
+		lf(&l, s->have_end ? " none observed: application time = elapsed time" :
+		   " none seen (the recording has no end record to say more)");
 	line_out(f, &l, width);
 	if (missing) {
 		lf(&l, "  NOT observed (the kernel refused):");

@@ -638,13 +638,17 @@ static void test_hand_damaged(void)
 	node(p, 1, 1, 3, 4, fake_addr(a), 1, 3, 3, 3);      /* a cycle: 3 <-> 4 */
 	node(p, 1, 1, 4, 3, fake_addr(b), 1, 2, 2, 2);
 	node(p, 1, 1, 5, 5, fake_addr(b), 1, 1, 1, 1);      /* its own parent */
+	node(p, 1, 1, 4000000000u, 1, fake_addr(b), 1, 6, 6, 6);   /* sparse ids: hashed */
+	node(p, 1, 1, 4000000001u, 4000000000u, fake_addr(a), 1, 7, 7, 7);
 	ok(an_profile_add(p, &rec) < 0, "a truncated record is refused");
 	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "damaged tree");
 	if (r) {
-		is_u64(r->session.elapsed_inclusive_ns, 21, "damaged: every node counted once");
+		is_u64(r->session.elapsed_inclusive_ns, 34, "damaged: every node counted once");
 		is_u64(r->session.bad_records, 1, "damaged: bad record counted");
-		ok(val(find_row(r, AN_COL_FUNCTION, "a"), AN_COL_EE) == 13 &&
-		   val(find_row(r, AN_COL_FUNCTION, "b"), AN_COL_EE) == 8, "damaged: EE of a and b");
+		ok(val(find_row(r, AN_COL_FUNCTION, "a"), AN_COL_EE) == 20 &&
+		   val(find_row(r, AN_COL_FUNCTION, "b"), AN_COL_EE) == 14, "damaged: EE of a and b");
+		/* a: outermost at node 1 (10 + 6 + 7) and node 3 (3 + 2) */
+		is_u64(val(find_row(r, AN_COL_FUNCTION, "a"), AN_COL_EI), 28, "damaged: EI of a through sparse ids");
 		an_report_free(r);
 	}
 	an_profile_free(p);
