@@ -18,3 +18,14 @@ check "--by thread has 9 rows with distinct tids" -- \
 check "report --by module" -- sh -c "'$STACKCLOCK' report -i '$D' --by module --format json > '$TMP/m.json'"
 invariants "$TMP/m.json"
 check "--by module names the program" -- q "$TMP/m.json" "exit(0 if any(x['module'].endswith('e2e_threads') for x in rows) else 1)"
+
+# The same with clang's -finstrument-functions.
+if command -v clang >/dev/null; then
+	clang -g -O1 -pthread -finstrument-functions -o "$TMP/e2e_threads_clang" "$PROGS/e2e_threads.c"
+	check "record (clang build)" -- "$STACKCLOCK" record -m instrument -o "$TMP/c.data" -- "$TMP/e2e_threads_clang" 4 50000
+	check "report json (clang build)" -- sh -c "'$STACKCLOCK' report -i '$TMP/c.data' --format json > '$TMP/c.json'"
+	invariants "$TMP/c.json"
+	check "clang build: work() called exactly 200,000 times" -- q "$TMP/c.json" "exit(0 if row('work')['calls'] == 200000 else 1)"
+else
+	ok 1 "clang is installed (apt-get install clang)"
+fi

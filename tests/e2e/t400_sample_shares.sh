@@ -9,7 +9,7 @@ check "record (sampling, default method)" -- "$STACKCLOCK" record -F 999 -o "$D"
 check "report json" -- sh -c "'$STACKCLOCK' report -i '$D' --format json > '$TMP/s.json'"
 invariants "$TMP/s.json"
 n=$(q "$TMP/s.json" "s['samples']")
-check "about 999 Hz for 2 s: $n samples" -- q "$TMP/s.json" "exit(0 if 1500 <= s['samples'] <= 2300 else 1)"
+check "999 Hz for 2 s of CPU: $n samples" -- q "$TMP/s.json" "exit(0 if 1700 <= s['samples'] <= 2300 else 1)"
 pct() { q "$TMP/s.json" "round(100.0 * row('$1')['exclusive_samples'] / sum(row(f)['exclusive_samples'] for f in ('part_a','part_b','part_c')), 1)"; }
 for f in "part_a 50" "part_b 30" "part_c 20"; do
 	set -- $f
@@ -61,5 +61,5 @@ ok $? "the attached process is still running after record"
 wait "$pid"
 check "report of the attached recording" -- sh -c "'$STACKCLOCK' report -i '$TMP/a.data' --format json > '$TMP/a.json'"
 invariants "$TMP/a.json"
-check "attach: ~1 s of samples and middle on the stacks" -- \
-	q "$TMP/a.json" "exit(0 if 700 <= s['samples'] <= 1300 and row('middle')['inclusive_pct'] > 90 else 1)"
+check "attach: at most 1 s of samples ($(q "$TMP/a.json" "s['samples']")), middle on the stacks" -- \
+	q "$TMP/a.json" "exit(0 if 200 <= s['samples'] <= 1100 and row('middle')['inclusive_pct'] > 90 else 1)"

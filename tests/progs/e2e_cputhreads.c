@@ -24,13 +24,18 @@ __attribute__((noinline)) void *heavy(void *arg)
 	struct timespec ts;
 
 	spin_for((unsigned long)arg);
+	sink++;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	printf("%ld %ld\n", (long)syscall(SYS_gettid), ts.tv_sec * 1000000000L + ts.tv_nsec);
 	fflush(stdout);
 	return NULL;
 }
 
-__attribute__((noinline)) void child_spin(void) { spin_for(100000000UL); }
+__attribute__((noinline)) void child_spin(void)
+{
+	spin_for(100000000UL);
+	sink++;	/* not a tail call: child_spin stays on the stack */
+}
 
 int main(void)
 {
