@@ -18,8 +18,8 @@
 
 struct counts {
 	uint64_t incl, excl;
-	uint32_t stamp;           /* last stack counted + 1 */
-	/* what the row shows (line/address/thread/process keys) */
+	uint32_t stamp;           /* serial of the last stack counted, + 1 */
+	/* what a line/address/thread/process row shows */
 	uint32_t func, file, line;
 	uint64_t addr;
 	uint32_t proc_id, tid;
@@ -120,7 +120,6 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 			default:
 				return;
 			}
-			c->func = f->func;
 			count(c, serial, n, leaf);
 		}
 	}

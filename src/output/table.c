@@ -324,6 +324,7 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 	size_t w = width > I_FIXED + 8 ? width - I_FIXED : 8;
 	char name[NAME_MAX_BUF], t[32], p[32], calls[32];
 
+	fprintf(f, "EI/EE elapsed incl./excl., %% of session EI; AI/AE application, %% of session AI\n");
 	fprintf(f, "%7s %6s %4s %6s %4s %6s %4s %6s %4s  %s\n", "Calls",
 		"EI", "EI%", "EE", "EE%", "AI", "AI%", "AE", "AE%", label_title(r->by));
 	for (size_t i = 0; i < n; i++) {
