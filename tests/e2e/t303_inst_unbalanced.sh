@@ -51,3 +51,24 @@ if command -v clang++ >/dev/null; then
 	check "clang: thrower within middle within catcher, 20 calls each" -- \
 		q "$TMP/cc.json" "exit(0 if row('thrower(int)')['elapsed_inclusive_ns'] <= row('middle(int)')['elapsed_inclusive_ns'] <= row('catcher(int)')['elapsed_inclusive_ns'] and row('middle(int)')['calls'] == 20 else 1)"
 fi
+
+build e2e_unbalanced_mt e2e_unbalanced.c -O1 -pthread -finstrument-functions || exit 1
+G=$TMP/g.data
+check "record signal handlers" -- "$STACKCLOCK" record -m instrument -o "$G" -- "$TMP/e2e_unbalanced_mt" signal
+check "report json (signals)" -- sh -c "'$STACKCLOCK' report -i '$G' --format json > '$TMP/g.json'"
+invariants "$TMP/g.json"
+check "the handler ran 20 times on top of the interrupted frames" -- \
+	q "$TMP/g.json" "exit(0 if row('on_alarm')['calls'] == 20 and row('on_alarm')['elapsed_inclusive_ns'] <= row('wait_ticks')['elapsed_inclusive_ns'] else 1)"
+# siglongjmp from on_alarm_jump skips the exits of on_alarm_jump, busy (if
+# it was interrupted inside), spin_forever and jump_spin: jump_out_of_handler's
+# exit closes them.
+check "siglongjmp out of a handler: 3 or 4 repairs ($(q "$TMP/g.json" "s['repairs']"))" -- \
+	q "$TMP/g.json" "exit(0 if 3 <= s['repairs'] <= 4 and s['open_frames'] == 0 else 1)"
+P=$TMP/pe.data
+check "record pthread_exit" -- "$STACKCLOCK" record -m instrument -o "$P" -- "$TMP/e2e_unbalanced_mt" thread
+check "report json (pthread_exit)" -- sh -c "'$STACKCLOCK' report -i '$P' --format json > '$TMP/pe.json'"
+invariants "$TMP/pe.json"
+check "pthread_exit three frames deep leaves 3 open frames ($(q "$TMP/pe.json" "s['open_frames']"))" -- \
+	q "$TMP/pe.json" "exit(0 if s['open_frames'] == 3 and s['repairs'] == 0 else 1)"
+check "pexit_inner's time ends at the thread's last event (no runaway)" -- \
+	q "$TMP/pe.json" "exit(0 if row('pexit_thread')['elapsed_inclusive_ns'] <= s['duration_ns'] else 1)"

@@ -401,6 +401,15 @@ static void brute_force(const struct stream *s, struct result *r)
 			bf_close(r, st, &depth, e->t, osb_total);
 		}
 		r->open_frames += depth;
+		/* open frames end at the thread's last event: their outermost
+		 * calls' time counts for the call sites as for the functions */
+		for (j = 0; j < depth; j++) {
+			if (st[j].outer) {
+				struct cvals *c = cs_get(r, st[j].site, FUNC(st[j].func));
+				c->ei += last - st[j].entry;
+				c->ai += last - st[j].entry - (osb_total - st[j].osb_at_entry);
+			}
+		}
 	}
 }
 
