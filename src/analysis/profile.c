@@ -254,7 +254,8 @@ static int add_stack(struct an_profile *p, const struct sc_rec_stack *s)
 		return -EINVAL;
 	ALLOC_GROW(p->stacks, p->nstacks + 1, p->astacks);
 	ALLOC_GROW(p->ips, p->nips + s->nframes, p->aips);
-	memcpy(&p->ips[p->nips], ip, s->nframes * sizeof(*ip));
+	if (s->nframes)
+		memcpy(&p->ips[p->nips], ip, s->nframes * sizeof(*ip));
 	p->stacks[i].ip = p->nips;
 	p->stacks[i].nframes = s->nframes;
 	p->stacks[i].flags = s->flags;

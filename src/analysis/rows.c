@@ -386,7 +386,8 @@ int an_report_sort(struct an_report *r, enum an_col c)
 {
 	if (!an_report_has_col(r, c))
 		return -EINVAL;
-	qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &c);
+	if (r->nrows > 1)
+		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &c);
 	return 0;
 }
 

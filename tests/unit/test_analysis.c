@@ -1115,7 +1115,8 @@ static void add_stack(struct an_profile *p, uint32_t id, uint16_t flags, const u
 		uint64_t ip[64];
 	} s = { { id, (uint16_t)n, flags }, { 0 } };
 
-	memcpy(s.ip, ip, (size_t)n * sizeof(*ip));
+	if (n)
+		memcpy(s.ip, ip, (size_t)n * sizeof(*ip));
 	add_rec(p, SC_REC_STACK, &s, sizeof(s.h) + (size_t)n * sizeof(*ip));
 }
 
@@ -1351,6 +1352,27 @@ static void test_sampling_random(int seeds)
 	ok(bad == 0, "random stacks: inclusive/exclusive per function equal a direct count (%d seeds)", seeds);
 }
 
+/* Edge cases: a stack with no frames, a session with no data at all. */
+static void test_sampling_edges(void)
+{
+	struct an_profile *p = an_profile_new(&fake);
+	struct an_report *r;
+	struct sc_rec_session sess = { .method = SC_METHOD_SAMPLE };
+
+	add_rec(p, SC_REC_SESSION, &sess, sizeof(sess));
+	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "no samples");
+	ok(r && r->nrows == 0 && r->session.samples == 0, "a sampling session without samples: no rows");
+	an_report_free(r);
+	add_stack(p, 7, 0, NULL, 0);
+	add_samples(p, 1, 1, 7, 5);
+	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "empty stack");
+	ok(r && r->nrows == 1 && val(&r->rows[0], AN_COL_EXCL_SAMPLES) == 5 &&
+	   !strcmp(r->rows[0].v[AN_COL_FUNCTION].s, "[no frames]"),
+	   "samples of an empty stack are kept as [no frames]");
+	an_report_free(r);
+	an_profile_free(p);
+}
+
 static void test_file_errors(void)
 {
 	struct an_profile *p = an_profile_new(&fake);
@@ -1388,6 +1410,7 @@ int main(int argc, char **argv)
 	   "invariants (%d reports violate them, e.g. %s)", callsite_violations, callsite_example);
 	test_sampling_hand();
 	test_sampling_random(seeds);
+	test_sampling_edges();
 	test_file_errors();
 	unlink(tmp_path);
 	return tap_done();
