@@ -68,14 +68,37 @@ int sc_cct_threads(const void *arena, uint64_t arena_len, uint64_t *offs, int ma
 	return n;
 }
 
-/* Count the real frames open on t's stack per node id; returns how many. */
-static int count_open(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
-		      uint32_t *open, uint64_t nnodes, uint64_t *nopen)
-{
-	uint64_t depth, i;
-	uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
+/*
+ * What the frames still open add: the engine adds a call's exclusive time
+ * when it returns, so a frame open at the end (a killed process, exit())
+ * contributes its time up to the thread's last event here.
+ */
+struct open_adj {
+	uint64_t nopen;
+	uint32_t *open;           /* per node id: frames open */
+	uint64_t *node_ee;        /* per node id: exclusive ticks of open frames */
+	uint64_t *cs_ee, *cs_ei, *cs_osb;  /* per call-site slot */
+};
 
-	*nopen = 0;
+static int read_node(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
+		     const struct sc_eng_node *ptr, struct sc_eng_node *n)
+{
+	uint64_t off = (uint64_t)((uintptr_t)ptr - (uintptr_t)t->base);
+
+	if (off % SC_ENG_NODE_SIZE || !range_ok(arena_len, off, sizeof(*n)))
+		return -EINVAL;
+	memcpy(n, (const uint8_t *)arena + off, sizeof(*n));
+	return 0;
+}
+
+static int open_frames(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
+		       struct open_adj *adj)
+{
+	uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
+	uint64_t depth, i, slots = t->cs_mask + 1 + SC_ENG_CS_PROBE;
+	struct sc_eng_frame f, next;
+	struct sc_eng_node n, nn;
+
 	if (top < stack || (top - stack) % sizeof(struct sc_eng_frame))
 		return -EINVAL;
 	depth = (top - stack) / sizeof(struct sc_eng_frame);
@@ -83,27 +106,47 @@ static int count_open(const void *arena, uint64_t arena_len, const struct sc_eng
 	    !range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame)))
 		return -EINVAL;
 	for (i = 1; i <= depth; i++) {
-		struct sc_eng_frame f;
-		struct sc_eng_node n;
-		uint64_t noff;
+		uint64_t incl, excl, child_open = 0, slot;
 
 		memcpy(&f, (const uint8_t *)arena + t->stack_off + i * sizeof(f), sizeof(f));
-		if (f.func == SC_ENG_DROP_FUNC)
+		if (read_node(arena, arena_len, t, f.node, &n))
+			return -EINVAL;
+		if (n.func == SC_ENG_DROP_FUNC)
 			continue;
-		noff = (uint64_t)((uintptr_t)f.node - (uintptr_t)t->base);
-		if (noff % SC_ENG_NODE_SIZE || !range_ok(arena_len, noff, sizeof(n)))
+		if (n.id >= t->nnodes)
 			return -EINVAL;
-		memcpy(&n, (const uint8_t *)arena + noff, sizeof(n));
-		if (n.id >= nnodes)
-			return -EINVAL;
-		open[n.id]++;
-		(*nopen)++;
+		if (i < depth) {
+			memcpy(&next, (const uint8_t *)arena + t->stack_off + (i + 1) * sizeof(f), sizeof(f));
+			if (read_node(arena, arena_len, t, next.node, &nn))
+				return -EINVAL;
+			/* a dropping frame's time is this frame's own */
+			if (nn.func != SC_ENG_DROP_FUNC && next.entry <= t->last)
+				child_open = t->last - next.entry;
+		}
+		incl = t->last >= f.entry ? t->last - f.entry : 0;
+		excl = incl > f.child_incl + child_open ? incl - f.child_incl - child_open : 0;
+		adj->open[n.id]++;
+		adj->node_ee[n.id] += excl;
+		adj->nopen++;
+		slot = (uint64_t)((uintptr_t)f.cs - (uintptr_t)t->cs_tab) / sizeof(struct sc_eng_cs);
+		if ((uintptr_t)f.cs < (uintptr_t)t->cs_tab || slot >= slots)
+			continue;
+		adj->cs_ee[slot] += excl;
+		if (!(n.flags & SC_NODE_RECURSIVE)) {
+			adj->cs_ei[slot] += incl;
+			adj->cs_osb[slot] += t->osb_total >= f.osb_entry ? t->osb_total - f.osb_entry : 0;
+		}
 	}
 	return 0;
 }
 
+static uint64_t sub_clamped(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len,
-		      const struct sc_eng_thread *t, uint32_t proc_id, const uint32_t *open,
+		      const struct sc_eng_thread *t, uint32_t proc_id, const struct open_adj *adj,
 		      const struct sc_tick_conv *conv, uint64_t *calls, uint64_t *closed,
 		      uint64_t *count)
 {
@@ -123,7 +166,7 @@ static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len
 		for (i = 0; i < c.used; i++) {
 			struct sc_eng_node n;
 			struct sc_rec_cct_node r = { 0 };
-			uint64_t completed;
+			uint64_t completed, ee;
 
 			memcpy(&n, (const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE,
 			       sizeof(n));
@@ -131,16 +174,17 @@ static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len
 			    (n.id == 0 ? n.parent != UINT32_MAX : n.parent >= n.id))
 				return -EINVAL;
 			next_id++;
-			completed = n.calls > open[n.id] ? n.calls - open[n.id] : 0;
+			completed = sub_clamped(n.calls, adj->open[n.id]);
+			ee = n.excl_sum + adj->node_ee[n.id];
 			r.proc_id = proc_id;
 			r.tid = t->tid;
 			r.id = n.id;
 			r.parent = n.parent;
 			r.func = n.func;
 			r.calls = n.calls;
-			r.elapsed_excl = to_ns(conv, n.ee);
-			r.app_excl = to_ns(conv, n.ee - (n.osb < n.ee ? n.osb : n.ee));
-			r.app_excl_exact = to_ns(conv, n.ee - (n.osx < n.ee ? n.osx : n.ee));
+			r.elapsed_excl = to_ns(conv, ee);
+			r.app_excl = to_ns(conv, sub_clamped(ee, n.osb));
+			r.app_excl_exact = to_ns(conv, sub_clamped(ee, n.osx));
 			r.completed = completed;
 			if (completed && n.incl_min <= n.incl_max) {
 				r.incl_min = to_ns(conv, n.incl_min);
@@ -165,32 +209,32 @@ static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len
 }
 
 static int emit_callsites(struct sc_writer *w, const void *arena, uint64_t arena_len,
-			  const struct sc_eng_thread *t, uint32_t proc_id,
+			  const struct sc_eng_thread *t, uint32_t proc_id, const struct open_adj *adj,
 			  const struct sc_tick_conv *conv, uint64_t *count)
 {
-	uint64_t slots = t->cs_mask + 1, i;
+	uint64_t slots = t->cs_mask + 1 + SC_ENG_CS_PROBE, i;
 	int ret;
 
 	*count = 0;
-	if (slots > SC_ENG_CS_MAX || (slots & (slots - 1)) ||
-	    !range_ok(arena_len, t->cs_off, slots * sizeof(struct sc_eng_cs)))
-		return -EINVAL;
 	for (i = 0; i < slots; i++) {
 		struct sc_eng_cs e;
 		struct sc_rec_callsite r;
+		uint64_t ei, ee;
 
 		memcpy(&e, (const uint8_t *)arena + t->cs_off + i * sizeof(e), sizeof(e));
 		if (!e.callee || !e.calls)
 			continue;
+		ei = e.ei + adj->cs_ei[i];
+		ee = e.ee + adj->cs_ee[i];
 		r.proc_id = proc_id;
 		r.tid = t->tid;
 		r.site = e.site;
 		r.callee = e.callee;
 		r.calls = e.calls;
-		r.elapsed_incl = to_ns(conv, e.ei);
-		r.elapsed_excl = to_ns(conv, e.ee);
-		r.app_incl = to_ns(conv, e.ei - (e.osb_incl < e.ei ? e.osb_incl : e.ei));
-		r.app_excl = to_ns(conv, e.ee - (e.osb_excl < e.ee ? e.osb_excl : e.ee));
+		r.elapsed_incl = to_ns(conv, ei);
+		r.elapsed_excl = to_ns(conv, ee);
+		r.app_incl = to_ns(conv, sub_clamped(ei, e.osb_incl + adj->cs_osb[i]));
+		r.app_excl = to_ns(conv, sub_clamped(ee, e.osb_excl));
 		ret = sc_writer_add(w, SC_REC_CALLSITE, &r, sizeof(r));
 		if (ret)
 			return ret;
@@ -205,8 +249,8 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 {
 	struct sc_eng_thread t;
 	struct sc_rec_thread_stats st = { 0 };
-	uint64_t nopen = 0, calls = 0, closed = 0, nodes = 0, sites = 0;
-	uint32_t *open;
+	struct open_adj adj = { 0 };
+	uint64_t calls = 0, closed = 0, nodes = 0, sites = 0, slots;
 	int ret, i;
 
 	if (tot)
@@ -214,25 +258,40 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	ret = load_thread(arena, arena_len, thread_off, &t);
 	if (ret)
 		return ret;
-	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE)
+	slots = t.cs_mask + 1;
+	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE ||
+	    slots > SC_ENG_CS_MAX || (slots & (slots - 1)) ||
+	    !range_ok(arena_len, t.cs_off, (slots + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs)))
 		return -EINVAL;
-	open = calloc(t.nnodes, sizeof(*open));
-	if (!open)
-		return -ENOMEM;
-	ret = count_open(arena, arena_len, &t, open, t.nnodes, &nopen);
-	if (ret)
-		memset(open, 0, t.nnodes * sizeof(*open));   /* damaged stack: nodes still count */
-	ret = emit_nodes(w, arena, arena_len, &t, proc_id, open, conv, &calls, &closed, &nodes);
-	free(open);
+	slots += SC_ENG_CS_PROBE;
+	adj.open = calloc(t.nnodes, sizeof(*adj.open));
+	adj.node_ee = calloc(t.nnodes, sizeof(*adj.node_ee));
+	adj.cs_ee = calloc(slots, sizeof(uint64_t));
+	adj.cs_ei = calloc(slots, sizeof(uint64_t));
+	adj.cs_osb = calloc(slots, sizeof(uint64_t));
+	if (!adj.open || !adj.node_ee || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (open_frames(arena, arena_len, &t, &adj)) {
+		/* damaged stack: the completed calls still count */
+		memset(adj.open, 0, t.nnodes * sizeof(*adj.open));
+		memset(adj.node_ee, 0, t.nnodes * sizeof(*adj.node_ee));
+		memset(adj.cs_ee, 0, slots * sizeof(uint64_t));
+		memset(adj.cs_ei, 0, slots * sizeof(uint64_t));
+		memset(adj.cs_osb, 0, slots * sizeof(uint64_t));
+		adj.nopen = 0;
+	}
+	ret = emit_nodes(w, arena, arena_len, &t, proc_id, &adj, conv, &calls, &closed, &nodes);
 	if (!ret)
-		ret = emit_callsites(w, arena, arena_len, &t, proc_id, conv, &sites);
+		ret = emit_callsites(w, arena, arena_len, &t, proc_id, &adj, conv, &sites);
 
 	st.proc_id = proc_id;
 	st.tid = t.tid;
-	st.events = calls + (closed > t.repair_closed ? closed - t.repair_closed : 0) + t.stray_exits;
+	st.events = calls + sub_clamped(closed, t.repair_closed) + t.stray_exits;
 	st.lost_events = t.lost + t.lost_nested;
 	st.repairs = t.repair_closed + t.stray_exits;
-	st.open_frames = nopen;
+	st.open_frames = adj.nopen;
 	for (i = 0; i < SC_OS_NCAT; i++)
 		st.os_count[i] = t.os_count[i];
 	st.first_ns = stamp_ns(conv, t.first);
@@ -240,7 +299,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	if (ret == 0 || ret == -EINVAL) {   /* not after a writer error */
 		int r2 = sc_writer_add(w, SC_REC_THREAD_STATS, &st, sizeof(st));
 		if (r2)
-			return r2;
+			ret = r2;
 	}
 	if (tot) {
 		tot->nodes = nodes;
@@ -254,5 +313,11 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		tot->first_ns = st.first_ns;
 		tot->last_ns = st.last_ns;
 	}
+out:
+	free(adj.open);
+	free(adj.node_ee);
+	free(adj.cs_ee);
+	free(adj.cs_ei);
+	free(adj.cs_osb);
 	return ret;
 }

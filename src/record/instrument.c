@@ -194,6 +194,82 @@ static void syscall_tracepoints(uint64_t *enter, uint64_t *exit_id)
 	*enter = *exit_id = 0;
 }
 
+/*
+ * Keep one (disabled) event of each syscall tracepoint open for the whole
+ * session.  The kernel registers a tracepoint's perf probe when its first
+ * event opens and unregisters it, waiting for RCU grace periods (tens of
+ * milliseconds), when its last one closes: without a holder every thread of
+ * the target would pay that wait when it ends, and so would the recorder.
+ * The holder is a detached process (not our descendant, so the wait for the
+ * target does not wait for it) that opens the events, says so, and exits
+ * when the recorder closes the pipe, paying the final wait on its own.
+ * Must run before launch_prepare() makes us a subreaper.  Returns the
+ * write end to close when done, or -1.
+ */
+static int hold_tracepoints(uint64_t enter, uint64_t exit_id)
+{
+	int keep[2], ready[2];
+	pid_t pid;
+	char c;
+
+	if (!enter || !exit_id || pipe2(keep, O_CLOEXEC))
+		return -1;
+	if (pipe2(ready, O_CLOEXEC)) {
+		close(keep[0]);
+		close(keep[1]);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		uint64_t ids[2] = { enter, exit_id };
+		int i;
+
+		if (fork() != 0)
+			_exit(0);
+		i = open("/dev/null", O_RDWR);   /* hold no pipe of our caller's */
+		if (i >= 0) {
+			dup2(i, 0);
+			dup2(i, 1);
+			dup2(i, 2);
+			if (i > 2)
+				close(i);
+		}
+		close(keep[1]);
+		close(ready[0]);
+		for (i = 0; i < 2; i++) {
+			struct perf_event_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.size = sizeof(a);
+			a.type = PERF_TYPE_TRACEPOINT;
+			a.config = ids[i];
+			a.disabled = 1;
+			if (syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) < 0)
+				break;
+		}
+		if (write(ready[1], "r", 1) < 0)
+			_exit(1);
+		close(ready[1]);
+		while (read(keep[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(keep[0]);
+	close(ready[1]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	close(ready[0]);
+	if (pid < 0) {
+		close(keep[1]);
+		return -1;
+	}
+	return keep[1];
+}
+
 /* ---- time ------------------------------------------------------------- */
 
 struct clock_pair {
@@ -588,7 +664,7 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1;
+	int ret, status = -1, nims = 0, i, rc = 1, tp_hold;
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
 	if (ret) {
@@ -607,6 +683,7 @@ int record_instrument(const struct record_opts *opts)
 	}
 	dir = shm_dir();
 	syscall_tracepoints(&tp_enter, &tp_exit);
+	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
 	env[0] = xasprintf("LD_PRELOAD=%s%s%s", runtime, old_preload && *old_preload ? ":" : "",
 			   old_preload ? old_preload : "");
@@ -664,6 +741,8 @@ int record_instrument(const struct record_opts *opts)
 			 (unsigned long)tot.lost);
 	}
 out:
+	if (tp_hold >= 0)
+		close(tp_hold);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);

@@ -11,12 +11,16 @@
  * Rules:
  *  - Time is in abstract ticks (rdtsc in the runtime, nanoseconds in tests);
  *    the caller passes non-decreasing times (a smaller one counts as equal).
- *  - Interval i = (time of event i-1, time of event i], charged to the frame
- *    on top before event i: node->ee += d.  If the interval was OS-bound the
- *    caller first calls sc_eng_os() with the same time: node->osb += d and
- *    node->osx += min(measured OS ticks, d).  So AE = ee - osb and the exact
- *    mode's AE = ee - osx.  Intervals with an empty stack go to the root node
- *    (func 0) and are not part of any value.
+ *  - Interval i = (time of event i-1, time of event i] is charged to the
+ *    frame on top before event i.  The hot path does not add it up: the
+ *    exclusive time of a call is its inclusive time minus its children's,
+ *    known when it returns, so a node's EE is the sum of its calls'
+ *    exclusive times (excl_sum) plus, for frames still open, their part up
+ *    to the thread's last event (added by the emitter from the stack).  If
+ *    an interval was OS-bound the caller first calls sc_eng_os() with the
+ *    same time: node->osb += d and node->osx += min(measured OS ticks, d), so
+ *    AE = EE - osb and the exact mode's AE = EE - osx.  Intervals with an
+ *    empty stack are not part of any value.
  *  - The CCT is keyed by (parent node, function), never by call site.
  *    Inclusive values are derived at report time from the tree.
  *  - Exit of the top function: pop, per-call stats.  Exit of a function
@@ -76,8 +80,8 @@
 #define SC_ENG_STACK_MAX    (1u << 20)         /* deepest stack kept */
 #define SC_ENG_CS_FIRST     64u                /* call-site table slots */
 #define SC_ENG_CS_MAX       (1u << 18)
+#define SC_ENG_CS_PROBE     8u                 /* slots a site may sit from home */
 #define SC_ENG_DROP_FUNC    UINT64_MAX         /* func of the "dropping" frame */
-#define SC_ENG_NO_SITE      UINT64_MAX         /* empty call-site cache */
 #define SC_ENG_THREAD_MAGIC 0x3130445248544353ull  /* "SCTHRD01" */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
@@ -112,34 +116,32 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint64_t func;
 	uint32_t first_child;              /* node index; most recently used first */
 	uint32_t next_sibling;
-	uint64_t calls;
-	uint64_t ee;                       /* ticks with this node on top */
+	uint64_t calls;                    /* entries */
 	uint64_t incl_sum, excl_sum;       /* per completed call */
 	uint64_t incl_min, incl_max;
+	uint64_t excl_min;
 	/* second line */
-	uint64_t excl_min, excl_max;
+	uint64_t excl_max;
 	uint64_t osb;                      /* OS-bound ticks (interval rule) on top */
 	uint64_t osx;                      /* measured OS ticks on top */
-	uint64_t cs_site;                  /* one-entry call-site cache */
-	uint32_t cs_slot;
 	uint32_t id;                       /* thread-local id, root = 0 */
 	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
 	uint32_t flags;                    /* SC_NODE_* */
-	uint64_t reserved;
+	uint32_t reserved32;
+	uint64_t reserved[3];
 };
 
 struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t site, callee;
-	uint64_t calls;
-	uint64_t ei;                       /* outermost calls */
-	uint64_t ee;
+	uint64_t calls;                    /* entries */
+	uint64_t ei;                       /* completed outermost calls */
+	uint64_t ee;                       /* completed calls */
 	uint64_t osb_incl;                 /* AI = ei - osb_incl */
 	uint64_t osb_excl;                 /* AE = ee - osb_excl */
 	uint64_t reserved;
 };
 
-struct sc_eng_frame {                  /* 48 bytes */
-	uint64_t func;
+struct sc_eng_frame {                  /* 40 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint64_t entry;
@@ -162,13 +164,14 @@ struct sc_eng_thread {
 	uint64_t last;                     /* time of the previous event */
 	uint8_t *base;                     /* arena base (node index -> address) */
 	uint64_t osb_total;                /* OS-bound ticks of the thread so far */
+	struct sc_eng_cs *cs_tab;          /* call sites, open addressing */
+	uint64_t cs_shift;                 /* slot of a site: hash >> cs_shift */
 	/* slow path */
 	struct sc_eng_arena *arena;
 	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
-	struct sc_eng_frame *saved_limit;  /* limit while dropping */
-	struct sc_eng_cs *cs_tab;
+	struct sc_eng_node *drop_node;     /* node of the "dropping" frame */
 	struct sc_eng_chunk *chunk;        /* current node chunk */
-	uint64_t cs_mask;                  /* slots - 1 */
+	uint64_t cs_mask;                  /* slots - 1 (+ SC_ENG_CS_PROBE at the end) */
 	uint64_t cs_count;
 	uint64_t drop_depth;               /* > 0: dropping events */
 	/* counters the recorder reads */
@@ -199,7 +202,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 48, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 40, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -287,16 +290,13 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	n->first_child = 0;
 	n->next_sibling = 0;
 	n->calls = 0;
-	n->ee = n->osb = n->osx = 0;
+	n->osb = n->osx = 0;
 	n->incl_sum = n->excl_sum = 0;
 	n->incl_min = n->excl_min = UINT64_MAX;
 	n->incl_max = n->excl_max = 0;
-	n->cs_site = SC_ENG_NO_SITE;
-	n->cs_slot = 0;
 	n->id = (uint32_t)t->nnodes;
 	n->parent = parent_id;
 	n->flags = flags;
-	n->reserved = 0;
 	t->nnodes++;
 	__atomic_store_n(&c->used, c->used + 1, __ATOMIC_RELEASE);
 	return n;
@@ -322,7 +322,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		prev = n;
 	}
 	for (f = t->top; f > t->stack; f--)
-		if (f->func == func)
+		if (f->node->func == func)
 			flags |= SC_NODE_RECURSIVE;
 	n = sc_eng_node_new(t, func, p->id, flags);
 	if (!n)
@@ -334,19 +334,25 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 	return n;
 }
 
-static inline uint64_t sc_eng_cs_hash(uint64_t site, uint64_t callee)
+/*
+ * Call sites: open addressing by site only (a call instruction calls one
+ * function, except indirect calls), so a probe finds its slot with one
+ * multiply.  A site lives within SC_ENG_CS_PROBE slots of its home, without
+ * wrapping (the table has that many extra slots at its end); the probe
+ * checks the first two inline.
+ */
+static inline uint64_t sc_eng_cs_slot(uint64_t site, uint64_t shift)
 {
-	uint64_t h = (site ^ (callee << 1)) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	return (site * 0x9e3779b97f4a7c15ull) >> shift;
 }
 
-static inline struct sc_eng_cs *sc_eng_cs_find(struct sc_eng_cs *tab, uint64_t mask,
-					uint64_t site, uint64_t callee, int *is_new)
+/* The entry of (site, callee), else the free slot it may take, else NULL. */
+static inline struct sc_eng_cs *sc_eng_cs_find(struct sc_eng_cs *tab, uint64_t shift,
+					       uint64_t site, uint64_t callee, int *is_new)
 {
-	uint64_t i = sc_eng_cs_hash(site, callee) & mask;
+	struct sc_eng_cs *e = tab + sc_eng_cs_slot(site, shift), *end = e + SC_ENG_CS_PROBE;
 
-	for (;; i = (i + 1) & mask) {
-		struct sc_eng_cs *e = &tab[i];
+	for (; e < end; e++) {
 		if (e->callee == callee && e->site == site) {
 			*is_new = 0;
 			return e;
@@ -356,68 +362,70 @@ static inline struct sc_eng_cs *sc_eng_cs_find(struct sc_eng_cs *tab, uint64_t m
 			return e;
 		}
 	}
+	return 0;
 }
 
-/* Make the call-site table four times larger; frames and node caches follow. */
+static inline uint64_t sc_eng_log2(uint64_t x)
+{
+	return 63 - (uint64_t)__builtin_clzll(x);
+}
+
+/* Make the call-site table larger (four times, or more if its sites do not
+ * fit their windows); open frames follow.  0 or -1. */
 SC_ENG_SLOW int sc_eng_cs_grow(struct sc_eng_thread *t)
 {
-	uint64_t slots = (t->cs_mask + 1) * 4, off, i;
-	struct sc_eng_cs *tab, *old = t->cs_tab;
+	uint64_t slots = t->cs_mask + 1, off, i, shift;
+	struct sc_eng_cs *tab, *old = t->cs_tab, *e;
 	struct sc_eng_frame *f;
-	struct sc_eng_chunk *c;
 	int is_new;
 
+again:
+	slots *= 4;
+	shift = 64 - sc_eng_log2(slots);
 	if (slots > SC_ENG_CS_MAX)
 		return -1;
-	off = sc_eng_alloc(t->arena, slots * sizeof(struct sc_eng_cs));
+	off = sc_eng_alloc(t->arena, (slots + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs));
 	if (!off)
 		return -1;
 	tab = (struct sc_eng_cs *)(t->base + off);
-	for (i = 0; i <= t->cs_mask; i++) {
-		struct sc_eng_cs *e;
+	for (i = 0; i <= t->cs_mask + SC_ENG_CS_PROBE; i++) {
 		if (!old[i].callee)
 			continue;
-		e = sc_eng_cs_find(tab, slots - 1, old[i].site, old[i].callee, &is_new);
+		e = sc_eng_cs_find(tab, shift, old[i].site, old[i].callee, &is_new);
+		if (!e)
+			goto again;        /* the new table is left unused */
 		*e = old[i];
 	}
 	for (f = t->stack + 1; f <= t->top; f++) {
-		if (f->cs >= old && f->cs <= old + t->cs_mask)
-			f->cs = sc_eng_cs_find(tab, slots - 1, f->cs->site, f->cs->callee, &is_new);
-	}
-	for (c = t->chunk_head_off ? (struct sc_eng_chunk *)(t->base + t->chunk_head_off) : 0; c;
-	     c = c->next_off ? (struct sc_eng_chunk *)(t->base + c->next_off) : 0) {
-		struct sc_eng_node *n = (struct sc_eng_node *)(c + 1);
-		for (i = 0; i < c->used; i++)
-			n[i].cs_site = SC_ENG_NO_SITE;
+		if (f->cs >= old && f->cs <= old + t->cs_mask + SC_ENG_CS_PROBE)
+			f->cs = sc_eng_cs_find(tab, shift, f->cs->site, f->cs->callee, &is_new);
 	}
 	t->cs_tab = tab;
 	t->cs_mask = slots - 1;
+	t->cs_shift = shift;
 	__atomic_store_n(&t->cs_off, off, __ATOMIC_RELEASE);
 	return 0;
 }
 
-SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, struct sc_eng_node *n,
-					uint64_t site, uint64_t callee)
+SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, uint64_t site, uint64_t callee)
 {
 	struct sc_eng_cs *e;
 	int is_new;
 
-	e = sc_eng_cs_find(t->cs_tab, t->cs_mask, site, callee, &is_new);
-	if (is_new) {
-		if ((t->cs_count + 1) * 2 > t->cs_mask + 1) {
-			if (sc_eng_cs_grow(t)) {
-				t->cs_lost++;
-				return &t->cs_root;
-			}
-			e = sc_eng_cs_find(t->cs_tab, t->cs_mask, site, callee, &is_new);
+	e = sc_eng_cs_find(t->cs_tab, t->cs_shift, site, callee, &is_new);
+	if (e && !is_new)
+		return e;
+	if (!e || (t->cs_count + 1) * 4 > t->cs_mask + 1) {
+		if (sc_eng_cs_grow(t) ||
+		    !(e = sc_eng_cs_find(t->cs_tab, t->cs_shift, site, callee, &is_new))) {
+			t->cs_lost++;
+			return &t->cs_root;
 		}
-		e->site = site;
-		e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = 0;
-		__atomic_store_n(&e->callee, callee, __ATOMIC_RELEASE);
-		t->cs_count++;
 	}
-	n->cs_site = site;
-	n->cs_slot = (uint32_t)(e - t->cs_tab);
+	e->site = site;
+	e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = 0;
+	__atomic_store_n(&e->callee, callee, __ATOMIC_RELEASE);
+	t->cs_count++;
 	return e;
 }
 
@@ -445,15 +453,13 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 
 /* ---- the state machine ------------------------------------------------ */
 
-static inline uint64_t sc_eng_interval(struct sc_eng_thread *t, uint64_t *now)
+/* now, clamped to never run backwards, becomes the thread's last time. */
+static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t now)
 {
-	uint64_t d;
-
-	if (unlikely(*now < t->last))
-		*now = t->last;
-	d = *now - t->last;
-	t->last = *now;
-	return d;
+	if (unlikely(now < t->last))
+		now = t->last;
+	t->last = now;
+	return now;
 }
 
 /*
@@ -466,6 +472,8 @@ static inline void sc_eng_os_exact(struct sc_eng_thread *t, uint64_t now, uint64
 	struct sc_eng_frame *f = t->top;
 	uint64_t d = now > t->last ? now - t->last : 0;
 
+	if (unlikely(f->node == t->drop_node))
+		f--;                       /* dropped time belongs to the frame below */
 	if (os_ticks > d)
 		os_ticks = d;
 	f->node->osb += d;
@@ -484,6 +492,7 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = f->node;
+	struct sc_eng_cs *cs = f->cs;
 	uint64_t incl = now - f->entry, excl = incl - f->child_incl;
 
 	n->incl_sum += incl;
@@ -497,55 +506,35 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 	if (unlikely(excl > n->excl_max))
 		n->excl_max = excl;
 	f[-1].child_incl += incl;
+	cs->ee += excl;
 	if (!(n->flags & SC_NODE_RECURSIVE)) {
-		f->cs->ei += incl;
-		f->cs->osb_incl += t->osb_total - f->osb_entry;
+		cs->ei += incl;
+		cs->osb_incl += t->osb_total - f->osb_entry;
 	}
 	t->top = f - 1;
 }
 
-SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now);
-
-/* Function entry at now (interval already charged by the caller). */
+/* Function entry at now: node and call site already found. */
 static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
-			       uint64_t func, uint64_t site, uint64_t now)
+			       struct sc_eng_cs *cs, uint64_t now)
 {
 	struct sc_eng_frame *f = t->top + 1;
 
-	f->func = func;
 	f->node = n;
+	f->cs = cs;
 	f->entry = now;
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
-	if (likely(n->cs_site == site))
-		f->cs = t->cs_tab + n->cs_slot;
-	else
-		f->cs = sc_eng_cs_slow(t, n, site, func);
-	f->cs->calls++;
+	cs->calls++;
 	n->calls++;
 	t->top = f;
-}
-
-static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
-{
-	struct sc_eng_frame *f = t->top;
-	struct sc_eng_node *p = f->node, *n;
-	uint64_t d = sc_eng_interval(t, &now);
-
-	p->ee += d;
-	f->cs->ee += d;
-	n = sc_eng_node_at(t, p->first_child);
-	if (unlikely(n->func != func || f == t->limit)) {
-		sc_eng_enter_slow(t, func, site, now);
-		return;
-	}
-	sc_eng_push(t, n, func, site, now);
 }
 
 SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n;
+	struct sc_eng_cs *cs;
 
 	if (t->drop_depth) {
 		t->drop_depth++;
@@ -557,20 +546,52 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 	n = sc_eng_child_slow(t, func);
 	if (!n)
 		goto drop;
-	sc_eng_push(t, n, func, site, now);
+	cs = sc_eng_cs_slow(t, site, func);
+	sc_eng_push(t, n, cs, now);
 	return;
 drop:
-	/* A frame that keeps the stack's shape while events are dropped: the
-	 * time goes to the node below; every enter comes here until its exit. */
-	f = t->top;
-	f[1] = f[0];
-	f[1].func = SC_ENG_DROP_FUNC;
-	f[1].entry = now;
-	f[1].child_incl = 0;
-	t->saved_limit = t->limit;
-	t->top = t->limit = f + 1;
+	/* A frame that keeps the stack's shape while events are dropped; its
+	 * node has no children and matches no function, so every event comes
+	 * here until its exit.  Its time stays in the frame below (it is not
+	 * one of that frame's children). */
+	f = t->top + 1;
+	f->node = t->drop_node;
+	f->cs = &t->cs_root;
+	f->entry = now;
+	f->child_incl = 0;
+	f->osb_entry = t->osb_total;
+	t->top = f;
 	t->drop_depth = 1;
 	t->lost++;
+}
+
+/*
+ * The common entry (known child, call site in one of its first two slots,
+ * room on the stack) without any call, so that a probe built on it needs no
+ * stack frame: 1 if done, 0 if nothing was changed and sc_eng_enter() must
+ * handle the event.
+ */
+static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+{
+	struct sc_eng_frame *f = t->top;
+	struct sc_eng_node *n = sc_eng_node_at(t, f->node->first_child);
+	struct sc_eng_cs *cs = t->cs_tab + sc_eng_cs_slot(site, t->cs_shift);
+
+	if (unlikely(n->func != func || f == t->limit))
+		return 0;
+	if (unlikely(cs->site != site || cs->callee != func)) {
+		cs++;
+		if (cs->site != site || cs->callee != func)
+			return 0;
+	}
+	sc_eng_push(t, n, cs, sc_eng_now(t, now));
+	return 1;
+}
+
+static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+{
+	if (!sc_eng_enter_fast(t, func, site, now))
+		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now));
 }
 
 SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64_t now)
@@ -579,14 +600,12 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 
 	if (t->drop_depth) {
 		t->lost++;
-		if (--t->drop_depth == 0) {
+		if (--t->drop_depth == 0)
 			t->top--;
-			t->limit = t->saved_limit;
-		}
 		return;
 	}
 	for (f = t->top - 1; f > t->stack; f--)
-		if (f->func == func)
+		if (f->node->func == func)
 			break;
 	if (f <= t->stack) {
 		t->stray_exits++;
@@ -599,18 +618,19 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 	sc_eng_pop(t, now);
 }
 
+/* The common exit (of the top frame): 1 if done, 0 if nothing was changed. */
+static inline int sc_eng_exit_fast(struct sc_eng_thread *t, uint64_t func, uint64_t now)
+{
+	if (unlikely(t->top->node->func != func))
+		return 0;
+	sc_eng_pop(t, sc_eng_now(t, now));
+	return 1;
+}
+
 static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t now)
 {
-	struct sc_eng_frame *f = t->top;
-	uint64_t d = sc_eng_interval(t, &now);
-
-	f->node->ee += d;
-	f->cs->ee += d;
-	if (unlikely(f->func != func)) {
-		sc_eng_exit_slow(t, func, now);
-		return;
-	}
-	sc_eng_pop(t, now);
+	if (!sc_eng_exit_fast(t, func, now))
+		sc_eng_exit_slow(t, func, sc_eng_now(t, now));
 }
 
 /*
@@ -619,7 +639,7 @@ static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t 
  */
 SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint32_t tid, uint64_t now)
 {
-	uint64_t off = sc_eng_alloc(a, sizeof(struct sc_eng_thread)), soff, coff;
+	uint64_t off = sc_eng_alloc(a, sizeof(struct sc_eng_thread)), soff, coff, doff;
 	struct sc_eng_thread *t;
 	struct sc_eng_node *root;
 	uint64_t head;
@@ -627,8 +647,9 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	if (!off)
 		return 0;
 	soff = sc_eng_alloc(a, SC_ENG_STACK_FIRST * sizeof(struct sc_eng_frame));
-	coff = sc_eng_alloc(a, SC_ENG_CS_FIRST * sizeof(struct sc_eng_cs));
-	if (!soff || !coff)
+	coff = sc_eng_alloc(a, (SC_ENG_CS_FIRST + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs));
+	doff = sc_eng_alloc(a, SC_ENG_NODE_SIZE);
+	if (!soff || !coff || !doff)
 		return 0;
 	t = (struct sc_eng_thread *)(a->base + off);
 	t->arena = a;
@@ -642,12 +663,15 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->cs_tab = (struct sc_eng_cs *)(a->base + coff);
 	t->cs_off = coff;
 	t->cs_mask = SC_ENG_CS_FIRST - 1;
+	t->cs_shift = 64 - sc_eng_log2(SC_ENG_CS_FIRST);
 	t->first = t->last = now;
+	t->drop_node = (struct sc_eng_node *)(a->base + doff);
+	t->drop_node->func = SC_ENG_DROP_FUNC;
+	t->drop_node->first_child = 0;
 	root = sc_eng_node_new(t, 0, UINT32_MAX, 0);
 	if (!root)
 		return 0;
 	t->root_off = (uint64_t)((uint8_t *)root - a->base);
-	t->stack[0].func = 0;
 	t->stack[0].node = root;
 	t->stack[0].cs = &t->cs_root;
 	t->stack[0].entry = now;
@@ -674,9 +698,9 @@ SC_ENG_SLOW uint64_t sc_eng_rebuild(struct sc_eng_thread *t, const struct sc_eng
 	uint64_t i, done = 0;
 
 	for (i = 1; i <= n && !t->drop_depth; i++) {
-		if (frames[i].func == SC_ENG_DROP_FUNC)
+		if (frames[i].node->func == SC_ENG_DROP_FUNC)
 			continue;
-		sc_eng_enter(t, frames[i].func, frames[i].cs ? frames[i].cs->site : 0, now);
+		sc_eng_enter(t, frames[i].node->func, frames[i].cs->site, now);
 		done++;
 	}
 	return done;

@@ -19,6 +19,10 @@
  * When the shared memory or the kernel's perf events are refused, the
  * program runs as it would without us and the loss is recorded.
  */
+/* Vectorised pairs of loads over the frame just pushed stall on store
+ * forwarding; scalar code is faster here. */
+#pragma GCC optimize("no-tree-slp-vectorize")
+
 #include "runtime/shm.h"
 #include "format/scdata.h"
 
@@ -620,6 +624,36 @@ static __attribute__((destructor)) void rt_fini(void)
 
 /* ---- the hooks --------------------------------------------------------- */
 
+/*
+ * The hooks: the common case inline and free of calls (so the compiler
+ * gives them no stack frame), everything else in probe_slow().  While a
+ * probe runs, tls.t is NULL: a signal handler's probe then goes to
+ * probe_cold() and is dropped.
+ */
+static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64_t fn, uint64_t site,
+						 uint64_t now, int is_exit)
+{
+	if (*tls.ring_head != tls.ring_seen)
+		rt_os_drain(t, now);
+	if (is_exit)
+		sc_eng_exit(t, fn, now);
+	else
+		sc_eng_enter(t, fn, site, now);
+	barrier();
+	tls.t = t;
+}
+
+static __attribute__((noinline, cold)) void probe_first(uint64_t fn, uint64_t site, int is_exit)
+{
+	struct sc_eng_thread *t = probe_cold();
+
+	if (!t)
+		return;
+	tls.t = NULL;
+	barrier();
+	probe_slow(t, fn, site, __rdtsc(), is_exit);
+}
+
 HOOK void __cyg_profile_func_enter(void *fn, void *site);
 HOOK void __cyg_profile_func_exit(void *fn, void *site);
 
@@ -629,16 +663,17 @@ void __cyg_profile_func_enter(void *fn, void *site)
 	uint64_t now;
 
 	if (unlikely(!t)) {
-		t = probe_cold();
-		if (!t)
-			return;
+		probe_first((uint64_t)fn, (uint64_t)site, 0);
+		return;
 	}
 	tls.t = NULL;
 	barrier();
 	now = __rdtsc();
-	if (unlikely(*tls.ring_head != tls.ring_seen))
-		rt_os_drain(t, now);
-	sc_eng_enter(t, (uint64_t)fn, (uint64_t)site, now);
+	if (unlikely(*tls.ring_head != tls.ring_seen) ||
+	    unlikely(!sc_eng_enter_fast(t, (uint64_t)fn, (uint64_t)site, now))) {
+		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, 0);
+		return;
+	}
 	barrier();
 	tls.t = t;
 }
@@ -649,16 +684,17 @@ void __cyg_profile_func_exit(void *fn, void *site)
 	uint64_t now;
 
 	if (unlikely(!t)) {
-		t = probe_cold();
-		if (!t)
-			return;
+		probe_first((uint64_t)fn, (uint64_t)site, 1);
+		return;
 	}
 	tls.t = NULL;
 	barrier();
 	now = __rdtsc();
-	if (unlikely(*tls.ring_head != tls.ring_seen))
-		rt_os_drain(t, now);
-	sc_eng_exit(t, (uint64_t)fn, now);
+	if (unlikely(*tls.ring_head != tls.ring_seen) ||
+	    unlikely(!sc_eng_exit_fast(t, (uint64_t)fn, now))) {
+		probe_slow(t, (uint64_t)fn, 0, now, 1);
+		return;
+	}
 	barrier();
 	tls.t = t;
 }

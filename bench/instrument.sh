@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Instrumentation overhead, side by side in one run (a benchmark, not a test).
+#
+#   bench/instrument.sh [N] [RUNS]       (default fib(34), best of 5 runs)
+#
+# A recursive fib built with -O2 -fno-optimize-sibling-calls
+# -finstrument-functions is run
+#   - uninstrumented (the same source without -finstrument-functions): baseline
+#   - under `stackclock record -m instrument`
+#   - under `uftrace record --no-libcall` (Debian's uftrace)
+#   - with bench/floor.c preloaded: hooks that only store {rdtsc, fn}
+# and the overhead per call is (T_tool - T_uninstrumented) / calls, with the
+# best (minimum) wall time of RUNS runs each.  Also printed: the data file's
+# bytes per event (an event is an entry or an exit), ours and uftrace's, and
+# the time of `stackclock report` against `uftrace report` on recordings of
+# the same program (skipped if report does not work yet).
+set -u
+cd "$(dirname "$0")/.."
+N=${1:-34}
+RUNS=${2:-5}
+O=${O:-build}
+SC=$PWD/$O/stackclock
+[ -x "$SC" ] && [ -f "$O/libstackclock.so" ] || { echo "build first: make" >&2; exit 1; }
+W=$(mktemp -d /tmp/sc-bench-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+cat >"$W/fib.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+int main(int argc, char **argv) { printf("%ld\n", fib(argc > 1 ? atoi(argv[1]) : 30)); return 0; }
+EOF
+CFLAGS="-O2 -fno-optimize-sibling-calls"
+gcc $CFLAGS -finstrument-functions -o "$W/fib" "$W/fib.c"
+gcc $CFLAGS -o "$W/fib_plain" "$W/fib.c"
+gcc -O2 -fPIC -shared -o "$W/floor.so" bench/floor.c
+
+# Calls of fib(N): C(n) = 1 + C(n-1) + C(n-2), C(0) = C(1) = 1; plus main.
+CALLS=$(awk -v n="$N" 'BEGIN { a = 1; b = 1; for (i = 2; i <= n; i++) { c = 1 + a + b; a = b; b = c } print b + 1 }')
+EVENTS=$((CALLS * 2))
+
+now() { date +%s%N; }
+# best_of CMD...: minimum wall time in ns over RUNS runs
+best_of() {
+	local best=0 i t0 t1
+	for ((i = 0; i < RUNS; i++)); do
+		t0=$(now)
+		"$@" >/dev/null 2>&1 </dev/null
+		t1=$(now)
+		if [ "$best" -eq 0 ] || [ $((t1 - t0)) -lt "$best" ]; then best=$((t1 - t0)); fi
+	done
+	echo "$best"
+}
+
+cd "$W"
+t_plain=$(best_of ./fib_plain "$N")
+t_floor=$(best_of env LD_PRELOAD="$W/floor.so" ./fib "$N")
+t_ours=$(best_of "$SC" record -m instrument -o "$W/sc.data" -- ./fib "$N")
+have_uftrace=0
+if command -v uftrace >/dev/null; then
+	have_uftrace=1
+	t_uft=$(best_of uftrace record --no-libcall -d "$W/uftrace.data" ./fib "$N")
+fi
+
+per_call() { awk -v t="$1" -v b="$t_plain" -v c="$CALLS" 'BEGIN { printf "%.1f", (t - b) / c }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+ours=$(per_call "$t_ours")
+floor=$(per_call "$t_floor")
+echo "fib($N): $CALLS calls, $EVENTS events; best of $RUNS runs; uninstrumented $((t_plain / 1000000)) ms"
+printf '%-34s %8s ns/call  (%d ms)\n' "stackclock record -m instrument" "$ours" $((t_ours / 1000000))
+printf '%-34s %8s ns/call  (%d ms)\n' "floor (bench/floor.c)" "$floor" $((t_floor / 1000000))
+if [ $have_uftrace = 1 ]; then
+	uft=$(per_call "$t_uft")
+	printf '%-34s %8s ns/call  (%d ms)\n' "uftrace record --no-libcall" "$uft" $((t_uft / 1000000))
+	echo "ours / uftrace: $(ratio "$ours" "$uft")   (target <= 0.20)"
+fi
+echo "ours / floor:   $(ratio "$ours" "$floor")   (target <= 1.50)"
+
+sc_bytes=$(stat -c %s "$W/sc.data")
+echo "data file: stackclock $sc_bytes bytes, $(awk -v s="$sc_bytes" -v e="$EVENTS" 'BEGIN { printf "%.6f", s / e }') bytes/event (target <= 8)"
+if [ $have_uftrace = 1 ]; then
+	u_bytes=$(du -sb "$W/uftrace.data" | cut -f1)
+	echo "data file: uftrace $u_bytes bytes, $(awk -v s="$u_bytes" -v e="$EVENTS" 'BEGIN { printf "%.2f", s / e }') bytes/event"
+fi
+
+if "$SC" report -i "$W/sc.data" >/dev/null 2>&1; then
+	t_rep=$(best_of "$SC" report -i "$W/sc.data")
+	printf 'report: stackclock %d ms' $((t_rep / 1000000))
+	if [ $have_uftrace = 1 ]; then
+		t_urep=$(best_of uftrace report -d "$W/uftrace.data")
+		printf ', uftrace %d ms, speed-up %sx (target >= 5)' $((t_urep / 1000000)) "$(ratio "$t_urep" "$t_rep")"
+	fi
+	echo
+else
+	echo "report: skipped ('stackclock report' does not work yet)"
+fi
