@@ -35,6 +35,7 @@
  * function may hold one inlined function in [inl_lo, inl_hi) of its range,
  * called from line inl_line.
  */
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define FBASE 0x400000ULL
 #define FSIZE 0x100ULL
 #define MAXFN 64
@@ -227,7 +228,7 @@ static void push_ev(struct thread_stream *t, struct event e)
  */
 static int record_stream(const struct stream *s)
 {
-	size_t len = 16u << 20;
+	size_t len = 4u << 20;
 	struct {
 		uint32_t pid;
 		void *buf;
@@ -1373,6 +1374,54 @@ static void test_sampling_edges(void)
 	an_profile_free(p);
 }
 
+/* Random bytes in well-framed records: never a crash, whatever the numbers. */
+static void test_garbage_records(int rounds)
+{
+	int built = 0;
+
+	fake_reset();
+	for (int i = 0; i < 8; i++) {
+		char nm[8];
+
+		snprintf(nm, sizeof(nm), "g%d", i);
+		fake_fn(nm);
+	}
+	for (int round = 0; round < rounds; round++) {
+		struct an_profile *p = an_profile_new(&fake);
+		uint64_t buf[64];
+
+		rng_state = (uint64_t)round * 0x9e3779b97f4a7c15ULL + 7;
+		for (int k = 0; k < 200; k++) {
+			enum sc_rec_type type = (enum sc_rec_type)(1 + rnd(SC_REC_MAX - 1));
+			uint32_t size = 8 * (1 + rnd(40));
+			struct sc_record rec = { type, size, buf };
+
+			for (size_t i = 0; i < ARRAY_LEN(buf); i++)
+				buf[i] = rnd(4) ? rnd(16) : ((uint64_t)rnd(1u << 31) << 33 | rnd(1u << 31));
+			/* small values make ids, parents and addresses collide often */
+			if (type == SC_REC_CCT_NODE || type == SC_REC_CALLSITE)
+				buf[2] = fake_addr((int)rnd(8)) + rnd(3);
+			((char *)buf)[size - 1] = '\0';   /* let string tails pass sometimes */
+			an_profile_add(p, &rec);
+		}
+		for (enum an_group g = 0; g < AN_NGROUPS; g++) {
+			for (int mode = 0; mode < 2; mode++) {
+				struct an_report_options o = { g, mode };
+				struct an_report *r = NULL;
+				char err[256], why[256];
+
+				if (an_report_build(p, &o, &r, err, sizeof(err)) == 0) {
+					built++;
+					an_report_check(r, why, sizeof(why));
+				}
+				an_report_free(r);
+			}
+		}
+		an_profile_free(p);
+	}
+	ok(built > 0, "random records: %d reports built and checked without a crash", built);
+}
+
 static void test_file_errors(void)
 {
 	struct an_profile *p = an_profile_new(&fake);
@@ -1411,6 +1460,7 @@ int main(int argc, char **argv)
 	test_sampling_hand();
 	test_sampling_random(seeds);
 	test_sampling_edges();
+	test_garbage_records(seeds / 3 + 1);
 	test_file_errors();
 	unlink(tmp_path);
 	return tap_done();
