@@ -270,7 +270,8 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		fit_tail(dst, w, str_or(row, AN_COL_MODULE, "?"));
 		break;
 	case AN_BY_THREAD:
-		snprintf(a, sizeof(a), "%" PRIu64 " %s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
+		snprintf(a, sizeof(a), "%" PRIu64 "%s%s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
+			 row->v[AN_COL_THREAD_NAME].present ? " " : "",
 			 str_or(row, AN_COL_THREAD_NAME, ""), row->v[AN_COL_PID].u);
 		snprintf(dst, w + 1, "%s", a);
 		break;
