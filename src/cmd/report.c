@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 static const char report_usage[] =
 	"usage: stackclock report [-i FILE] [--by GROUP] [--format table|csv|json]\n"
@@ -32,7 +34,8 @@ static const char report_usage[] =
 	"  --top N             show the first N rows (0: all)\n"
 	"  --app-time MODE     interval (default): an OS-bound interval is not\n"
 	"                      application time; exact: only measured OS time is removed\n"
-	"  --width N           table width, default 80\n"
+	"  --width N           table width; default: the terminal's, at least 80,\n"
+	"                      or 80 when the output is not a terminal\n"
 	"  --check             verify the SPEC invariants; fail naming a violation\n";
 
 enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH };
@@ -159,6 +162,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+/* A wider terminal gets longer names; files and pipes get 80 columns. */
+static unsigned terminal_width(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 80)
+		return ws.ws_col > 1000 ? 1000 : ws.ws_col;
+	return 80;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {
@@ -205,6 +218,8 @@ int cmd_report(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	if (!o.out.width)
+		o.out.width = terminal_width();
 	ret = o.format->write(stdout, r, &o.out);
 	if (ret < 0) {
 		pr_err("writing the report failed: %s", strerror(-ret));
