@@ -476,6 +476,22 @@ static int run_attach(struct sampler *s)
 	return 0;
 }
 
+/* Fail before running anything if the data file cannot be written. */
+static int check_output(const char *path)
+{
+	bool existed = access(path, F_OK) == 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+
+	if (fd < 0) {
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return 0;
+}
+
 int record_sample(const struct record_opts *opts)
 {
 	struct sampler s = { .o = opts, .sigfd = -1 };
@@ -491,6 +507,8 @@ int record_sample(const struct record_opts *opts)
 	s.si.frequency_hz = opts->frequency_hz;
 	s.si.flags = opts->kernel ? SC_SESS_KERNEL : 0;
 	s.si.exit_status = -1;
+	if (check_output(opts->output))
+		return 1;
 	smp_perf_init(&s.perf, &po);
 	s.model = smp_model_new(&mo);
 	ret = opts->attach_pid ? run_attach(&s) : run_launch(&s);

@@ -53,6 +53,7 @@ struct smp_perf {
 	int *fds;                     /* every event opened */
 	size_t nfds, afds;
 	bool no_build_id;             /* the kernel refused attr.build_id */
+	bool warned_small;            /* rings smaller than asked, said so */
 	size_t ring_bytes;            /* data bytes per ring */
 	uint8_t *scratch;             /* a record that wraps around a ring */
 	size_t scratch_size;

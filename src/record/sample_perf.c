@@ -142,24 +142,38 @@ static void add_fd(struct smp_perf *p, int fd)
 	p->fds[p->nfds++] = fd;
 }
 
-int smp_perf_open_task(struct smp_perf *p, pid_t pid)
+static long open_event(struct smp_perf *p, pid_t pid, int cpu)
 {
 	struct perf_event_attr a;
+	long fd;
+
+	fill_attr(p, &a);
+	fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && !p->no_build_id) {
+		/* Kernels before 5.12 know no attr.build_id. */
+		p->no_build_id = true;
+		fill_attr(p, &a);
+		fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
+}
+
+static void unmap_ring(struct smp_ring *r)
+{
+	munmap(r->meta, r->size + (size_t)sysconf(_SC_PAGESIZE));
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+int smp_perf_open_task(struct smp_perf *p, pid_t pid)
+{
 	int opened = 0, first_err = 0;
 
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		struct smp_ring *r = &p->rings[cpu];
-		long fd;
+		long fd = open_event(p, pid, cpu);
 		int ret;
 
-		fill_attr(p, &a);
-		fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && errno == EINVAL && !p->no_build_id) {
-			/* Kernels before 5.12 know no attr.build_id. */
-			p->no_build_id = true;
-			fill_attr(p, &a);
-			fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		}
 		if (fd < 0) {
 			int e = errno;
 			/* A CPU that is not there: skip it. */
@@ -172,9 +186,30 @@ int smp_perf_open_task(struct smp_perf *p, pid_t pid)
 			continue;
 		}
 		if (r->fd < 0) {
+			size_t asked = p->ring_bytes;
+
 			ret = map_ring(p, r, (int)fd);
-			if (ret) {
+			if (!ret && p->ring_bytes != asked) {
+				/*
+				 * Locked memory allowed less (an unprivileged
+				 * user: kernel.perf_event_mlock_kb).  The
+				 * wakeup watermark was set for the bigger
+				 * ring: open the event again with one that fits.
+				 */
+				unmap_ring(r);
 				close((int)fd);
+				fd = open_event(p, pid, cpu);
+				ret = fd < 0 ? -errno : map_ring(p, r, (int)fd);
+				if (!ret && !p->warned_small) {
+					p->warned_small = true;
+					pr_warn("perf ring buffers limited to %zu KB by kernel.perf_event_mlock_kb: "
+						"samples may be lost (run as root, or lower -F)",
+						p->ring_bytes / 1024);
+				}
+			}
+			if (ret) {
+				if (fd >= 0)
+					close((int)fd);
 				return ret;
 			}
 		} else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
@@ -205,14 +240,12 @@ int smp_perf_disable(struct smp_perf *p)
 
 void smp_perf_close(struct smp_perf *p)
 {
-	long page = sysconf(_SC_PAGESIZE);
-
 	/* Redirected events first: a ring's owner goes last. */
 	for (size_t i = p->nfds; i-- > 0;)
 		close(p->fds[i]);
 	for (int i = 0; p->rings && i < p->ncpus; i++)
 		if (p->rings[i].meta)
-			munmap(p->rings[i].meta, p->rings[i].size + (size_t)page);
+			unmap_ring(&p->rings[i]);
 	free(p->rings);
 	free(p->fds);
 	free(p->scratch);

@@ -68,6 +68,16 @@ one_line_fail "a PID that does not exist" "no process with PID 4194000" -- \
 	"$STACKCLOCK" record -p 4194000 --duration 1 -o "$TMP/x.data"
 one_line_fail "a program that does not exist" "no such program" -- \
 	"$STACKCLOCK" record -o "$TMP/x.data" -- "$TMP/does-not-exist"
+# A process of another user (as root: drop to nobody and attach to ours).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	sleep 5 &
+	spid=$!
+	one_line_fail "a process of another user: not permitted" "not permitted to profile PID $spid" -- \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$STACKCLOCK" record -p "$spid" --duration 1 -o /tmp/sc-e2e-nobody.$$.data
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+fi
 # A kernel that refuses perf events: smp_noperf.so makes perf_event_open
 # fail with EACCES, as kernel.perf_event_paranoid does for a plain user.
 cc -shared -fPIC -O2 -o "$TMP/noperf.so" "$PROGS/smp_noperf.c" || exit 1
