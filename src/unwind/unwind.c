@@ -218,24 +218,21 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 		return false;
 
 	switch (r->rbp) {
-	case UNW_LOC_CFA:
-		if (!read_u64(w, cfa + r->rbp_off, &out->bp))
-			return false;
-		break;
-	case UNW_LOC_RSP:
-		if (!read_u64(w, f->sp + r->rbp_off, &out->bp))
-			return false;
-		break;
-	case UNW_LOC_RBP:
-		if (!read_u64(w, f->bp + r->rbp_off, &out->bp))
-			return false;
-		break;
-	case UNW_LOC_UNDEF:
+	case UNW_LOC_CFA: loc = cfa + r->rbp_off; break;
+	case UNW_LOC_RSP: loc = f->sp + r->rbp_off; break;
+	case UNW_LOC_RBP: loc = f->bp + r->rbp_off; break;
+	default: loc = 0; break;
+	}
+	if (r->rbp == UNW_LOC_UNDEF) {
 		out->bp = 0;
-		break;
-	default:
+	} else if (r->rbp == UNW_LOC_SAME || loc < f->sp) {
+		/*
+		 * A slot below sp was popped already: compilers do not mark
+		 * restores in epilogues, the register holds the value again.
+		 */
 		out->bp = f->bp;
-		break;
+	} else if (!read_u64(w, loc, &out->bp)) {
+		return false;
 	}
 	out->sp = cfa;
 	out->exact = r->aux & UNW_ROW_SIGNAL;

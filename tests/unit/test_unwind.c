@@ -9,13 +9,16 @@
  * those return addresses, in order, and reach the root (_start).
  * Also: a frame with a variable-length array (CFA from rbp), 200 levels of
  * recursion (unwound whole, or flagged truncated when the copy is cut), a
- * signal frame (through __restore_rt), table lookups, mapping overlaps.
+ * signal frame (through __restore_rt), an epilogue after rbp is popped,
+ * table lookups, mapping overlaps.
  */
 #include "tap.h"
 #include "unwind/unwind.h"
+#include "unwind/unwind_int.h"
 #include "util/util.h"
 
 #include <errno.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -269,6 +272,47 @@ static void test_tables(void)
 	}
 }
 
+/*
+ * Epilogues: after "pop %rbp" the CFI still says rbp is saved at CFA-N
+ * (compilers mark no restores), a slot now below sp and outside the copy.
+ * The walk must take rbp as restored, not fail.  Such a row is looked up
+ * in this binary's own table and run on a synthetic stack.
+ */
+static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(uint64_t *)data = info->dlpi_addr;   /* the first object: us */
+	return 1;
+}
+
+static void test_epilogue(void)
+{
+	struct unw_module *self = unw_cache_module(cache, "/proc/self/exe", NULL, 0);
+	const struct unw_table *t = unw_module_table(self);
+	const struct unw_row *row = NULL;
+	uint64_t bias = 0, ips[2], ret = (uint64_t)(uintptr_t)leaf + 1;
+	uint8_t fake[256] = { 0 };
+	struct unw_result res;
+
+	for (size_t i = 0; t && i < t->nrows && !row; i++) {
+		const struct unw_row *r = &t->rows[i];
+		if (r->cfa == UNW_CFA_RSP && r->ra == UNW_LOC_CFA && r->rbp == UNW_LOC_CFA &&
+		    r->cfa_off + r->rbp_off < 0 && r->cfa_off < (int)sizeof(fake))
+			row = r;
+	}
+	if (!ok(row, "an epilogue row (rbp popped, slot below sp) in this binary"))
+		return;
+	dl_iterate_phdr(find_bias, &bias);
+	{
+		struct unw_regs regs = { .ip = bias + t->base + row->start, .sp = 0x10000, .bp = 0x4242 };
+		struct unw_stack st = { .data = fake, .start = 0x10000, .size = sizeof(fake) };
+
+		memcpy(fake + row->cfa_off + row->ra_off, &ret, 8);
+		unw_unwind(space, &regs, &st, ips, 2, &res);
+		ok(res.nframes == 2 && ips[1] == ret,
+		   "unwound out of an epilogue (stop: %s, %u frames)", unw_stop_name(res.stop), res.nframes);
+	}
+}
+
 static void test_space(void)
 {
 	struct unw_space *s = unw_space_new(), *c;
@@ -305,6 +349,7 @@ int main(void)
 	test_recursion();
 	test_signal_frame();
 	test_tables();
+	test_epilogue();
 	test_space();
 
 	unw_space_free(space);
