@@ -32,6 +32,7 @@
 #include <link.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +62,23 @@ struct rt_ring {
 	uint64_t since;                /* ns when depth went 0 -> 1 */
 };
 
+/* An event that arrived while a probe of the same thread was running (a
+ * signal handler's), kept for that probe to apply when it is done. */
+struct rt_pending {
+	uint64_t fn, site, tsc;
+	uint64_t is_exit;
+};
+#define RT_PENDING 64
+
 struct rt_tls {
-	struct sc_eng_thread *t;       /* NULL while inside a probe */
+	struct sc_eng_thread *t;       /* the thread's engine state, or NULL */
+	uintptr_t busy;                /* stack pointer of the probe running, 0 */
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
-	struct sc_eng_thread *owner;   /* the thread's state, even inside a probe */
+	uint32_t npending;             /* events in pending[] */
 	int state;                     /* RT_* */
+	uint64_t pending_lost;
+	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
 };
 enum { RT_NEW, RT_ON, RT_OFF };
@@ -465,15 +477,25 @@ static void thread_name(struct sc_eng_thread *t)
 		memcpy(t->name, name, sizeof(t->name));
 }
 
+static inline uintptr_t stack_pointer(void)
+{
+	uintptr_t sp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
 /* pthread key destructor: the thread is ending. */
 static void rt_thread_exit(void *arg)
 {
 	struct sc_eng_thread *t = arg;
 
-	tls.t = NULL;                  /* probes from other destructors: dropped */
+	tls.busy = stack_pointer();    /* a signal's probes wait meanwhile */
+	barrier();
 	os_close(t);
 	thread_name(t);
-	tls.t = tls.owner;
+	barrier();
+	tls.busy = 0;
 }
 
 static void rt_atfork_child(void);
@@ -518,6 +540,7 @@ static struct sc_eng_thread *thread_start(void)
 	struct sc_eng_thread *t;
 
 	tls.state = RT_OFF;            /* while starting, probes are ignored */
+	barrier();
 	pthread_once(&rt_once, rt_process_init);
 	if (rt.state != RT_ON)
 		return NULL;
@@ -529,24 +552,9 @@ static struct sc_eng_thread *thread_start(void)
 	thread_name(t);
 	os_open(t);
 	pthread_setspecific(rt.key, t);
-	tls.owner = t;
+	tls.t = t;
 	tls.state = RT_ON;
 	return t;
-}
-
-/* Probe with no usable state: first event, inside a probe, or off. */
-static __attribute__((noinline, cold)) struct sc_eng_thread *probe_cold(void)
-{
-	if (tls.owner) {               /* a signal handler interrupted a probe */
-		tls.owner->lost_nested++;
-		return NULL;
-	}
-	if (tls.state != RT_NEW) {
-		if (rt.state == RT_ON && tls.state == RT_OFF && rt.hdr)
-			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	return thread_start();
 }
 
 /*
@@ -558,7 +566,7 @@ static __attribute__((noinline, cold)) struct sc_eng_thread *probe_cold(void)
 static void rt_atfork_child(void)
 {
 	struct sc_eng_arena old_arena = rt.arena;
-	struct sc_eng_thread *old_t = tls.owner, *t = NULL;
+	struct sc_eng_thread *old_t = tls.t, *t = NULL;
 	struct sc_shm_header *old_hdr = rt.hdr;
 	char old_path[512];
 	uint64_t off, now = __rdtsc();
@@ -571,6 +579,7 @@ static void rt_atfork_child(void)
 	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
 	tls.ring_head = &tls.ring_seen;
 	tls.t = NULL;
+	tls.npending = 0;
 	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
 		struct sc_eng_thread *o = (struct sc_eng_thread *)(old_arena.base + off);
 		int k;
@@ -581,7 +590,6 @@ static void rt_atfork_child(void)
 	}
 	if (image_open(old_path)) {
 		rt.state = RT_OFF;
-		tls.owner = NULL;
 		tls.state = RT_OFF;
 		munmap(old_arena.base, old_arena.size);
 		close(old_fd);
@@ -602,7 +610,6 @@ static void rt_atfork_child(void)
 	}
 	munmap(old_arena.base, old_arena.size);
 	close(old_fd);
-	tls.owner = t;
 	tls.state = t ? RT_ON : RT_NEW;
 	if (t) {
 		pthread_setspecific(rt.key, t);
@@ -618,20 +625,26 @@ static __attribute__((destructor)) void rt_fini(void)
 		return;
 	rt.hdr->end_tsc = __rdtsc();
 	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
-	if (tls.owner)
-		thread_name(tls.owner);
+	if (tls.t)
+		thread_name(tls.t);
 }
 
 /* ---- the hooks --------------------------------------------------------- */
 
 /*
- * The hooks: the common case inline and free of calls (so the compiler
- * gives them no stack frame), everything else in probe_slow().  While a
- * probe runs, tls.t is NULL: a signal handler's probe then goes to
- * probe_cold() and is dropped.
+ * The hooks.  The common case is inline and free of calls (so the compiler
+ * gives the hooks no stack frame); everything else is in probe_slow().
+ *
+ * Signal handlers: while a probe runs, tls.busy holds its stack pointer.  A
+ * probe of a signal handler that interrupted it must not touch the engine;
+ * it queues its event, and the interrupted probe applies the queue before it
+ * returns.  A handler may also never return to the interrupted probe
+ * (siglongjmp): the next probe then runs with a stack pointer above the
+ * abandoned one's, takes over, and applies the queue.  The engine's state
+ * is consistent at every instruction boundary but the stores that update a
+ * frame, so an abandoned probe costs at most one call's statistics.
  */
-static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64_t fn, uint64_t site,
-						 uint64_t now, int is_exit)
+static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uint64_t now, int is_exit)
 {
 	if (*tls.ring_head != tls.ring_seen)
 		rt_os_drain(t, now);
@@ -639,18 +652,104 @@ static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64
 		sc_eng_exit(t, fn, now);
 	else
 		sc_eng_enter(t, fn, site, now);
-	barrier();
-	tls.t = t;
 }
 
-static __attribute__((noinline, cold)) void probe_first(uint64_t fn, uint64_t site, int is_exit)
+/* Apply the events queued by signal handlers (with tls.busy set). */
+static __attribute__((noinline, cold)) void probe_replay(struct sc_eng_thread *t)
 {
-	struct sc_eng_thread *t = probe_cold();
+	uint32_t i = 0, n;
 
-	if (!t)
-		return;
-	tls.t = NULL;
+	for (;;) {
+		n = __atomic_load_n(&tls.npending, __ATOMIC_RELAXED);
+		for (; i < n && i < RT_PENDING; i++) {
+			const struct rt_pending *e = &tls.pending[i];
+			probe_apply(t, e->fn, e->site, e->tsc, (int)e->is_exit);
+		}
+		if (__atomic_compare_exchange_n(&tls.npending, &n, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			break;
+	}
+	t->lost_nested += tls.pending_lost;
+	tls.pending_lost = 0;
+}
+
+static __attribute__((noinline, cold)) void probe_replay_done(struct sc_eng_thread *t)
+{
+	probe_replay(t);
 	barrier();
+	tls.busy = 0;
+}
+
+/* Finish a probe: queued events first, then the thread is free again. */
+static inline void probe_done(struct sc_eng_thread *t)
+{
+	barrier();
+	if (unlikely(tls.npending)) {
+		probe_replay_done(t);      /* a tail call: the hooks need no frame */
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
+}
+
+static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64_t fn, uint64_t site,
+						 uint64_t now, int is_exit)
+{
+	probe_apply(t, fn, site, now, is_exit);
+	probe_done(t);
+}
+
+static int on_alt_stack(void)
+{
+	stack_t ss;
+
+	return !sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK);
+}
+
+/*
+ * A probe with no engine state (first event, off) or inside a probe.  sp is
+ * the hook's stack pointer: compared with the running probe's, it tells a
+ * signal handler (below it) from code a longjmp took back above it.
+ */
+static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t site, int is_exit,
+						       uintptr_t sp)
+{
+	uint64_t now = __rdtsc();
+	struct sc_eng_thread *t = tls.t;
+
+	if (tls.busy) {
+		uint32_t n = tls.npending;
+
+		if (!t || sp < tls.busy || on_alt_stack()) {
+			/* a signal handler inside a probe: queue the event */
+			if (n >= RT_PENDING) {
+				tls.pending_lost++;
+				return;
+			}
+			tls.pending[n] = (struct rt_pending){ fn, site, now, (uint64_t)is_exit };
+			barrier();
+			tls.npending = n + 1;
+			return;
+		}
+		/* the probe that was running was left by a longjmp: take over */
+		tls.busy = sp;
+		barrier();
+		if (tls.npending)
+			probe_replay(t);
+		probe_slow(t, fn, site, now, is_exit);
+		return;
+	}
+	if (t || tls.state != RT_NEW) {
+		if (rt.state == RT_ON && tls.state == RT_OFF && rt.hdr)
+			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	tls.busy = sp;
+	barrier();
+	t = thread_start();
+	if (!t) {
+		tls.busy = 0;
+		return;
+	}
 	probe_slow(t, fn, site, __rdtsc(), is_exit);
 }
 
@@ -662,11 +761,11 @@ void __cyg_profile_func_enter(void *fn, void *site)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now;
 
-	if (unlikely(!t)) {
-		probe_first((uint64_t)fn, (uint64_t)site, 0);
+	if (unlikely(!t || tls.busy)) {
+		probe_cold((uint64_t)fn, (uint64_t)site, 0, stack_pointer());
 		return;
 	}
-	tls.t = NULL;
+	tls.busy = stack_pointer();
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
@@ -674,8 +773,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
 		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, 0);
 		return;
 	}
-	barrier();
-	tls.t = t;
+	probe_done(t);
 }
 
 void __cyg_profile_func_exit(void *fn, void *site)
@@ -683,11 +781,11 @@ void __cyg_profile_func_exit(void *fn, void *site)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now;
 
-	if (unlikely(!t)) {
-		probe_first((uint64_t)fn, (uint64_t)site, 1);
+	if (unlikely(!t || tls.busy)) {
+		probe_cold((uint64_t)fn, (uint64_t)site, 1, stack_pointer());
 		return;
 	}
-	tls.t = NULL;
+	tls.busy = stack_pointer();
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
@@ -695,6 +793,5 @@ void __cyg_profile_func_exit(void *fn, void *site)
 		probe_slow(t, (uint64_t)fn, 0, now, 1);
 		return;
 	}
-	barrier();
-	tls.t = t;
+	probe_done(t);
 }
