@@ -370,10 +370,24 @@ static void os_open(struct sc_eng_thread *t)
 
 /* ---- shared memory ---------------------------------------------------- */
 
+/*
+ * Back [off, off+len) of the arena before first use: fallocate (a full
+ * tmpfs fails here rather than with SIGBUS later), then map the pages in
+ * now, so that the page faults are ours, made here, and forgotten with the
+ * ring's records instead of being charged to the program.
+ */
 static int rt_commit(struct sc_eng_arena *a, uint64_t off, uint64_t len)
 {
 	int ret = fallocate(rt.fd, 0, (off_t)off, (off_t)len);
 
+	if (!ret) {
+		uint8_t *p = a->base + off, *end = p + len;
+		uintptr_t page = 4096, start = (uintptr_t)p & ~(page - 1);
+
+		if (madvise((void *)start, (size_t)((uintptr_t)end - start), MADV_POPULATE_WRITE))
+			for (p = (uint8_t *)start; p < end; p += page)
+				*(volatile uint8_t *)p = *(volatile uint8_t *)p;
+	}
 	ring_discard();
 	return ret ? -1 : 0;
 }
@@ -569,7 +583,7 @@ static void rt_atfork_child(void)
 	struct sc_eng_thread *old_t = tls.t, *t = NULL;
 	struct sc_shm_header *old_hdr = rt.hdr;
 	char old_path[512];
-	uint64_t off, now = __rdtsc();
+	uint64_t off, now;
 	uint32_t i;
 	int old_fd = rt.fd;
 
@@ -599,6 +613,7 @@ static void rt_atfork_child(void)
 		if (old_hdr->modules[i].valid)
 			module_add(old_hdr->modules[i].base,
 				   (const char *)old_arena.base + old_hdr->modules[i].path_off);
+	now = __rdtsc();
 	if (old_t) {
 		t = sc_eng_thread_new(&rt.arena, (uint32_t)syscall(SYS_gettid), now);
 		if (t) {
