@@ -202,8 +202,9 @@ static void print_summary(struct sampler *s)
 		pr_debug("%llu distinct stacks, %llu processes, %llu threads, unwinding %.1f ms",
 			 (unsigned long long)st.stacks, (unsigned long long)st.processes,
 			 (unsigned long long)st.threads, (double)st.unwind_ns / 1e6);
-		pr_debug("%llu CFI tables, %llu rows, %llu KB, built in %.1f ms",
-			 (unsigned long long)st.tables, (unsigned long long)st.table_rows,
+		pr_debug("%llu CFI tables: %llu FDEs, %llu rows met, %llu KB, in %.1f ms",
+			 (unsigned long long)st.tables, (unsigned long long)st.table_fdes,
+			 (unsigned long long)st.table_rows,
 			 (unsigned long long)st.table_bytes / 1024, (double)st.table_ns / 1e6);
 	}
 }

@@ -128,7 +128,7 @@ struct smp_stats {
 	uint64_t stacks;              /* distinct stacks */
 	uint64_t processes, threads;
 	uint64_t unwind_ns;           /* time spent unwinding, tables included */
-	uint64_t tables, table_rows, table_bytes;
+	uint64_t tables, table_fdes, table_rows, table_bytes;
 	uint64_t table_ns;            /* time spent building CFI tables */
 };
 void smp_model_stats(const struct smp_model *m, struct smp_stats *st);

@@ -759,6 +759,7 @@ void smp_model_stats(const struct smp_model *m, struct smp_stats *st)
 	*st = m->st;
 	unw_cache_stats(m->cache, &cs);
 	st->tables = cs.tables;
+	st->table_fdes = cs.fdes;
 	st->table_rows = cs.rows;
 	st->table_bytes = cs.bytes;
 	st->table_ns = cs.build_ns;

@@ -20,8 +20,7 @@
 struct unw_cache {
 	struct unw_module *buckets[CACHE_BUCKETS];
 	unsigned nmodules, ntables;
-	size_t rows, bytes;
-	uint64_t build_ns;
+	uint64_t open_ns;         /* time spent opening (indexing) tables */
 };
 
 struct unw_cache *unw_cache_new(void)
@@ -98,7 +97,7 @@ static int build_vdso(struct unw_table **out)
 	return unw_table_build_mem(eh, vdso_size(eh), out);
 }
 
-const struct unw_table *unw_module_table(struct unw_module *m)
+struct unw_table *unw_module_table(struct unw_module *m)
 {
 	struct unw_cache *c = m->cache;
 	uint64_t t0;
@@ -114,7 +113,7 @@ const struct unw_table *unw_module_table(struct unw_module *m)
 		ret = -ENOENT;            /* [heap], //anon, memfd: no file */
 	else
 		ret = unw_table_build_file(m->path, &m->table);
-	c->build_ns += now_ns() - t0;
+	c->open_ns += now_ns() - t0;
 	if (ret) {
 		pr_debug("unwind: no CFI table for %s: %s", m->path, strerror(-ret));
 		m->table = NULL;
@@ -130,10 +129,7 @@ const struct unw_table *unw_module_table(struct unw_module *m)
 		return NULL;
 	}
 	c->ntables++;
-	c->rows += m->table->nrows;
-	c->bytes += unw_table_bytes(m->table);
-	pr_debug("unwind: %s: %zu rows (%u unsupported)", m->path,
-		 m->table->nrows, m->table->unsupported);
+	pr_debug("unwind: %s: %zu FDEs", m->path, m->table->nfdes);
 	return m->table;
 }
 
@@ -162,9 +158,18 @@ size_t unw_module_build_id(struct unw_module *m, const uint8_t **id)
 
 void unw_cache_stats(const struct unw_cache *c, struct unw_cache_stats *st)
 {
+	memset(st, 0, sizeof(*st));
 	st->modules = c->nmodules;
 	st->tables = c->ntables;
-	st->rows = c->rows;
-	st->bytes = c->bytes;
-	st->build_ns = c->build_ns;
+	st->build_ns = c->open_ns;
+	for (size_t i = 0; i < CACHE_BUCKETS; i++) {
+		for (const struct unw_module *m = c->buckets[i]; m; m = m->next) {
+			if (!m->table)
+				continue;
+			st->fdes += m->table->nfdes;
+			st->rows += m->table->nrows;
+			st->bytes += unw_table_bytes(m->table);
+			st->build_ns += m->table->build_ns;
+		}
+	}
 }

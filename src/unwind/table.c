@@ -1,16 +1,20 @@
 /*
- * table — pre-processing one ELF object's call-frame information into a
- * sorted array of compact rows (see unwind.h).
+ * table — one ELF object's call-frame information as sorted, compact rows
+ * (see unwind.h).
  *
  * elfutils interprets the CFA programs (dwarf_cfi_addrframe gives the frame
  * state at one pc and the [start, end) range it holds for), but it has no
  * iterator over all rows, so the FDEs are enumerated here with
  * dwarf_next_cfi and their initial locations decoded (.eh_frame encodes
- * them relative to the field, per the CIE's 'R' augmentation).  Each FDE
- * range is then walked row by row.  .eh_frame wins where both sections
- * describe a pc; .debug_frame fills the ranges .eh_frame lacks (objects
- * built with -fno-asynchronous-unwind-tables -g still get .eh_frame FDEs
- * for crt code only).
+ * them relative to the field, per the CIE's 'R' augmentation).  .eh_frame
+ * wins where both sections describe a pc; .debug_frame fills the ranges
+ * .eh_frame lacks (objects built with -fno-asynchronous-unwind-tables -g
+ * still get .eh_frame FDEs for crt code only).
+ *
+ * Building is two-level: opening a table only indexes its FDEs (cheap);
+ * an FDE's rows are built the first time a pc inside it is looked up, and
+ * kept.  A profile touches a few hundred functions of a big binary (cc1plus
+ * has half a million rows), so the cost follows the code that runs.
  */
 #include "unwind/unwind.h"
 #include "unwind/unwind_int.h"
@@ -29,35 +33,6 @@
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
 #define DWARF_REG_RIP 16
-
-/* A row while building: full address, and its order of discovery. */
-struct build_row {
-	uint64_t start;
-	uint32_t seq;
-	uint8_t  gap;             /* end-of-FDE marker: loses to a real row */
-	struct unw_row r;         /* r.start filled at the end */
-};
-
-struct fde_range {
-	uint64_t lo, hi;
-};
-
-struct builder {
-	struct build_row *rows;
-	size_t nrows, alloc;
-	struct fde_range *eh;     /* .eh_frame FDE ranges, sorted at the end */
-	size_t neh, eh_alloc;
-	uint32_t seq;
-	unsigned unsupported;     /* rows whose rules we could not express */
-};
-
-static void push_row(struct builder *b, uint64_t start, const struct unw_row *r, bool gap)
-{
-	ALLOC_GROW(b->rows, b->nrows + 1, b->alloc);
-	b->rows[b->nrows++] = (struct build_row){
-		.start = start, .seq = b->seq++, .gap = gap, .r = *r,
-	};
-}
 
 /* ---- decoding FDE addresses ------------------------------------------ */
 
@@ -341,33 +316,38 @@ static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
 	return true;
 }
 
-/* Walk the rows of one FDE [lo, hi). */
-static void walk_fde(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi)
+/*
+ * The row at vaddr of FDE fde, from libdw (which runs the FDE's program up
+ * to vaddr), into *r; false if libdw fails.
+ */
+static bool compute_row(struct unw_table *t, const struct unw_fde *fde,
+			uint64_t vaddr, struct unw_row *r)
 {
-	static const struct unw_row none;
-	uint64_t addr = lo;
+	Dwarf_CFI *cfi = fde->debug_frame ? t->debug_cfi : t->eh_cfi;
+	Dwarf_Frame *f = NULL;
+	Dwarf_Addr s, e;
+	bool signal = false, ok;
 
-	while (addr < hi) {
-		Dwarf_Frame *f = NULL;
-		Dwarf_Addr s, e;
-		bool signal = false;
-		struct unw_row r;
-
-		if (dwarf_cfi_addrframe(cfi, addr, &f) < 0)
-			break;
-		if (dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= addr) {
-			free(f);
-			break;
-		}
-		if (!frame_to_row(f, signal, &r)) {
-			memset(&r, 0, sizeof(r));
-			b->unsupported++;
-		}
-		push_row(b, addr, &r, false);
+	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &f) < 0)
+		return false;
+	if (dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= vaddr || s > vaddr) {
 		free(f);
-		addr = e > hi ? hi : e;
+		return false;
 	}
-	push_row(b, hi, &none, true);
+	ok = frame_to_row(f, signal, r);
+	free(f);
+	if (!ok) {
+		memset(r, 0, sizeof(*r));      /* UNW_CFA_NONE */
+		t->unsupported++;
+	}
+	/* Within the FDE, and within what 32-bit offsets can say. */
+	if (s < fde->lo)
+		s = fde->lo;
+	if (e > fde->hi)
+		e = fde->hi;
+	r->start = (uint32_t)(s - t->base);
+	r->end = (uint32_t)(e - t->base);
+	return true;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
@@ -388,33 +368,38 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	return NULL;
 }
 
-static bool overlaps_eh(const struct builder *b, uint64_t lo, uint64_t hi)
+/* Does [lo, hi) overlap one of the first n FDEs (sorted by lo)? */
+static bool overlaps(const struct unw_fde *fdes, size_t n, uint64_t lo, uint64_t hi)
 {
-	size_t l = 0, h = b->neh;
+	size_t l = 0, h = n;
 
-	/* first range with hi > lo */
+	/* the first with hi > lo */
 	while (l < h) {
 		size_t m = (l + h) / 2;
-		if (b->eh[m].hi <= lo)
+		if (fdes[m].hi <= lo)
 			l = m + 1;
 		else
 			h = m;
 	}
-	return l < b->neh && b->eh[l].lo < hi;
+	return l < n && fdes[l].lo < hi;
 }
 
-static int cmp_range(const void *a, const void *b)
+static int cmp_fde(const void *a, const void *b)
 {
-	const struct fde_range *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	const struct unw_fde *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->debug_frame - y->debug_frame;
 }
 
 /*
- * Enumerate the FDEs of one CFI section and walk each.  For .debug_frame,
- * FDEs that overlap an .eh_frame FDE are skipped.
+ * Index the FDEs of one CFI section.  .eh_frame is scanned first; a
+ * .debug_frame FDE that overlaps one of its FDEs (neh of them, sorted) is
+ * left out.
  */
-static void scan_section(struct builder *b, Elf *elf, const char *name,
-			 bool eh_frame, Dwarf_CFI *cfi)
+static void scan_section(struct unw_table *t, Elf *elf, const char *name,
+			 bool eh_frame, size_t neh)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	struct cie_enc *cies = NULL;
@@ -425,7 +410,7 @@ static void scan_section(struct builder *b, Elf *elf, const char *name,
 	Dwarf_Off off, next;
 	Dwarf_CFI_Entry ent;
 
-	if (!scn || !ident || !cfi)
+	if (!scn || !ident)
 		return;
 	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		return;
@@ -481,63 +466,33 @@ static void scan_section(struct builder *b, Elf *elf, const char *name,
 		    !read_encoded(&p, end, enc & 0x0f, 0, false, &len) ||
 		    len == 0 || lo + len < lo)
 			continue;
-		if (eh_frame) {
-			ALLOC_GROW(b->eh, b->neh + 1, b->eh_alloc);
-			b->eh[b->neh++] = (struct fde_range){ lo, lo + len };
-		} else if (overlaps_eh(b, lo, lo + len)) {
+		if (!eh_frame && overlaps(t->fdes, neh, lo, lo + len))
 			continue;
-		}
-		walk_fde(b, cfi, lo, lo + len);
+		ALLOC_GROW(t->fdes, t->nfdes + 1, t->fdes_alloc);
+		t->fdes[t->nfdes++] = (struct unw_fde){
+			.lo = lo, .hi = lo + len, .debug_frame = !eh_frame,
+		};
 	}
-	if (eh_frame)
-		qsort(b->eh, b->neh, sizeof(*b->eh), cmp_range);
 	free(cies);
 }
 
 /* ---- the table ------------------------------------------------------- */
 
-static int cmp_build_row(const void *a, const void *b)
-{
-	const struct build_row *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->gap != y->gap)
-		return x->gap - y->gap;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static bool same_rules(const struct unw_row *a, const struct unw_row *b)
-{
-	return a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
-	       a->rbp_off == b->rbp_off && a->cfa == b->cfa && a->ra == b->ra &&
-	       a->rbp == b->rbp && a->aux == b->aux;
-}
-
-/* Sort, drop shadowed rows, merge equal neighbours, rebase to 32 bits. */
-static int finish_rows(struct unw_table *t, struct builder *b)
+/* Sort the index and drop FDEs overlapping an earlier one. */
+static int finish_index(struct unw_table *t)
 {
 	size_t n = 0;
-	uint64_t last_start = 0;
 
-	qsort(b->rows, b->nrows, sizeof(*b->rows), cmp_build_row);
-	t->rows = xmalloc((b->nrows ? b->nrows : 1) * sizeof(*t->rows));
-	t->base = b->nrows ? b->rows[0].start : 0;
-	for (size_t i = 0; i < b->nrows; i++) {
-		const struct build_row *br = &b->rows[i];
-
-		if (n && br->start == last_start)
+	qsort(t->fdes, t->nfdes, sizeof(*t->fdes), cmp_fde);
+	for (size_t i = 0; i < t->nfdes; i++) {
+		if (n && t->fdes[i].lo < t->fdes[n - 1].hi)
 			continue;
-		if (br->start - t->base > UINT32_MAX)
+		if (t->fdes[i].hi - t->fdes[0].lo > UINT32_MAX)
 			break;                       /* not one object: stop here */
-		last_start = br->start;
-		if (n && same_rules(&t->rows[n - 1], &br->r))
-			continue;
-		t->rows[n] = br->r;
-		t->rows[n].start = (uint32_t)(br->start - t->base);
-		n++;
+		t->fdes[n++] = t->fdes[i];
 	}
-	t->nrows = n;
+	t->nfdes = n;
+	t->base = n ? t->fdes[0].lo : 0;
 	return n ? 0 : -ENODATA;
 }
 
@@ -653,19 +608,22 @@ static int scan_segments(struct unw_table *t, Elf *elf)
 
 /*
  * The entry point is a root too: the dynamic linker's _start and
- * _dl_start_user carry no CFI at all.  Its range runs to the next CFI row
- * boundary (the end of its FDE, or the start of the next one).
+ * _dl_start_user carry no CFI at all.  Its range runs to the end of its
+ * FDE, or to the start of the next FDE.
  */
 static void add_entry_root(struct unw_table *t, uint64_t entry)
 {
 	uint64_t hi = entry + 4096;
 
-	if (!entry || entry < t->base || entry - t->base > UINT32_MAX)
+	if (!entry)
 		return;
-	for (size_t i = 0; i < t->nrows; i++) {
-		uint64_t start = t->base + t->rows[i].start;
-		if (start > entry && start < hi) {
-			hi = start;
+	for (size_t i = 0; i < t->nfdes; i++) {
+		if (t->fdes[i].lo > entry) {
+			hi = t->fdes[i].lo < hi ? t->fdes[i].lo : hi;
+			break;
+		}
+		if (entry < t->fdes[i].hi) {
+			hi = t->fdes[i].hi;
 			break;
 		}
 	}
@@ -675,38 +633,47 @@ static void add_entry_root(struct unw_table *t, uint64_t entry)
 	t->nroots++;
 }
 
-static int build_from_elf(Elf *elf, struct unw_table **out)
+/*
+ * Index the object's FDEs.  The table takes elf (and fd, image) over: it
+ * keeps them open to build rows later, and releases them when freed, or
+ * here on failure.
+ */
+static int build_from_elf(Elf *elf, int fd, char *image, struct unw_table **out)
 {
-	struct builder b = { 0 };
-	struct unw_table *t;
+	struct unw_table *t = xcalloc(1, sizeof(*t));
 	GElf_Ehdr eh;
-	Dwarf_CFI *eh_cfi;
-	Dwarf *dw;
+	GElf_Shdr shdr;
+	size_t neh;
 	int ret;
 
+	t->elf = elf;
+	t->fd = fd;
+	t->image = image;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		return -ENOEXEC;
-	t = xcalloc(1, sizeof(*t));
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		ret = -ENOEXEC;
+		goto fail;
+	}
 	ret = scan_segments(t, elf);
 	if (ret)
 		goto fail;
 	t->build_id_len = elf_build_id(elf, t->build_id, sizeof(t->build_id));
 	scan_roots(t, elf);
 
-	eh_cfi = dwarf_getcfi_elf(elf);
-	scan_section(&b, elf, ".eh_frame", true, eh_cfi);
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (dw)
-		scan_section(&b, elf, ".debug_frame", false, dwarf_getcfi(dw));
-	t->unsupported = b.unsupported;
-	ret = finish_rows(t, &b);
-	if (dw)
-		dwarf_end(dw);
-	if (eh_cfi)
-		dwarf_cfi_end(eh_cfi);
-	free(b.rows);
-	free(b.eh);
+	t->eh_cfi = dwarf_getcfi_elf(elf);
+	if (t->eh_cfi)
+		scan_section(t, elf, ".eh_frame", true, 0);
+	neh = t->nfdes;
+	qsort(t->fdes, neh, sizeof(*t->fdes), cmp_fde);
+	/* libdw's Dwarf decompresses every debug section it opens: only
+	 * when there is a .debug_frame to read. */
+	if (find_section(elf, ".debug_frame", &shdr)) {
+		t->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		t->debug_cfi = t->dwarf ? dwarf_getcfi(t->dwarf) : NULL;
+		if (t->debug_cfi)
+			scan_section(t, elf, ".debug_frame", false, neh);
+	}
+	ret = finish_index(t);
 	if (ret)
 		goto fail;
 	add_entry_root(t, eh.e_entry);
@@ -720,7 +687,7 @@ fail:
 int unw_table_build_file(const char *path, struct unw_table **out)
 {
 	Elf *elf;
-	int fd, ret;
+	int fd;
 
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -731,10 +698,7 @@ int unw_table_build_file(const char *path, struct unw_table **out)
 		close(fd);
 		return -ENOEXEC;
 	}
-	ret = build_from_elf(elf, out);
-	elf_end(elf);
-	close(fd);
-	return ret;
+	return build_from_elf(elf, fd, NULL, out);
 }
 
 int unw_table_build_mem(const void *image, size_t size, struct unw_table **out)
@@ -742,7 +706,6 @@ int unw_table_build_mem(const void *image, size_t size, struct unw_table **out)
 	/* elf_memory wants a writable buffer; work on a private copy. */
 	char *copy = xmalloc(size);
 	Elf *elf;
-	int ret;
 
 	elf_version(EV_CURRENT);
 	memcpy(copy, image, size);
@@ -751,31 +714,59 @@ int unw_table_build_mem(const void *image, size_t size, struct unw_table **out)
 		free(copy);
 		return -ENOEXEC;
 	}
-	ret = build_from_elf(elf, out);
-	elf_end(elf);
-	free(copy);
-	return ret;
+	return build_from_elf(elf, -1, copy, out);
 }
 
 void unw_table_free(struct unw_table *t)
 {
 	if (!t)
 		return;
+	if (t->dwarf)
+		dwarf_end(t->dwarf);
+	if (t->eh_cfi)
+		dwarf_cfi_end(t->eh_cfi);
+	if (t->elf)
+		elf_end(t->elf);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->image);
+	free(t->fdes);
 	free(t->rows);
 	free(t->segs);
 	free(t->roots);
 	free(t);
 }
 
-const struct unw_row *unw_table_find(const struct unw_table *t, uint64_t vaddr)
+/* The FDE holding vaddr, or NULL. */
+static const struct unw_fde *find_fde(const struct unw_table *t, uint64_t vaddr)
 {
-	size_t lo = 0, hi = t->nrows;
-	uint64_t rel;
+	size_t lo = 0, hi = t->nfdes;
 
-	if (vaddr < t->base || vaddr - t->base > UINT32_MAX || !t->nrows)
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->fdes[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= t->fdes[lo - 1].hi)
 		return NULL;
-	rel = vaddr - t->base;
-	/* last row with start <= rel */
+	return &t->fdes[lo - 1];
+}
+
+/* The row covering vaddr, computed and kept if new; NULL outside FDEs. */
+static const struct unw_row *lookup_row(struct unw_table *t, uint64_t vaddr)
+{
+	const struct unw_fde *fde;
+	struct unw_row r;
+	size_t lo = 0, hi = t->nrows;
+	uint32_t rel;
+	uint64_t t0;
+
+	if (vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return NULL;
+	rel = (uint32_t)(vaddr - t->base);
+	/* the last row with start <= rel */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (t->rows[mid].start <= rel)
@@ -783,13 +774,53 @@ const struct unw_row *unw_table_find(const struct unw_table *t, uint64_t vaddr)
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (lo && rel < t->rows[lo - 1].end)
+		return &t->rows[lo - 1];
+	fde = find_fde(t, vaddr);
+	if (!fde)
 		return NULL;
-	return t->rows[lo - 1].cfa == UNW_CFA_NONE ? NULL : &t->rows[lo - 1];
+	t0 = now_ns();
+	if (!compute_row(t, fde, vaddr, &r)) {
+		/* Keep the failure too, as a one-byte unsupported row. */
+		memset(&r, 0, sizeof(r));
+		r.start = rel;
+		r.end = rel + 1;
+	}
+	t->build_ns += now_ns() - t0;
+	ALLOC_GROW(t->rows, t->nrows + 1, t->rows_alloc);
+	memmove(&t->rows[lo + 1], &t->rows[lo], (t->nrows - lo) * sizeof(*t->rows));
+	t->rows[lo] = r;
+	t->nrows++;
+	return &t->rows[lo];
+}
+
+const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr)
+{
+	const struct unw_row *r = lookup_row(t, vaddr);
+
+	return r && r->cfa != UNW_CFA_NONE ? r : NULL;
+}
+
+void unw_table_build_all(struct unw_table *t)
+{
+	for (size_t i = 0; i < t->nfdes; i++) {
+		uint64_t addr = t->fdes[i].lo;
+
+		while (addr < t->fdes[i].hi) {
+			const struct unw_row *r = lookup_row(t, addr);
+			if (!r)
+				break;
+			addr = t->base + r->end;
+		}
+	}
 }
 
 size_t unw_table_nrows(const struct unw_table *t) { return t->nrows; }
-size_t unw_table_bytes(const struct unw_table *t) { return t->nrows * sizeof(*t->rows); }
+size_t unw_table_nfdes(const struct unw_table *t) { return t->nfdes; }
+size_t unw_table_bytes(const struct unw_table *t)
+{
+	return t->nrows * sizeof(*t->rows) + t->nfdes * sizeof(*t->fdes);
+}
 
 bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr)
 {

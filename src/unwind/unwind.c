@@ -20,7 +20,7 @@ struct unw_map {
 	struct unw_module *mod;
 	int64_t delta;            /* object vaddr - runtime address */
 	bool resolved;            /* delta computed (table looked up) */
-	const struct unw_table *table;
+	struct unw_table *table;
 };
 
 struct unw_space {
@@ -135,7 +135,7 @@ static struct unw_map *find_map(struct unw_space *s, uint64_t addr)
 }
 
 /* The map's table and vaddr delta, looked up on first use. */
-static const struct unw_table *map_table(struct unw_map *m)
+static struct unw_table *map_table(struct unw_map *m)
 {
 	uint64_t vaddr;
 
@@ -271,7 +271,7 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 	for (;;) {
 		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
 		struct unw_map *m = find_map(s, lookup);
-		const struct unw_table *t = m ? map_table(m) : NULL;
+		struct unw_table *t = m ? map_table(m) : NULL;
 		const struct unw_row *r = NULL;
 		uint64_t vaddr = 0;
 		struct frame next;

@@ -7,15 +7,17 @@
  * that finds the caller's frame: where the Canonical Frame Address is
  * (rsp+N or rbp+N), where the return address and the saved rbp are.  Those
  * rules live in each ELF object's .eh_frame / .debug_frame as small programs;
- * interpreting them per sample would be slow, so each object is
- * pre-processed ONCE (through elfutils: dwarf_cfi_addrframe and friends)
- * into a sorted array of compact rows, and a step is one binary search.
+ * interpreting them per sample would be slow, so each row is computed ONCE
+ * (through elfutils: dwarf_cfi_addrframe and friends, the first time a pc
+ * in its range is met) into a sorted array of compact rows, and a step is
+ * a binary search.
  *
  * Objects:
- *  - unw_table: the rows of one ELF object, in that object's own virtual
- *    addresses, plus its PT_LOAD segments (to turn a mapping's file offset
- *    into virtual addresses) and the ranges of its "root" functions (_start,
- *    clone, clone3).  Immutable once built.
+ *  - unw_table: one ELF object's FDE index and the rows met so far, in
+ *    that object's own virtual addresses, plus its PT_LOAD segments (to
+ *    turn a mapping's file offset into virtual addresses) and the ranges of
+ *    its "root" functions (_start, clone, clone3, the entry point).  Rows
+ *    only grow; the object's file stays open while the table lives.
  *  - unw_cache: owns the tables, keyed by path + build-id; a table is built
  *    on first use and shared by every process mapping the same file.  A file
  *    that cannot be read or has no CFI is remembered as such (no retries).
@@ -65,9 +67,10 @@ enum unw_loc {
 	UNW_LOC_UNDEF,        /* undefined: for the return address, the root */
 };
 
-/* One row: the rules for pcs in [start, next row's start). 16 bytes. */
+/* One row: the rules for pcs in [start, end). 20 bytes. */
 struct unw_row {
 	uint32_t start;       /* pc - table base */
+	uint32_t end;
 	int32_t  cfa_off;
 	int16_t  ra_off;
 	int16_t  rbp_off;
@@ -89,10 +92,18 @@ int unw_table_build_file(const char *path, struct unw_table **out);
 int unw_table_build_mem(const void *image, size_t size, struct unw_table **out);
 void unw_table_free(struct unw_table *t);      /* accepts NULL */
 
-/* The row covering vaddr, or NULL (a gap, or outside every FDE). */
-const struct unw_row *unw_table_find(const struct unw_table *t, uint64_t vaddr);
-size_t unw_table_nrows(const struct unw_table *t);
-/* Bytes used by the rows (for statistics). */
+/*
+ * The row covering vaddr, or NULL (outside every FDE, or a rule we cannot
+ * express).  Building a table only indexes its FDEs; a row is computed on
+ * the first lookup in its range (microseconds: the FDE's program runs up
+ * to vaddr), then found by binary search.
+ */
+const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr);
+/* Compute every row now (tests, statistics). */
+void unw_table_build_all(struct unw_table *t);
+size_t unw_table_nfdes(const struct unw_table *t);
+size_t unw_table_nrows(const struct unw_table *t);     /* computed so far */
+/* Bytes used by the index and the rows built so far. */
 size_t unw_table_bytes(const struct unw_table *t);
 /*
  * Virtual address of the byte at file offset off (through the PT_LOAD
@@ -120,8 +131,8 @@ void unw_cache_free(struct unw_cache *c);      /* accepts NULL */
  */
 struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 				    const uint8_t *build_id, size_t build_id_len);
-/* The module's table, built on first call; NULL if it has none. */
-const struct unw_table *unw_module_table(struct unw_module *m);
+/* The module's table, opened on first call; NULL if it has none. */
+struct unw_table *unw_module_table(struct unw_module *m);
 const char *unw_module_path(const struct unw_module *m);
 /*
  * The module's GNU build-id: the one it was created with, else read from
@@ -132,10 +143,11 @@ size_t unw_module_build_id(struct unw_module *m, const uint8_t **id);
 
 struct unw_cache_stats {
 	unsigned modules;         /* entries */
-	unsigned tables;          /* tables built */
-	size_t   rows;            /* rows in all tables */
-	size_t   bytes;           /* bytes of rows */
-	uint64_t build_ns;        /* time spent building tables */
+	unsigned tables;          /* tables opened */
+	size_t   fdes;            /* FDEs indexed */
+	size_t   rows;            /* rows computed */
+	size_t   bytes;           /* bytes of index and rows */
+	uint64_t build_ns;        /* time spent opening tables, building rows */
 };
 void unw_cache_stats(const struct unw_cache *c, struct unw_cache_stats *st);
 

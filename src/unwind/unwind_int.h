@@ -4,6 +4,9 @@
 
 #include "unwind/unwind.h"
 
+#include <elfutils/libdw.h>
+#include <libelf.h>
+
 struct unw_seg {                  /* one PT_LOAD */
 	uint64_t offset, filesz, vaddr, align;
 };
@@ -12,10 +15,19 @@ struct unw_range {
 	uint64_t lo, hi;
 };
 
+/* One FDE: the pc range of one function's CFI program. */
+struct unw_fde {
+	uint64_t lo, hi;
+	bool debug_frame;             /* from .debug_frame, else .eh_frame */
+};
+
 struct unw_table {
-	uint64_t base;                /* vaddr of rows[0] */
-	struct unw_row *rows;
-	size_t nrows;
+	uint64_t base;                /* lowest FDE address; row starts are
+					 relative to it */
+	struct unw_fde *fdes;         /* sorted by lo, disjoint */
+	size_t nfdes, fdes_alloc;
+	struct unw_row *rows;         /* rows met so far: sorted, disjoint */
+	size_t nrows, rows_alloc;
 	struct unw_seg *segs;
 	size_t nsegs, segs_alloc;
 	struct unw_range *roots;      /* root functions, object vaddrs */
@@ -23,6 +35,15 @@ struct unw_table {
 	uint8_t build_id[20];
 	size_t build_id_len;
 	unsigned unsupported;         /* rows with rules we cannot express */
+	uint64_t build_ns;            /* time spent computing rows */
+
+	/* Kept open to build rows on demand. */
+	int fd;                       /* -1 for an in-memory image */
+	char *image;                  /* the in-memory image's private copy */
+	Elf *elf;
+	Dwarf_CFI *eh_cfi;            /* .eh_frame, from dwarf_getcfi_elf */
+	Dwarf *dwarf;                 /* for .debug_frame, opened if present */
+	Dwarf_CFI *debug_cfi;
 };
 
 struct unw_module {
