@@ -7,6 +7,15 @@
  * path are derived here: a node's completed calls are its calls minus its
  * frames still open, and the events of a thread are its entries plus the
  * exits that closed a frame plus the stray exits.
+ *
+ * Ticks to nanoseconds without drift: converting every node's exclusive
+ * time on its own would make the inclusive time the report derives (a sum
+ * over a subtree) differ from the same time converted once (a call's
+ * inclusive time) by up to half a nanosecond per node.  So each node's
+ * subtree sum is converted (rounded down) and a node's exclusive time is its
+ * converted subtree sum minus its children's: sums over subtrees are then
+ * exactly the converted tick sums, and never negative (floor(a) - sum of
+ * floor(b_i) >= 0 when a >= sum of b_i).
  */
 #include "record/cct_emit.h"
 #include "format/scdata.h"
@@ -19,7 +28,7 @@
 
 static uint64_t to_ns(const struct sc_tick_conv *c, uint64_t ticks)
 {
-	return (uint64_t)llround((double)ticks * c->ns_per_tick);
+	return (uint64_t)floor((double)ticks * c->ns_per_tick);
 }
 
 static uint64_t stamp_ns(const struct sc_tick_conv *c, uint64_t tick)
@@ -78,6 +87,7 @@ struct open_adj {
 	uint32_t *open;           /* per node id: frames open */
 	uint64_t *node_ee;        /* per node id: exclusive ticks of open frames */
 	uint64_t *cs_ee, *cs_ei, *cs_osb;  /* per call-site slot */
+	uint8_t *cs_seen;         /* per slot: an open frame below has it */
 };
 
 static int read_node(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
@@ -92,10 +102,10 @@ static int read_node(const void *arena, uint64_t arena_len, const struct sc_eng_
 }
 
 static int open_frames(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
-		       struct open_adj *adj)
+		       uint64_t slots, struct open_adj *adj)
 {
 	uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
-	uint64_t depth, i, slots = t->cs_mask + 1 + SC_ENG_CS_PROBE;
+	uint64_t depth, i;
 	struct sc_eng_frame f, next;
 	struct sc_eng_node n, nn;
 
@@ -132,7 +142,8 @@ static int open_frames(const void *arena, uint64_t arena_len, const struct sc_en
 		if ((uintptr_t)f.cs < (uintptr_t)t->cs_tab || slot >= slots)
 			continue;
 		adj->cs_ee[slot] += excl;
-		if (!(n.flags & SC_NODE_RECURSIVE)) {
+		if (!adj->cs_seen[slot]) {    /* the outermost open call of its site */
+			adj->cs_seen[slot] = 1;
 			adj->cs_ei[slot] += incl;
 			adj->cs_osb[slot] += t->osb_total >= f.osb_entry ? t->osb_total - f.osb_entry : 0;
 		}
@@ -145,16 +156,13 @@ static uint64_t sub_clamped(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len,
-		      const struct sc_eng_thread *t, uint32_t proc_id, const struct open_adj *adj,
-		      const struct sc_tick_conv *conv, uint64_t *calls, uint64_t *closed,
-		      uint64_t *count)
+/* Copy the thread's nodes out of the arena, in id order; count them. */
+static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
+		      struct sc_eng_node *nodes, uint64_t *count)
 {
 	uint64_t coff = t->chunk_head_off, next_id = 0;
-	int ret;
 
-	*calls = *closed = *count = 0;
-	while (coff) {
+	while (coff && next_id < t->nnodes) {
 		struct sc_eng_chunk c;
 		uint32_t i;
 
@@ -163,56 +171,107 @@ static int emit_nodes(struct sc_writer *w, const void *arena, uint64_t arena_len
 		memcpy(&c, (const uint8_t *)arena + coff, sizeof(c));
 		if (c.used >= SC_ENG_CHUNK_NODES || c.first_id != next_id)
 			return -EINVAL;
-		for (i = 0; i < c.used; i++) {
-			struct sc_eng_node n;
-			struct sc_rec_cct_node r = { 0 };
-			uint64_t completed, ee;
+		for (i = 0; i < c.used && next_id < t->nnodes; i++) {
+			struct sc_eng_node *n = &nodes[next_id];
 
-			memcpy(&n, (const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE,
-			       sizeof(n));
-			if (n.id != next_id || next_id >= t->nnodes ||
-			    (n.id == 0 ? n.parent != UINT32_MAX : n.parent >= n.id))
+			memcpy(n, (const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE,
+			       sizeof(*n));
+			if (n->id != next_id || (n->id == 0 ? n->parent != UINT32_MAX : n->parent >= n->id))
 				return -EINVAL;
 			next_id++;
-			completed = sub_clamped(n.calls, adj->open[n.id]);
-			ee = n.excl_sum + adj->node_ee[n.id];
-			r.proc_id = proc_id;
-			r.tid = t->tid;
-			r.id = n.id;
-			r.parent = n.parent;
-			r.func = n.func;
-			r.calls = n.calls;
-			r.elapsed_excl = to_ns(conv, ee);
-			r.app_excl = to_ns(conv, sub_clamped(ee, n.osb));
-			r.app_excl_exact = to_ns(conv, sub_clamped(ee, n.osx));
-			r.completed = completed;
-			if (completed && n.incl_min <= n.incl_max) {
-				r.incl_min = to_ns(conv, n.incl_min);
-				r.incl_max = to_ns(conv, n.incl_max);
-				r.incl_sum = to_ns(conv, n.incl_sum);
-				r.excl_min = to_ns(conv, n.excl_min);
-				r.excl_max = to_ns(conv, n.excl_max);
-				r.excl_sum = to_ns(conv, n.excl_sum);
-			}
-			if (n.id) {
-				*calls += n.calls;
-				*closed += completed;
-			}
-			ret = sc_writer_add(w, SC_REC_CCT_NODE, &r, sizeof(r));
-			if (ret)
-				return ret;
-			(*count)++;
 		}
 		coff = c.next_off;
+	}
+	*count = next_id;
+	return 0;
+}
+
+/*
+ * Subtree sums (ticks) of elapsed, application and exact-application
+ * exclusive time, converted to ns rounded down; children come after their
+ * parent, so one backward pass adds them up.
+ */
+struct subtree {
+	double e, a, x;           /* ticks, summed */
+	uint64_t e_ns, a_ns, x_ns;
+	uint64_t ce_ns, ca_ns, cx_ns;  /* the children's converted sums */
+};
+
+static void subtree_sums(const struct sc_eng_node *nodes, uint64_t count, const struct open_adj *adj,
+			 const struct sc_tick_conv *conv, struct subtree *st)
+{
+	uint64_t i;
+
+	for (i = count; i-- > 0;) {
+		const struct sc_eng_node *n = &nodes[i];
+		uint64_t ee = n->excl_sum + adj->node_ee[i];
+
+		st[i].e += (double)ee;
+		st[i].a += (double)sub_clamped(ee, n->osb);
+		st[i].x += (double)sub_clamped(ee, n->osx);
+		st[i].e_ns = (uint64_t)floor(st[i].e * conv->ns_per_tick);
+		st[i].a_ns = (uint64_t)floor(st[i].a * conv->ns_per_tick);
+		st[i].x_ns = (uint64_t)floor(st[i].x * conv->ns_per_tick);
+		if (i > 0) {
+			struct subtree *p = &st[n->parent];
+			p->e += st[i].e;
+			p->a += st[i].a;
+			p->x += st[i].x;
+			p->ce_ns += st[i].e_ns;
+			p->ca_ns += st[i].a_ns;
+			p->cx_ns += st[i].x_ns;
+		}
+	}
+}
+
+static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32_t proc_id,
+		      const struct sc_eng_node *nodes, uint64_t count, const struct subtree *st,
+		      const struct open_adj *adj, const struct sc_tick_conv *conv,
+		      uint64_t *calls, uint64_t *closed)
+{
+	uint64_t i;
+	int ret;
+
+	*calls = *closed = 0;
+	for (i = 0; i < count; i++) {
+		const struct sc_eng_node *n = &nodes[i];
+		struct sc_rec_cct_node r = { 0 };
+		uint64_t completed = sub_clamped(n->calls, adj->open[i]);
+
+		r.proc_id = proc_id;
+		r.tid = t->tid;
+		r.id = n->id;
+		r.parent = n->parent;
+		r.func = n->func;
+		r.calls = n->calls;
+		r.elapsed_excl = sub_clamped(st[i].e_ns, st[i].ce_ns);
+		r.app_excl = sub_clamped(st[i].a_ns, st[i].ca_ns);
+		r.app_excl_exact = sub_clamped(st[i].x_ns, st[i].cx_ns);
+		r.completed = completed;
+		if (completed && n->incl_min <= n->incl_max) {
+			r.incl_min = to_ns(conv, n->incl_min);
+			r.incl_max = to_ns(conv, n->incl_max);
+			r.incl_sum = to_ns(conv, n->incl_sum);
+			r.excl_min = to_ns(conv, n->excl_min);
+			r.excl_max = to_ns(conv, n->excl_max);
+			r.excl_sum = to_ns(conv, n->excl_sum);
+		}
+		if (n->id) {
+			*calls += n->calls;
+			*closed += completed;
+		}
+		ret = sc_writer_add(w, SC_REC_CCT_NODE, &r, sizeof(r));
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
 
-static int emit_callsites(struct sc_writer *w, const void *arena, uint64_t arena_len,
-			  const struct sc_eng_thread *t, uint32_t proc_id, const struct open_adj *adj,
+static int emit_callsites(struct sc_writer *w, const void *arena, const struct sc_eng_thread *t,
+			  uint32_t proc_id, uint64_t slots, const struct open_adj *adj,
 			  const struct sc_tick_conv *conv, uint64_t *count)
 {
-	uint64_t slots = t->cs_mask + 1 + SC_ENG_CS_PROBE, i;
+	uint64_t i;
 	int ret;
 
 	*count = 0;
@@ -250,7 +309,9 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	struct sc_eng_thread t;
 	struct sc_rec_thread_stats st = { 0 };
 	struct open_adj adj = { 0 };
-	uint64_t calls = 0, closed = 0, nodes = 0, sites = 0, slots;
+	struct sc_eng_node *nodes = NULL;
+	struct subtree *sub = NULL;
+	uint64_t calls = 0, closed = 0, nodes_n = 0, sites = 0, slots;
 	int ret, i;
 
 	if (tot)
@@ -269,11 +330,15 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	adj.cs_ee = calloc(slots, sizeof(uint64_t));
 	adj.cs_ei = calloc(slots, sizeof(uint64_t));
 	adj.cs_osb = calloc(slots, sizeof(uint64_t));
-	if (!adj.open || !adj.node_ee || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb) {
+	adj.cs_seen = calloc(slots, 1);
+	nodes = calloc(t.nnodes, sizeof(*nodes));
+	sub = calloc(t.nnodes, sizeof(*sub));
+	if (!adj.open || !adj.node_ee || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||
+	    !nodes || !sub) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (open_frames(arena, arena_len, &t, &adj)) {
+	if (open_frames(arena, arena_len, &t, slots, &adj)) {
 		/* damaged stack: the completed calls still count */
 		memset(adj.open, 0, t.nnodes * sizeof(*adj.open));
 		memset(adj.node_ee, 0, t.nnodes * sizeof(*adj.node_ee));
@@ -282,9 +347,16 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		memset(adj.cs_osb, 0, slots * sizeof(uint64_t));
 		adj.nopen = 0;
 	}
-	ret = emit_nodes(w, arena, arena_len, &t, proc_id, &adj, conv, &calls, &closed, &nodes);
+	/* a damaged chunk list ends the nodes there: the ones before are kept */
+	ret = load_nodes(arena, arena_len, &t, nodes, &nodes_n);
+	subtree_sums(nodes, nodes_n, &adj, conv, sub);
+	{
+		int r2 = emit_nodes(w, &t, proc_id, nodes, nodes_n, sub, &adj, conv, &calls, &closed);
+		if (r2)
+			ret = r2;
+	}
 	if (!ret)
-		ret = emit_callsites(w, arena, arena_len, &t, proc_id, &adj, conv, &sites);
+		ret = emit_callsites(w, arena, &t, proc_id, slots, &adj, conv, &sites);
 
 	st.proc_id = proc_id;
 	st.tid = t.tid;
@@ -302,7 +374,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 			ret = r2;
 	}
 	if (tot) {
-		tot->nodes = nodes;
+		tot->nodes = nodes_n;
 		tot->callsites = sites;
 		tot->events = st.events;
 		tot->lost_events = st.lost_events;
@@ -319,5 +391,8 @@ out:
 	free(adj.cs_ee);
 	free(adj.cs_ei);
 	free(adj.cs_osb);
+	free(adj.cs_seen);
+	free(nodes);
+	free(sub);
 	return ret;
 }

@@ -28,7 +28,9 @@
  *    repair each), then it is popped.  Exit of a function not on the stack:
  *    ignored, one repair.  Frames still open at the end are open frames.
  *  - Call sites: per (site, callee) calls, EE and AE of every call, EI and AI
- *    of the outermost calls only (callee not already on the stack).
+ *    of the outermost ones only (no call of the same site and callee below
+ *    on the stack), so that a call-site row obeys the invariants of any
+ *    grouping (AE <= EE <= EI, AE <= AI <= EI).
  *  - When memory runs out (arena full) or the stack passes its maximum, the
  *    events from there until the stack is back are dropped and counted in
  *    lost; their time goes to the frame below, as for uninstrumented code.
@@ -110,8 +112,6 @@ struct sc_eng_arena {
 	void *ctx;
 };
 
-#define SC_NODE_RECURSIVE  (1u << 0)   /* func already among the ancestors */
-
 struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint64_t func;
 	uint32_t first_child;              /* node index; most recently used first */
@@ -126,7 +126,7 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint64_t osx;                      /* measured OS ticks on top */
 	uint32_t id;                       /* thread-local id, root = 0 */
 	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
-	uint32_t flags;                    /* SC_NODE_* */
+	uint32_t flags;                    /* none yet */
 	uint32_t reserved32;
 	uint64_t reserved[3];
 };
@@ -138,7 +138,7 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t ee;                       /* completed calls */
 	uint64_t osb_incl;                 /* AI = ei - osb_incl */
 	uint64_t osb_excl;                 /* AE = ee - osb_excl */
-	uint64_t reserved;
+	uint64_t active;                   /* its frames open now */
 };
 
 struct sc_eng_frame {                  /* 40 bytes */
@@ -306,8 +306,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint64_t func)
 {
 	struct sc_eng_node *p = t->top->node, *n, *prev = 0;
-	struct sc_eng_frame *f;
-	uint32_t idx, flags = 0;
+	uint32_t idx;
 
 	for (idx = p->first_child; idx; idx = n->next_sibling) {
 		n = sc_eng_node_at(t, idx);
@@ -321,10 +320,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		}
 		prev = n;
 	}
-	for (f = t->top; f > t->stack; f--)
-		if (f->node->func == func)
-			flags |= SC_NODE_RECURSIVE;
-	n = sc_eng_node_new(t, func, p->id, flags);
+	n = sc_eng_node_new(t, func, p->id, 0);
 	if (!n)
 		return 0;
 	n->next_sibling = p->first_child;
@@ -423,7 +419,7 @@ SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, uint64_t s
 		}
 	}
 	e->site = site;
-	e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = 0;
+	e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = e->active = 0;
 	__atomic_store_n(&e->callee, callee, __ATOMIC_RELEASE);
 	t->cs_count++;
 	return e;
@@ -507,7 +503,7 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 		n->excl_max = excl;
 	f[-1].child_incl += incl;
 	cs->ee += excl;
-	if (!(n->flags & SC_NODE_RECURSIVE)) {
+	if (--cs->active == 0) {
 		cs->ei += incl;
 		cs->osb_incl += t->osb_total - f->osb_entry;
 	}
@@ -526,6 +522,7 @@ static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
 	cs->calls++;
+	cs->active++;
 	n->calls++;
 	t->top = f;
 }

@@ -379,9 +379,9 @@ static void brute_force(const struct stream *s, struct result *r)
 				f->entry = e->t;
 				f->child_incl = 0;
 				f->osb_at_entry = osb_total;
-				f->outer = 1;
+				f->outer = 1;   /* for its call site: no (site, callee) below */
 				for (j = 0; j < depth; j++)
-					if (st[j].func == e->func)
+					if (st[j].func == e->func && st[j].site == e->site)
 						f->outer = 0;
 				depth++;
 				r->f[e->func].calls++;
