@@ -245,8 +245,13 @@ static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32
 		r.func = n->func;
 		r.calls = n->calls;
 		r.elapsed_excl = sub_clamped(st[i].e_ns, st[i].ce_ns);
+		/* rounding may leave these a few ns above EE: AE <= EE holds */
 		r.app_excl = sub_clamped(st[i].a_ns, st[i].ca_ns);
+		if (r.app_excl > r.elapsed_excl)
+			r.app_excl = r.elapsed_excl;
 		r.app_excl_exact = sub_clamped(st[i].x_ns, st[i].cx_ns);
+		if (r.app_excl_exact > r.elapsed_excl)
+			r.app_excl_exact = r.elapsed_excl;
 		r.completed = completed;
 		if (completed && n->incl_min <= n->incl_max) {
 			r.incl_min = to_ns(conv, n->incl_min);

@@ -569,6 +569,27 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 	return ims;
 }
 
+/* Files left by recorders that were killed before they could clean up. */
+static void remove_stale(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		int pid;
+
+		if (sscanf(de->d_name, "stackclock-%d-", &pid) != 1 || pid <= 0 ||
+		    !kill(pid, 0) || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
 static void remove_images(const char *dir, const char *stem)
 {
 	size_t len = strlen(stem);
@@ -682,6 +703,7 @@ int record_instrument(const struct record_opts *opts)
 		return 1;
 	}
 	dir = shm_dir();
+	remove_stale(dir);
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());

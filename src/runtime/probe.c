@@ -39,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +96,8 @@ static struct {
 	uint32_t os_mask;
 	uint64_t tp_enter, tp_exit;
 	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
+	long fds_held, fds_budget;       /* perf fds open; at most a quarter of
+	                                    RLIMIT_NOFILE, the rest is the program's */
 	pthread_key_t key;
 	int rebuilding;
 } rt;
@@ -259,8 +262,10 @@ static void os_close(struct sc_eng_thread *t)
 	if (!t)
 		return;
 	for (i = 0; i < NEV; i++) {
-		if (t->user[i])
+		if (t->user[i]) {
 			close((int)t->user[i] - 1);
+			__atomic_fetch_sub(&rt.fds_held, 1, __ATOMIC_RELAXED);
+		}
 		t->user[i] = 0;
 	}
 }
@@ -301,6 +306,7 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 		return -1;
 	}
 	t->user[which] = (uint64_t)fd + 1;
+	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	tls.ring.id[which] = id;
 	return 0;
 }
@@ -322,6 +328,10 @@ static void os_open(struct sc_eng_thread *t)
 	tls.ring_head = &tls.ring_seen;
 	if (!want)
 		return;
+	if (__atomic_load_n(&rt.fds_held, __ATOMIC_RELAXED) + NEV > rt.fds_budget) {
+		os_failed(want);           /* so many threads: leave fds to the program */
+		return;
+	}
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
@@ -345,6 +355,7 @@ static void os_open(struct sc_eng_thread *t)
 		return;
 	}
 	t->user[EV_SWITCH] = (uint64_t)fd + 1;
+	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	r->pg = map;
 	r->data = (uint8_t *)map + page;
 	r->mask = (uint64_t)RING_PAGES * page - 1;
@@ -517,6 +528,7 @@ static void rt_atfork_child(void);
 static void rt_process_init(void)
 {
 	const char *prefix = getenv(SC_SHM_ENV_PREFIX), *s;
+	struct rlimit lim;
 
 	rt.state = RT_OFF;
 	if (!prefix || !*prefix || strlen(prefix) >= sizeof(rt.prefix))
@@ -540,6 +552,10 @@ static void rt_process_init(void)
 		rt.tp_enter = strtoull(s, &end, 10);
 		rt.tp_exit = *end == ',' ? strtoull(end + 1, NULL, 10) : 0;
 	}
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur != RLIM_INFINITY)
+		rt.fds_budget = (long)(lim.rlim_cur / 4);
+	else
+		rt.fds_budget = 1 << 16;
 	if (image_open(NULL))
 		return;
 	if (pthread_key_create(&rt.key, rt_thread_exit))
@@ -602,6 +618,7 @@ static void rt_atfork_child(void)
 				close((int)o->user[k] - 1);
 		off = o->next_off;
 	}
+	rt.fds_held = 0;
 	if (image_open(old_path)) {
 		rt.state = RT_OFF;
 		tls.state = RT_OFF;
