@@ -9,6 +9,8 @@
 #   - alone (baseline)
 #   - under `stackclock record -F 999`
 #   - under `perf record -F 999 -e cpu-clock --call-graph dwarf`
+#   - under `perf record -F 999 -e cpu-clock` (no call graph: the floor,
+#     what the sampling interrupts alone cost the target)
 # and the table gives:
 #   - the target's own CPU time (user + sys, from getrusage in the target:
 #     sampling interrupts and stack copies slow the fixed work down) and
@@ -53,6 +55,7 @@ for i in $(seq "$RUNS"); do
 	run base "$W/work" "$ROUNDS"
 	run ours "$SC" record -F 999 -o "$W/sc.data" -- "$W/work" "$ROUNDS"
 	run perf perf record -q -F 999 -e cpu-clock --call-graph dwarf -o "$W/perf.data" -- "$W/work" "$ROUNDS"
+	run floor perf record -q -F 999 -e cpu-clock -o "$W/floor.data" -- "$W/work" "$ROUNDS"
 done
 
 # Report times, best of 3 (the files of the last runs).
@@ -101,7 +104,8 @@ def added(name):
 mn = lambda name, i: min(x[i] for x in by[name])
 base_min = mn("base", 0)
 rows = []
-for name, label in (("base", "alone"), ("ours", "stackclock record"), ("perf", "perf record --call-graph dwarf")):
+for name, label in (("base", "alone"), ("ours", "stackclock record"),
+                    ("perf", "perf record --call-graph dwarf"), ("floor", "perf record, no call graph")):
     cpu, cpu_min = med(name, 0), mn(name, 0)
     rows.append((label, cpu_min, 100.0 * (cpu_min - base_min) / base_min,
                  cpu, 100.0 * (cpu - base_cpu) / base_cpu, added(name)))

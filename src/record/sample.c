@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -202,6 +203,13 @@ static void print_summary(struct sampler *s)
 		pr_debug("%llu distinct stacks, %llu processes, %llu threads, unwinding %.1f ms",
 			 (unsigned long long)st.stacks, (unsigned long long)st.processes,
 			 (unsigned long long)st.threads, (double)st.unwind_ns / 1e6);
+		{
+			struct rusage ru;
+			getrusage(RUSAGE_SELF, &ru);
+			pr_debug("recorder cpu: %.1f ms user, %.1f ms sys",
+				 ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+				 ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+		}
 		pr_debug("%llu CFI tables: %llu FDEs, %llu rows met, %llu KB, in %.1f ms",
 			 (unsigned long long)st.tables, (unsigned long long)st.table_fdes,
 			 (unsigned long long)st.table_rows,
