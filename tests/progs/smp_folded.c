@@ -4,7 +4,8 @@
  *
  *   FLAGS PID TID COUNT root;caller;...;leaf
  *
- * FLAGS is "root", "trunc" or "partial" (the unwinding stopped early);
+ * FLAGS is "root", "trunc" or "partial" (the unwinding stopped early),
+ * with "+kernel" when the stack starts with kernel frames (--kernel);
  * frames are function names, root first, from the recorded addresses
  * through symbols.h (inlined frames included).  The end-to-end scripts of
  * the sampler (tests/e2e/t1xx_sample_*.sh) build it against libcore.a and
@@ -72,8 +73,9 @@ int main(int argc, char **argv)
 
 		if (!st || !st->ips)
 			continue;
-		printf("%s %u %u %llu ", st->flags & SC_STACK_ROOT ? "root" :
+		printf("%s%s %u %u %llu ", st->flags & SC_STACK_ROOT ? "root" :
 		       st->flags & SC_STACK_TRUNCATED ? "trunc" : "partial",
+		       st->flags & SC_STACK_KERNEL ? "+kernel" : "",
 		       s->proc_id < 4096 ? pids[s->proc_id] : 0, s->tid,
 		       (unsigned long long)s->count);
 		for (int f = st->nframes - 1; f >= 0; f--) {
