@@ -453,10 +453,11 @@ static void on_exit_rec(struct smp_model *m, const struct perf_event_header *h)
 		return;
 	memcpy(&r, h + 1, sizeof(r));
 	p = find_proc(m, (pid_t)r.pid);
-	if (!p)
+	/* A thread of an image an exec has replaced is ended already. */
+	if (!p || !map2_find(&m->thread_map, p->proc_id, r.tid, &ti))
 		return;
-	if (map2_find(&m->thread_map, p->proc_id, r.tid, &ti))
-		m->threads[ti].end_ns = r.time;
+	m->threads[ti].end_ns = r.time;
+	/* The image ends with its last thread (usually the main one). */
 	if (r.tid == r.pid || r.time > p->end_ns)
 		p->end_ns = r.time;
 	m->dirty = true;
