@@ -194,7 +194,7 @@ struct sc_eng_thread {
 	uint32_t tid;
 	uint32_t flags;
 	char name[16];
-	uint64_t user[7];                  /* owned by the runtime */
+	uint64_t user[8];                  /* owned by the runtime */
 	struct sc_eng_cs cs_root;          /* charged while the stack is empty */
 };
 

@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,7 +89,9 @@ static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
 
 static struct {
 	int state;                     /* RT_NEW until init, then RT_ON / RT_OFF */
-	int fd;
+	int fd;                        /* our file, see shm_fd() */
+	dev_t dev;
+	ino_t ino;
 	struct sc_shm_header *hdr;
 	struct sc_eng_arena arena;
 	char path[512];
@@ -249,25 +252,36 @@ static long perf_open(struct perf_event_attr *a)
 	return fd;
 }
 
-/* The runtime keeps each thread's perf fds (+1, 0 = none) in t->user[0..3]
- * so that a forked child can close the ones it inherited. */
-static void os_close(struct sc_eng_thread *t)
+/*
+ * Each thread's perf fds are kept (+1, 0 = none) in t->user[0..3] and their
+ * event ids in t->user[4..7], so that they are closed at thread exit, and in
+ * a forked child, only if they are still ours: a program may close fds it
+ * does not know of and reuse the numbers.
+ */
+static void close_events(struct sc_eng_thread *t)
 {
 	int i;
 
+	for (i = 0; i < NEV; i++) {
+		uint64_t id = 0;
+		int fd = (int)t->user[i] - 1;
+
+		if (t->user[i] && !ioctl(fd, PERF_EVENT_IOC_ID, &id) && id == t->user[NEV + i]) {
+			close(fd);
+			__atomic_fetch_sub(&rt.fds_held, 1, __ATOMIC_RELAXED);
+		}
+		t->user[i] = t->user[NEV + i] = 0;
+	}
+}
+
+static void os_close(struct sc_eng_thread *t)
+{
 	if (tls.ring.pg)
 		munmap(tls.ring.pg, tls.ring.map_len);
 	memset(&tls.ring, 0, sizeof(tls.ring));
 	tls.ring_head = &tls.ring_seen;
-	if (!t)
-		return;
-	for (i = 0; i < NEV; i++) {
-		if (t->user[i]) {
-			close((int)t->user[i] - 1);
-			__atomic_fetch_sub(&rt.fds_held, 1, __ATOMIC_RELAXED);
-		}
-		t->user[i] = 0;
-	}
+	if (t)
+		close_events(t);
 }
 
 static void os_failed(uint32_t cats)
@@ -306,6 +320,7 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 		return -1;
 	}
 	t->user[which] = (uint64_t)fd + 1;
+	t->user[NEV + which] = id;
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	tls.ring.id[which] = id;
 	return 0;
@@ -355,6 +370,8 @@ static void os_open(struct sc_eng_thread *t)
 		return;
 	}
 	t->user[EV_SWITCH] = (uint64_t)fd + 1;
+	if (!ioctl((int)fd, PERF_EVENT_IOC_ID, &t->user[NEV + EV_SWITCH]))
+		tls.ring.id[EV_SWITCH] = t->user[NEV + EV_SWITCH];
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	r->pg = map;
 	r->data = (uint8_t *)map + page;
@@ -387,9 +404,47 @@ static void os_open(struct sc_eng_thread *t)
  * now, so that the page faults are ours, made here, and forgotten with the
  * ring's records instead of being charged to the program.
  */
+/* A descriptor of our file far from the small numbers programs expect. */
+static int fd_high(int fd)
+{
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 700);
+
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/*
+ * Our file's descriptor, checked: a program may have closed it (daemons
+ * close every fd) and reused the number, and fallocate() must never touch
+ * a file of the program's.  Reopened by name if so; -1 if that fails.
+ */
+static int shm_fd(void)
+{
+	int fd = __atomic_load_n(&rt.fd, __ATOMIC_RELAXED), nfd;
+	struct stat st;
+
+	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == rt.dev && st.st_ino == rt.ino)
+		return fd;
+	nfd = open(rt.path, O_RDWR | O_CLOEXEC);
+	if (nfd < 0 || fstat(nfd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino) {
+		if (nfd >= 0)
+			close(nfd);
+		return -1;
+	}
+	nfd = fd_high(nfd);
+	if (!__atomic_compare_exchange_n(&rt.fd, &fd, nfd, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		close(nfd);
+		return fd;
+	}
+	return nfd;
+}
+
 static int rt_commit(struct sc_eng_arena *a, uint64_t off, uint64_t len)
 {
-	int ret = fallocate(rt.fd, 0, (off_t)off, (off_t)len);
+	int fd = shm_fd();
+	int ret = fd < 0 ? -1 : fallocate(fd, 0, (off_t)off, (off_t)len);
 
 	if (!ret) {
 		uint8_t *p = a->base + off, *end = p + len;
@@ -446,6 +501,7 @@ static void rt_newfunc(struct sc_eng_arena *a, uint64_t func)
 static int image_open(const char *parent_file)
 {
 	struct sc_shm_header *h;
+	struct stat st;
 	int fd = -1, n;
 	void *map;
 
@@ -479,7 +535,11 @@ static int image_open(const char *parent_file)
 	}
 	n = (int)readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
 	h->exe[n > 0 ? n : 0] = 0;
-	rt.fd = fd;
+	rt.fd = fd_high(fd);
+	if (!fstat(rt.fd, &st)) {
+		rt.dev = st.st_dev;
+		rt.ino = st.st_ino;
+	}
 	rt.hdr = h;
 	sc_eng_arena_attach(&rt.arena, map, SC_SHM_ARENA_SIZE);
 	rt.arena.commit = rt_commit;
@@ -602,9 +662,12 @@ static void rt_atfork_child(void)
 	uint64_t off, now;
 	uint32_t i;
 	int old_fd = rt.fd;
+	struct stat st;
 
 	if (rt.state != RT_ON)
 		return;
+	if (fstat(old_fd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino)
+		old_fd = -1;               /* closed by the program: not ours now */
 	memcpy(old_path, rt.path, sizeof(old_path));
 	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
 	tls.ring_head = &tls.ring_seen;
@@ -612,10 +675,12 @@ static void rt_atfork_child(void)
 	tls.npending = 0;
 	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
 		struct sc_eng_thread *o = (struct sc_eng_thread *)(old_arena.base + off);
-		int k;
-		for (k = 0; k < NEV; k++)
-			if (o->user[k])
-				close((int)o->user[k] - 1);
+		uint64_t ids[2 * NEV];
+
+		/* close the inherited fds, but leave the parent's records alone */
+		memcpy(ids, o->user, sizeof(ids));
+		close_events(o);
+		memcpy(o->user, ids, sizeof(ids));
 		off = o->next_off;
 	}
 	rt.fds_held = 0;
@@ -623,7 +688,8 @@ static void rt_atfork_child(void)
 		rt.state = RT_OFF;
 		tls.state = RT_OFF;
 		munmap(old_arena.base, old_arena.size);
-		close(old_fd);
+		if (old_fd >= 0)
+			close(old_fd);
 		return;
 	}
 	for (i = 0; i < old_hdr->nmodules && i < SC_SHM_MAX_MODULES; i++)
@@ -641,7 +707,8 @@ static void rt_atfork_child(void)
 		}
 	}
 	munmap(old_arena.base, old_arena.size);
-	close(old_fd);
+	if (old_fd >= 0)
+		close(old_fd);
 	tls.state = t ? RT_ON : RT_NEW;
 	if (t) {
 		pthread_setspecific(rt.key, t);

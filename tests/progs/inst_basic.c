@@ -14,6 +14,9 @@
  *   sleep             sleeper() sleeps 60 ms, spinner() spins 30 ms
  *   unbalanced        longjmp over two frames, then exit() three frames deep
  *   pexit             a thread calls pthread_exit() two frames deep
+ *   closeall DIR      closes every fd but 0-2 (as daemons do), opens files of
+ *                     its own on the freed numbers, then calls, forks and
+ *                     starts threads; exits 3 if its files were disturbed
  *
  * When $INST_ADDRS names a file, "NAME ADDRESS PID" lines give the run-time
  * addresses of the functions a test looks for.
@@ -26,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,6 +125,15 @@ __attribute__((noinline)) void exit_mid(void) { exit_inner(); }
 __attribute__((noinline)) void pexit_inner(void) { pthread_exit(NULL); }
 __attribute__((noinline)) void *pexit_thread(void *arg) { pexit_inner(); return arg; }
 
+/* Write a line to each of fds[]; 0 if all went through. */
+static int write_all_fds(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (write(fds[i], "line\n", 5) != 5)
+			return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -191,6 +205,38 @@ int main(int argc, char **argv)
 		note("exit_inner", (void *)exit_inner);
 		jump_outer();
 		exit_mid();
+	} else if (!strcmp(mode, "closeall") && argc > 2) {
+		fn_t fns[16] = { path0, path1, path2, path3, path4, path5, path6, path7,
+				 path8, path9, path10, path11, path12, path13, path14, path15 };
+		int fds[64], n = 0, status;
+		struct stat st;
+		pthread_t t;
+
+		note("work", (void *)work);
+		for (int fd = 3; fd < 4096; fd++)
+			close(fd);
+		for (n = 0; n < 64; n++) {
+			char name[512];
+			snprintf(name, sizeof(name), "%s/own%d", argv[2], n);
+			fds[n] = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		}
+		for (int fd = 690; fd < 780; fd++)   /* where runtimes keep theirs */
+			dup2(fds[0], fd);
+		memcpy(table, fns, sizeof(fns));
+		path0(12);                      /* new nodes: the runtime needs memory */
+		calls_each = 1000;
+		pthread_create(&t, NULL, worker, (void *)0);
+		pthread_join(t, NULL);          /* its events were opened and closed */
+		if (fork() == 0) {
+			path1(8);
+			_exit(write_all_fds(fds, n) ? 3 : 0);
+		}
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) || write_all_fds(fds, n))
+			return 3;
+		for (int i = 0; i < n; i++)
+			if (fstat(fds[i], &st) || st.st_size != 10)
+				return 3;
 	} else if (!strcmp(mode, "pexit")) {
 		pthread_t t;
 		note("pexit_inner", (void *)pexit_inner);

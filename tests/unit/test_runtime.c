@@ -408,6 +408,21 @@ static void test_unbalanced(struct rec *r)
 	ok(times_sane(r), "pthread_exit: times are sane");
 }
 
+/* A program that closes every fd it did not open: the runtime's file and
+ * perf events go, the numbers are reused; the program must not notice. */
+static void test_closeall(struct rec *r)
+{
+	char args[1200];
+
+	snprintf(args, sizeof(args), "closeall %s", tmp);
+	is_u64(record("", args, r), 0, "closeall: recorded");
+	ok(r->have_end && WIFEXITED(r->end.exit_status) && WEXITSTATUS(r->end.exit_status) == 0,
+	   "the program's own files were not disturbed (status %d)", r->end.exit_status);
+	is_u64(calls(r, addr_of(r, "work"), UINT32_MAX), 1000, "the thread started after it is recorded");
+	is_u64(r->nproc, 2, "and so is its child");
+	is_u64(STAT(r, lost_events, UINT32_MAX), 0, "nothing lost: the runtime reopened its file");
+}
+
 static void test_os(struct rec *r)
 {
 	uint64_t sleeper, spinner, ee = 0, ae = 0, sp_ee = 0, sp_ae = 0;
@@ -493,6 +508,7 @@ int main(void)
 	test_deep_and_paths(&r);
 	test_modules(&r);
 	test_unbalanced(&r);
+	test_closeall(&r);
 	test_os(&r);
 	test_output_and_errors(&r);
 
