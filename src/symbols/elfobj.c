@@ -10,6 +10,9 @@
  *    root, else by .gnu_debuglink; dwz common files by build-id too),
  *    indexed lazily: a sorted table of CU address ranges built once, and
  *    per CU a sorted table of subprogram ranges built on the CU's first use.
+ *    Compressed DWARF (Debian's debug packages) goes through lazydw.c, which
+ *    inflates only the CUs looked up; their ranges then come from
+ *    .debug_aranges.
  *    A lookup then only walks the one subprogram's scopes for inlined calls,
  *    never the whole CU, which is what keeps thousands of distinct addresses
  *    cheap (dwarf_getscopes() walks the CU from its root on every call).
@@ -21,7 +24,7 @@
  * The ELF files are mmap'ed by libelf and their descriptors closed at once,
  * so a session with hundreds of libraries holds no file descriptors.
  */
-#include "symbols/sym_int.h"
+#include "symbols/lazydw.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -63,6 +66,8 @@ struct range {
 
 struct cu_info {
 	Dwarf_Die die;
+	uint64_t off;             /* in .debug_info (lazydw) */
+	bool ready, usable;       /* die set, once; it can be read */
 	bool scanned;
 	struct range *subr;       /* subprogram ranges, sorted by lo */
 	size_t nsubr, asubr;
@@ -75,6 +80,7 @@ struct sym_obj {
 	Elf *elf;                 /* the object (or its debug file alone) */
 	Elf *delf;                /* separate debug file, or NULL */
 	Dwarf *dw;
+	struct lazydw *lazy;      /* owns dw when set */
 	Elf *alt_elf;             /* dwz's shared DWARF (.gnu_debugaltlink) */
 	Dwarf *alt_dw;
 	uint8_t bid[SYM_BUILD_ID_MAX];
@@ -554,8 +560,11 @@ static void obj_finish(struct sym_obj *o, const char *debug_root)
 		read_symbols(o, o->elf, scn);
 	}
 	read_plt(o, o->elf);
-	if (has_dwarf(dwelf))
-		o->dw = dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+	if (has_dwarf(dwelf)) {
+		o->lazy = lazydw_open(dwelf);
+		o->dw = o->lazy ? lazydw_dwarf(o->lazy)
+				: dwarf_begin_elf(dwelf, DWARF_C_READ, NULL);
+	}
 	if (o->dw)
 		attach_alt(o, debug_root);
 }
@@ -623,7 +632,9 @@ void obj_free(struct sym_obj *o)
 	}
 	free(o->cus);
 	free(o->cur);
-	if (o->dw)
+	if (o->lazy)
+		lazydw_free(o->lazy);
+	else if (o->dw)
 		dwarf_end(o->dw);
 	if (o->alt_dw)
 		dwarf_end(o->alt_dw);
@@ -778,6 +789,38 @@ static void scan_cu(struct cu_info *ci)
 		qsort(ci->subr, ci->nsubr, sizeof(*ci->subr), cmp_range);
 }
 
+/* Lazily read DWARF: CUs by address from .debug_aranges, read on use. */
+static bool index_aranges(struct sym_obj *o)
+{
+	const struct sym_arange *ar;
+	const uint64_t *units;
+	size_t nunits, n = lazydw_aranges(o->lazy, &ar, &units, &nunits);
+
+	if (!n)
+		return false;
+	o->cus = xcalloc(nunits, sizeof(*o->cus));
+	o->ncus = o->acus = nunits;
+	for (size_t i = 0; i < nunits; i++)
+		o->cus[i].off = units[i];
+	o->cur = xmalloc(n * sizeof(*o->cur));
+	o->ncur = o->acur = n;
+	for (size_t i = 0; i < n; i++) {
+		o->cur[i].lo = ar[i].lo;
+		o->cur[i].hi = ar[i].hi;
+		o->cur[i].idx = ar[i].unit;
+	}
+	return true;
+}
+
+static bool cu_ready(struct sym_obj *o, struct cu_info *ci)
+{
+	if (!ci->ready) {
+		ci->ready = true;
+		ci->usable = lazydw_need_cu(o->lazy, ci->off, &ci->die) == 0;
+	}
+	return ci->usable;
+}
+
 static void index_dwarf(struct sym_obj *o)
 {
 	Dwarf_CU *cu = NULL;
@@ -786,6 +829,8 @@ static void index_dwarf(struct sym_obj *o)
 	uint8_t unit_type;
 
 	o->dwarf_indexed = true;
+	if (o->lazy && (index_aranges(o) || !lazydw_need_all(o->lazy)))
+		return;
 	while (dwarf_get_units(o->dw, cu, &cu, &version, &unit_type, &cudie,
 			       &subdie) == 0) {
 		struct cu_info *ci;
@@ -797,6 +842,7 @@ static void index_dwarf(struct sym_obj *o)
 		ci = &o->cus[o->ncus];
 		memset(ci, 0, sizeof(*ci));
 		ci->die = cudie;
+		ci->ready = ci->usable = true;
 		add_ranges(&cudie, &o->cur, &o->ncur, &o->acur, o->ncus);
 		if (o->ncur == before) {
 			/* No CU ranges: its functions' ranges stand in. */
@@ -980,7 +1026,7 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 		if (!o->dwarf_indexed)
 			index_dwarf(o);
 		r = find_range(o->cur, o->ncur, vaddr);
-		if (r) {
+		if (r && cu_ready(o, &o->cus[r->idx])) {
 			ci = &o->cus[r->idx];
 			scan_cu(ci);
 			r = find_range(ci->subr, ci->nsubr, vaddr);

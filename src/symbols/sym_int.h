@@ -5,6 +5,8 @@
  *   intern.c    the string table every returned string lives in
  *   elfobj.c    one ELF object: segments, symbol table, DWARF lines and
  *               inline scopes, separate debug file lookup
+ *   lazydw.c    compressed DWARF inflated only as far as lookups need
+ *               (lazydw.h)
  *   kallsyms.c  kernel symbols from /proc/kallsyms
  *   shorten.c   sym_shorten()
  *   symbols.c   the session: mappings per process image, result cache
@@ -96,6 +98,13 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 
 /* Number of ELF files opened so far (all sessions), for tests. */
 extern unsigned long sym_stat_files_opened;
+/* Bytes of compressed DWARF inflated so far (all sessions), for tests. */
+extern unsigned long long sym_stat_inflated;
+/*
+ * Read compressed DWARF lazily (lazydw.c); true unless a test turns it off
+ * to compare with libdw inflating everything.  Read when an object opens.
+ */
+extern bool sym_lazy_dwarf;
 
 /* ---- kernel ----------------------------------------------------------- */
 

@@ -489,6 +489,61 @@ static void test_debug_files(void)
 	free(o);
 }
 
+/* ---- compressed DWARF, read lazily ------------------------------------ */
+
+/* One lookup with lazy reading of compressed DWARF on or off for objects
+ * the session opens during it. */
+static int resolve_as(struct sym_session *s, bool lazy, uint32_t proc,
+		      uint64_t addr, bool ret, struct sym_frame *f)
+{
+	bool was = sym_lazy_dwarf;
+	int n;
+
+	sym_lazy_dwarf = lazy;
+	n = sym_resolve(s, proc, addr, ret, f, SYM_MAX_FRAMES);
+	sym_lazy_dwarf = was;
+	return n;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Resolve every step-th address of [lo, hi) of proc (as a sampled pc and as
+ * a return address) in a lazy and an eager session; how many differ.
+ */
+static int compare_lazy(uint32_t proc, struct sym_session *lazy,
+			struct sym_session *eager, uint64_t lo, uint64_t hi,
+			uint64_t step, int *inlined)
+{
+	struct sym_frame f[SYM_MAX_FRAMES], g[SYM_MAX_FRAMES];
+	int bad = 0;
+
+	for (uint64_t a = lo; a < hi; a += step) {
+		for (int ret = 0; ret < 2; ret++) {
+			int n = resolve_as(lazy, true, proc, a, ret, f);
+			int m = resolve_as(eager, false, proc, a, ret, g);
+			bool same = n == m;
+			for (int i = 0; same && i < n; i++)
+				same = same_str(f[i].function, g[i].function) &&
+				       same_str(f[i].module, g[i].module) &&
+				       same_str(f[i].file, g[i].file) &&
+				       f[i].line == g[i].line &&
+				       f[i].inlined == g[i].inlined;
+			if (!same && bad++ < 3)
+				tap_diag("%#" PRIx64 "%s: lazy %d frames (%s %s:%u), "
+					 "eager %d (%s %s:%u)", a, ret ? " (return)" : "",
+					 n, f[0].function, f[0].file ? f[0].file : "?",
+					 f[0].line, m, g[0].function,
+					 g[0].file ? g[0].file : "?", g[0].line);
+			*inlined += n > 1;
+		}
+	}
+	return bad;
+}
+
 /* dwz: DWARF shared between files in a common file found by build-id. */
 static void test_dwz(void)
 {
@@ -528,6 +583,34 @@ static void test_dwz(void)
 	   !strcmp(f[1].function, "sym_inlined") && f[0].line == m->line,
 	   "dwz: inlined names from the common file under the debug root");
 	sym_session_free(s);
+
+	/* Both compressed: the link to the common file read at once. */
+	snprintf(cmd, sizeof(cmd), "%s/p1z", dir);
+	rc = sh("cd %s && objcopy --compress-debug-sections=zlib p1 p1z && "
+		"for f in root/.build-id/*/*.debug; do "
+		"objcopy --compress-debug-sections=zlib $f $f.z && mv $f.z $f; done", dir);
+	s = sym_session_new();
+	add_maps(s, 1, o, exe, cmd);
+	n = m ? sym_resolve(s, 1, m->pc, false, f, 8) : 0;
+	ok(rc == 0 && n == 3 && !strcmp(f[0].function, "sym_deep") &&
+	   !strcmp(f[1].function, "sym_inlined") && f[0].line == m->line,
+	   "dwz, compressed: inlined names from the common file");
+	sym_session_free(s);
+	s = sym_session_new();
+	struct sym_session *e = sym_session_new();
+	add_maps(s, 1, o, exe, cmd);
+	add_maps(e, 1, o, exe, cmd);
+	int diff = 0, inl = 0;
+	for (int i = 0; i < o->nmaps; i++) {
+		if (!strcmp(o->maps[i].path, exe) && o->maps[i].pgoff)
+			diff += compare_lazy(1, s, e, o->maps[i].start,
+					     o->maps[i].end, 1, &inl);
+	}
+	ok(rc == 0 && diff == 0 && inl > 0,
+	   "dwz, compressed: every code address as libdw resolves it");
+	sym_session_free(s);
+	sym_session_free(e);
+	snprintf(cmd, sizeof(cmd), "%s/root", dir);
 	unsetenv("STACKCLOCK_DEBUG_ROOT");
 	free(o);
 }
@@ -611,16 +694,18 @@ static void test_broken(const struct run_out *pie, const char *pie_path)
 
 /* Damaged copies (truncated, bits flipped): whatever libelf/libdw make of
  * them, every lookup gives a name and a module, and nothing crashes. */
-static void test_damaged(const struct run_out *pie, const char *pie_path)
+/* Damaged copies of src (pie_path's file or a variant of it). */
+static void test_damaged(const struct run_out *pie, const char *pie_path,
+			 const char *src, const char *what)
 {
 	char path[PATH_MAX + 32], err[PATH_MAX + 32];
 	const struct mark *leaf = find_mark(pie, "sym_leaf");
-	FILE *f = fopen(pie_path, "rb");
+	FILE *f = fopen(src, "rb");
 	unsigned char *img, *cp;
 	long size;
 	bool all_named = true;
 
-	if (!ok(f && leaf, "read the PIE program"))
+	if (!ok(f && leaf, "%s: read the PIE program", what))
 		return;
 	fseek(f, 0, SEEK_END);
 	size = ftell(f);
@@ -659,9 +744,262 @@ static void test_damaged(const struct run_out *pie, const char *pie_path)
 		sym_session_free(s);
 	}
 	stderr_back();
-	ok(size > 0 && all_named, "60 damaged copies: every address named, no crash");
+	ok(size > 0 && all_named, "%s: 60 damaged copies: every address named, no crash",
+	   what);
+	if (getenv("STACKCLOCK_DEBUG"))
+		ok(count_in_file(err, "does not inflate") > 0,
+		   "%s: among them streams that do not inflate (%d)", what,
+		   count_in_file(err, "does not inflate"));
 	free(img);
 	free(cp);
+}
+
+/* An address from `nm` or `objdump -h` output; 0 if not found. */
+static uint64_t tool_value(const char *fmt, const char *file, const char *arg)
+{
+	char cmd[2 * PATH_MAX], line[512];
+	unsigned long long v = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), fmt, file, arg);
+	p = popen(cmd, "r");
+	if (p && fgets(line, sizeof(line), p))
+		v = strtoull(line, NULL, 16);
+	if (p)
+		pclose(p);
+	return v;
+}
+#define NM_ADDR "nm %s | awk '$3 == \"%s\" { print $1; exit }'"
+#define SEC_ADDR "objdump -h %s | awk '$2 == \"%s\" { print $4; exit }'"
+#define SEC_SIZE "objdump -h %s | awk '$2 == \"%s\" { print $3; exit }'"
+
+/* A program of many CUs with inlined helpers; main's CU first. */
+static int write_many(const char *dir, int ncu, int nfn)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/main.c", dir);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n");
+	for (int i = 0; i < ncu; i++)
+		fprintf(f, "int many_sum%d(int x);\n", i);
+	fprintf(f, "int main(int argc, char **argv)\n{\n"
+		   "\tint x = argc > 1 ? atoi(argv[1]) : 3, s = 0;\n");
+	for (int i = 0; i < ncu; i++)
+		fprintf(f, "\ts += many_sum%d(x);\n", i);
+	fprintf(f, "\tprintf(\"%%d\\n\", s);\n\treturn 0;\n}\n");
+	fclose(f);
+	for (int i = 0; i < ncu; i++) {
+		snprintf(path, sizeof(path), "%s/c%d.c", dir, i);
+		if (!(f = fopen(path, "w")))
+			return -1;
+		fprintf(f, "#include <string.h>\nstruct rec%d { int a, b; char name[16]; };\n", i);
+		/* Bulk for .debug_info (the names are shared in .debug_str). */
+		fprintf(f, "struct big%d { int m0", i);
+		for (int k = 1; k < 2000; k++)
+			fprintf(f, ", m%d", k);
+		fprintf(f, "; };\nint big%d(struct big%d *b) { return b->m0 + b->m1999; }\n", i, i);
+		for (int j = 0; j < nfn; j++) {
+			fprintf(f, "static inline __attribute__((always_inline)) int\n"
+				   "h%d_%d(struct rec%d *r, int x)\n{\n"
+				   "\tr->a += x * %d;\n\treturn r->a ^ (int)strlen(r->name);\n}\n",
+				i, j, i, j + 1);
+			fprintf(f, "__attribute__((noinline)) int f%d_%d(int x)\n{\n"
+				   "\tstruct rec%d r = { x, %d, \"n%d\" };\n"
+				   "\treturn h%d_%d(&r, x) + r.b;\n}\n", i, j, i, j, j, i, j);
+		}
+		fprintf(f, "int many_sum%d(int x)\n{\n\tint s = 0;\n", i);
+		for (int j = 0; j < nfn; j++)
+			fprintf(f, "\ts += f%d_%d(x + s);\n", i, j);
+		fprintf(f, "\treturn s;\n}\n");
+		fclose(f);
+	}
+	return 0;
+}
+
+/*
+ * Debian's debug files compress their DWARF.  It is read lazily: only the
+ * CUs looked up are inflated, found through .debug_aranges (without
+ * aranges, or with references across units, everything), with the results
+ * of libdw inflating it all.
+ */
+static void test_compressed(const struct run_out *pie, const char *pie_path,
+			    const struct run_out *cr, const char *cl_path,
+			    const char *lib, const char *dl)
+{
+	static const struct {
+		const char *name, *flags;
+	} variants[] = {
+		{ "DWARF 5", "-O2 -g" },
+		{ "DWARF 4", "-O2 -gdwarf-4" },
+		{ "LTO", "-O2 -g -flto=1" },    /* refs across units */
+	};
+	char zpie[PATH_MAX + 16], zcl[PATH_MAX + 16], dir[PATH_MAX + 16];
+	char exe[PATH_MAX + 32];
+	struct sym_session *s, *e;
+	unsigned long long before;
+	uint64_t lo = 0, hi = 0;
+	int rc, inl = 0;
+
+	snprintf(zpie, sizeof(zpie), "%s/zpie", tmp);
+	snprintf(zcl, sizeof(zcl), "%s/zclang", tmp);
+	rc = sh("objcopy --compress-debug-sections=zlib %s %s && "
+		"objcopy --compress-debug-sections=zlib %s %s && "
+		"readelf -SW %s | grep -q ' .debug_info .* C '",
+		pie_path, zpie, cl_path, zcl, zpie);
+	if (!ok(rc == 0, "compress a program's DWARF"))
+		return;
+
+	/* The marks, read lazily. */
+	before = sym_stat_inflated;
+	s = sym_session_new();
+	add_maps(s, 1, pie, pie_path, zpie);
+	add_maps(s, 6, cr, cl_path, zcl);
+	check_c_prog(s, 1, pie, zpie, lib, dl, true, "compressed DWARF");
+	check_c_prog(s, 6, cr, zcl, lib, dl, true, "compressed DWARF without aranges");
+	ok(sym_stat_inflated > before, "compressed DWARF inflated by lazydw");
+	sym_session_free(s);
+	/* Through lazydw's reading of damaged streams (its debug lines say
+	 * which did not inflate). */
+	setenv("STACKCLOCK_DEBUG", "1", 1);
+	test_damaged(pie, pie_path, zpie, "compressed DWARF");
+	unsetenv("STACKCLOCK_DEBUG");
+
+	/* Every address of both programs' code: the same as libdw's. */
+	for (int p = 0; p < 2; p++) {
+		const struct run_out *o = p ? cr : pie;
+		s = sym_session_new();
+		e = sym_session_new();
+		add_maps(s, 1, o, p ? cl_path : pie_path, p ? zcl : zpie);
+		add_maps(e, 1, o, p ? cl_path : pie_path, p ? zcl : zpie);
+		for (int i = 0; i < o->nmaps; i++) {
+			if (!strcmp(o->maps[i].path, p ? cl_path : pie_path) &&
+			    o->maps[i].pgoff) {   /* the code segment */
+				lo = o->maps[i].start;
+				hi = o->maps[i].end;
+				break;
+			}
+		}
+		before = sym_stat_inflated;
+		rc = compare_lazy(1, s, e, lo, hi, 1, &inl);
+		is_u64(rc, 0, "%s: every code address as libdw resolves it (%" PRIu64
+		       " addresses)", p ? "clang" : "gcc", hi - lo);
+		sym_session_free(s);
+		sym_session_free(e);
+	}
+
+	/* Many CUs: one looked up inflates little; DWARF 4; LTO. */
+	snprintf(dir, sizeof(dir), "%s/many", tmp);
+	if (!ok(mkdir(dir, 0755) == 0 && write_many(dir, 4, 20) == 0,
+		"write a program of many CUs"))
+		return;
+	/* The three builds side by side: compiling is most of this test. */
+	rc = sh("cd %s && for v in 0 1 2; do mkdir v$v; done && "
+		"(gcc %s main.c c?.c -o v0/many.raw & gcc %s main.c c?.c -o v1/many.raw & "
+		"gcc %s main.c c?.c -o v2/many.raw & wait) && "
+		"for v in 0 1 2; do objcopy --compress-debug-sections=zlib v$v/many.raw v$v/many; done",
+		dir, variants[0].flags, variants[1].flags, variants[2].flags);
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		const uint64_t base = 0x560000000000ULL;
+		uint64_t text, size, mainpc, f5;
+		unsigned long long one, all;
+		int diff;
+
+		snprintf(exe, sizeof(exe), "%s/v%zu/many", dir, v);
+		if (!ok(rc == 0 && access(exe, R_OK) == 0,
+			"%s: build the program of many CUs", variants[v].name))
+			continue;
+		text = tool_value(SEC_ADDR, exe, ".text");
+		size = tool_value(SEC_SIZE, exe, ".text");
+		mainpc = tool_value(NM_ADDR, exe, "main");
+		f5 = tool_value(NM_ADDR, exe, "f3_19");
+		s = sym_session_new();
+		e = sym_session_new();
+		add_map(s, 1, base, 0, 0, SC_MOD_BASE, NULL, 0, exe);
+		add_map(e, 1, base, 0, 0, SC_MOD_BASE, NULL, 0, exe);
+		struct sym_frame f[SYM_MAX_FRAMES];
+		before = sym_stat_inflated;
+		resolve_as(s, true, 1, base + mainpc, false, f);
+		one = sym_stat_inflated - before;
+		is_str(f[0].function, "main", "%s: main named", variants[v].name);
+		is_str(base_name(f[0].file), "main.c", "%s: main's file", variants[v].name);
+		inl = 0;
+		diff = compare_lazy(1, s, e, base + text, base + text + size, 1, &inl);
+		all = sym_stat_inflated - before;
+		is_u64(diff, 0, "%s: every code address as libdw resolves it",
+		       variants[v].name);
+		ok(inl > 100, "%s: inlined frames among them (%d)", variants[v].name, inl);
+		tap_diag("%s: %llu KB inflated for main, %llu KB for all",
+			 variants[v].name, one >> 10, all >> 10);
+		if (v == 0)
+			ok(one * 3 < all, "%s: main's CU alone inflates a third at most",
+			   variants[v].name);
+		sym_session_free(s);
+		sym_session_free(e);
+
+		/* The last CU first, in a new session. */
+		s = sym_session_new();
+		add_map(s, 1, base, 0, 0, SC_MOD_BASE, NULL, 0, exe);
+		int n = resolve_as(s, true, 1, base + f5 + 8, false, f);
+		ok(f5 && n >= 1 && (!strcmp(f[n - 1].function, "f3_19") ||
+				    (n > 1 && !strcmp(f[0].function, "h3_19"))),
+		   "%s: the last CU's function", variants[v].name);
+		sym_session_free(s);
+	}
+}
+
+/* The C library's own debug file (libc6-dbg), when installed. */
+static void test_compressed_libc(void)
+{
+	char line[PATH_MAX + 128], path[PATH_MAX] = "", dbg[PATH_MAX + 64];
+	struct sym_session *s, *e;
+	uint64_t lo = 0, hi = 0;
+	unsigned long long before;
+	uint8_t bid[20];
+	unsigned bid_len = 0;
+	FILE *maps = fopen("/proc/self/maps", "r");
+	int inl = 0, bad;
+
+	s = sym_session_new();
+	e = sym_session_new();
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b, off;
+		char perms[8], p[PATH_MAX];
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &a, &b, perms,
+			   &off, p) != 5 || !strstr(p, "/libc.so"))
+			continue;
+		add_map(s, 1, a, b, off, SC_MOD_EXEC, NULL, 0, p);
+		add_map(e, 1, a, b, off, SC_MOD_EXEC, NULL, 0, p);
+		if (perms[2] == 'x') {
+			lo = a;
+			hi = b;
+			snprintf(path, sizeof(path), "%s", p);
+		}
+	}
+	if (maps)
+		fclose(maps);
+	if (*path)
+		build_id_of(path, bid, &bid_len);
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%02x/", bid[0]);
+	for (unsigned i = 1; i < bid_len; i++)
+		snprintf(dbg + strlen(dbg), 3, "%02x", bid[i]);
+	strcat(dbg, ".debug");
+	if (!bid_len || access(dbg, R_OK) != 0) {
+		printf("ok %d - libc's compressed DWARF # SKIP no debug file for %s\n",
+		       ++tap_n, *path ? path : "libc");
+		sym_session_free(s);
+		sym_session_free(e);
+		return;
+	}
+	before = sym_stat_inflated;
+	bad = compare_lazy(1, s, e, lo, hi, (hi - lo) / 1500 | 1, &inl);
+	is_u64(bad, 0, "libc: 1500 addresses as libdw resolves them");
+	ok(inl > 0, "libc: inlined frames among them (%d)", inl);
+	ok(sym_stat_inflated > before, "libc: its debug file read lazily");
+	sym_session_free(s);
+	sym_session_free(e);
 }
 
 /* A versioned definition: .symtab says "sym_versioned@@SYMV_1". */
@@ -932,9 +1270,11 @@ int main(void)
 
 	test_unmapped(pie);
 	test_broken(pie, exe);
-	test_damaged(pie, exe);
+	test_damaged(pie, exe, exe, "plain DWARF");
 	test_versioned();
 	test_dwz();
+	test_compressed(pie, exe, cr, cl, lib, dl);
+	test_compressed_libc();
 	test_debug_files();
 	test_speed();
 out:
