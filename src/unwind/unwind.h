@@ -18,9 +18,10 @@
  *    turn a mapping's file offset into virtual addresses) and the ranges of
  *    its "root" functions (_start, clone, clone3, the entry point).  Rows
  *    only grow; the object's file stays open while the table lives.
- *  - unw_cache: owns the tables, keyed by path + build-id; a table is built
+ *  - unw_cache: owns the tables, keyed by path + build-id; a table is opened
  *    on first use and shared by every process mapping the same file.  A file
- *    that cannot be read or has no CFI is remembered as such (no retries).
+ *    that cannot be read, has no CFI, or whose build-id no longer matches
+ *    the mapping's is remembered as such (no retries).
  *  - unw_space: the executable mappings of one process image, sorted by
  *    address; unw_space_clone() copies it for a forked child.  Mappings point
  *    into the cache, which must outlive every space.
@@ -35,7 +36,10 @@
  *    frame pointer, an unsupported rule).  The frames so far are still valid.
  * Code without CFI (PLT stubs in old binaries, JIT code) is stepped through
  * the rbp chain only when rbp points into the copied stack and the return
- * address it yields lies in an executable mapping.
+ * address it yields lies in an executable mapping.  A sampled leaf without
+ * CFI is first tried as frameless (return address at [sp]); that guess is
+ * kept only if the walk from it reaches the root.  A saved-rbp slot below
+ * sp counts as restored (epilogues carry no restore notes).
  *
  * Thread-safety: none; the recorder is single-threaded.
  */
@@ -84,9 +88,10 @@ struct unw_row {
 struct unw_table;
 
 /*
- * Build the table of the ELF file at path (or of an in-memory image, for
- * the vdso).  Returns 0, or -errno (-ENOENT, -ENOEXEC for a non-ELF file,
- * -ENODATA when the object has no usable CFI).  Free with unw_table_free().
+ * Open the table of the ELF file at path (or of an in-memory image, for
+ * the vdso, copied): index its FDEs.  Returns 0, or -errno (-ENOENT,
+ * -ENOEXEC for a non-ELF file, -ENODATA when the object has no CFI).
+ * Free with unw_table_free().
  */
 int unw_table_build_file(const char *path, struct unw_table **out);
 int unw_table_build_mem(const void *image, size_t size, struct unw_table **out);
@@ -110,7 +115,7 @@ size_t unw_table_bytes(const struct unw_table *t);
  * segment holding it).  Returns false if no segment holds it.
  */
 bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr);
-/* True if vaddr lies in a root function (_start, clone, clone3). */
+/* True if vaddr lies in a root function (_start, clone, clone3, entry). */
 bool unw_table_is_root(const struct unw_table *t, uint64_t vaddr);
 /* The object's GNU build-id, if it has one (length, 0 if none). */
 size_t unw_table_build_id(const struct unw_table *t, const uint8_t **id);
@@ -125,7 +130,7 @@ void unw_cache_free(struct unw_cache *c);      /* accepts NULL */
 
 /*
  * The entry for path (and build_id, if len > 0: a different build-id at the
- * same path is another entry).  Never NULL; the table is built lazily by
+ * same path is another entry).  Never NULL; the table is opened lazily by
  * unw_module_table().  "[vdso]" is read from the recorder's own vdso, the
  * same kernel image every process maps.
  */
