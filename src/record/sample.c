@@ -228,6 +228,15 @@ static void report_status(int status)
 			strsignal(WTERMSIG(status)));
 }
 
+/* The events fell back to user frames: the samples and session follow. */
+static void follow_kernel_fallback(struct sampler *s)
+{
+	if (s->o->kernel && !s->perf.o.kernel) {
+		smp_model_set_kernel(s->model, false);
+		s->si.flags &= ~SC_SESS_KERNEL;
+	}
+}
+
 /* ---- launch ---------------------------------------------------------- */
 
 /* Reap what ended; true once no descendant is left. */
@@ -278,6 +287,7 @@ static int run_launch(struct sampler *s)
 	s->si.argc = s->o->argc;
 	smp_model_add_launched(s->model, l.pid, now_ns());
 	ret = smp_perf_open_task(&s->perf, l.pid);
+	follow_kernel_fallback(s);
 	if (!ret)
 		ret = block_signals(s);
 	if (ret) {
@@ -441,6 +451,7 @@ static int run_attach(struct sampler *s)
 		return 1;
 	}
 	ret = open_threads(s, pid);
+	follow_kernel_fallback(s);
 	if (ret) {
 		smp_perf_explain(ret, pid);
 		return 1;

@@ -62,7 +62,9 @@ struct smp_perf {
 int smp_perf_init(struct smp_perf *p, const struct smp_perf_opts *o);
 /*
  * Open one event per CPU on task pid (inherit: its future threads and
- * children follow).  Returns 0 or -errno (-ESRCH: the task is gone).
+ * children follow).  Returns 0 or -errno (-ESRCH: the task is gone).  If
+ * kernel samples are refused, falls back to user frames with a warning and
+ * clears o.kernel (callers then drop kernel from the model and session).
  */
 int smp_perf_open_task(struct smp_perf *p, pid_t pid);
 int smp_perf_enable(struct smp_perf *p);
@@ -91,6 +93,8 @@ struct smp_model_opts {
 };
 
 struct smp_model *smp_model_new(const struct smp_model_opts *o);
+/* Samples carry kernel call chains (must follow the events' attr). */
+void smp_model_set_kernel(struct smp_model *m, bool kernel);
 void smp_model_free(struct smp_model *m);
 
 /* The launched child, before exec (its first exec becomes its image). */

@@ -175,6 +175,11 @@ struct smp_model *smp_model_new(const struct smp_model_opts *o)
 	return m;
 }
 
+void smp_model_set_kernel(struct smp_model *m, bool kernel)
+{
+	m->o.kernel = kernel;
+}
+
 void smp_model_free(struct smp_model *m)
 {
 	if (!m)

@@ -142,6 +142,18 @@ static void add_fd(struct smp_perf *p, int fd)
 	p->fds[p->nfds++] = fd;
 }
 
+static int read_sysctl_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
 static long open_event(struct smp_perf *p, pid_t pid, int cpu)
 {
 	struct perf_event_attr a;
@@ -174,6 +186,21 @@ int smp_perf_open_task(struct smp_perf *p, pid_t pid)
 		long fd = open_event(p, pid, cpu);
 		int ret;
 
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && p->o.kernel && !p->nfds) {
+			/*
+			 * Kernel samples are what kernel.perf_event_paranoid
+			 * refuses first: go on with user frames only.
+			 */
+			int paranoid = -100;
+
+			p->o.kernel = false;
+			fd = open_event(p, pid, cpu);
+			if (fd >= 0) {
+				read_sysctl_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+				pr_warn("kernel frames not permitted (kernel.perf_event_paranoid = %d): "
+					"sampling user frames only (run as root for --kernel)", paranoid);
+			}
+		}
 		if (fd < 0) {
 			int e = errno;
 			/* A CPU that is not there: skip it. */
@@ -250,18 +277,6 @@ void smp_perf_close(struct smp_perf *p)
 	free(p->fds);
 	free(p->scratch);
 	memset(p, 0, sizeof(*p));
-}
-
-static int read_sysctl_int(const char *path, int *v)
-{
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%d", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
 }
 
 void smp_perf_explain(int err, pid_t pid)

@@ -31,3 +31,18 @@ ok $? "kernel frames are named (ksys_read, vfs_read, ...)"
 check "record without --kernel" -- "$STACKCLOCK" record -o "$TMP/u.data" -- "$TMP/syscalls" 300
 "$TMP/folded" "$TMP/u.data" >"$TMP/u.folded"
 ! grep -q '+kernel' "$TMP/u.folded"; ok $? "no kernel frames without --kernel"
+
+# Where kernel samples are refused (an unprivileged user under
+# kernel.perf_event_paranoid >= 2), --kernel falls back to user frames.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	out=/tmp/sc-e2e-nobody.$$.data
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$STACKCLOCK" record --kernel -o "$out" -- "$TMP/syscalls" 200 2>"$TMP/n.err"
+	ok $? "an unprivileged --kernel recording still succeeds"
+	grep -q "kernel frames not permitted (kernel.perf_event_paranoid = [0-9]*)" "$TMP/n.err"
+	ok $? "and says kernel frames were not permitted"
+	"$STACKCLOCK" dump -i "$out" | grep -q '^  session .*flags=none'
+	ok $? "the session is not flagged kernel"
+	rm -f "$out"
+fi
