@@ -36,13 +36,17 @@ check "record without --kernel" -- "$STACKCLOCK" record -o "$TMP/u.data" -- "$TM
 # kernel.perf_event_paranoid >= 2), --kernel falls back to user frames.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
    [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
-	out=/tmp/sc-e2e-nobody.$$.data
+	# $TMP is root's alone: nobody needs a place of its own.
+	nd=$(mktemp -d /tmp/sc-e2e-nobody.XXXXXX)
+	chmod 777 "$nd"
+	cp "$TMP/syscalls" "$nd/"
+	out=$nd/n.data
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$STACKCLOCK" record --kernel -o "$out" -- "$TMP/syscalls" 200 2>"$TMP/n.err"
+		"$STACKCLOCK" record --kernel -o "$out" -- "$nd/syscalls" 200 2>"$TMP/n.err"
 	ok $? "an unprivileged --kernel recording still succeeds"
 	grep -q "kernel frames not permitted (kernel.perf_event_paranoid = [0-9]*)" "$TMP/n.err"
 	ok $? "and says kernel frames were not permitted"
 	"$STACKCLOCK" dump -i "$out" | grep -q '^  session .*flags=none'
 	ok $? "the session is not flagged kernel"
-	rm -f "$out"
+	rm -rf "$nd"
 fi
