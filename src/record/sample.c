@@ -288,10 +288,11 @@ static int run_launch(struct sampler *s)
 	smp_model_add_launched(s->model, l.pid, now_ns());
 	ret = smp_perf_open_task(&s->perf, l.pid);
 	follow_kernel_fallback(s);
-	if (!ret)
-		ret = block_signals(s);
-	if (ret) {
+	if (ret)
 		smp_perf_explain(ret, l.pid);
+	else if ((ret = block_signals(s)))
+		pr_err("cannot set up signal handling: %s", strerror(-ret));
+	if (ret) {
 		/* The child would exec when its pipe closes: stop it first. */
 		kill(l.pid, SIGKILL);
 		close(l.go_fd);
