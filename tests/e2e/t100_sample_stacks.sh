@@ -4,14 +4,10 @@
 # dlopen'ed while sampling runs.  Stacks are read back raw with
 # smp_folded (tests/progs/smp_folded.c): "FLAGS PID TID COUNT a;b;c".
 . "$(dirname "$0")/lib.sh"
-SRC=$E2E_DIR/../../src
-SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
-cc -O2 -I"$SRC" -D_GNU_SOURCE -o "$TMP/folded" "$PROGS/smp_folded.c" "$SC_BUILD/libcore.a" \
-	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm || exit 1
+. "$E2E_DIR/smp_lib.sh"
 
 # share AWK-CONDITION FOLDED: per cent of samples whose line matches.
 share() { awk -v pat="$1" '{ n += $4; if ($5 ~ pat) m += $4 } END { printf "%.1f", n ? 100 * m / n : 0 }' "$2"; }
-atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # -fno-optimize-sibling-calls: middle() must stay on the stack when it
 # calls its last part (a tail call would make it jump, not call).

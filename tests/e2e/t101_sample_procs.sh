@@ -3,11 +3,7 @@
 # gives each exec a process image of its own, and leaves the target's own
 # behaviour alone: stdout, stderr, exit status, SIGKILL, Ctrl-C.
 . "$(dirname "$0")/lib.sh"
-SRC=$E2E_DIR/../../src
-SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
-cc -O2 -I"$SRC" -D_GNU_SOURCE -o "$TMP/folded" "$PROGS/smp_folded.c" "$SC_BUILD/libcore.a" \
-	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm || exit 1
-atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+. "$E2E_DIR/smp_lib.sh"
 
 # Threads and a forked child.
 build cputhreads e2e_cputhreads.c -O2 -fomit-frame-pointer -pthread || exit 1

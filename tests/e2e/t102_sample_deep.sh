@@ -3,11 +3,7 @@
 # within the default 32 KiB stack copy; with a copy too small for it, every
 # stack is flagged truncated, never silently cut.
 . "$(dirname "$0")/lib.sh"
-SRC=$E2E_DIR/../../src
-SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
-cc -O2 -I"$SRC" -D_GNU_SOURCE -o "$TMP/folded" "$PROGS/smp_folded.c" "$SC_BUILD/libcore.a" \
-	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm || exit 1
-atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+. "$E2E_DIR/smp_lib.sh"
 build deep smp_deep.c -O2 -fomit-frame-pointer || exit 1
 
 check "record 150-deep recursion" -- "$STACKCLOCK" record -o "$TMP/d.data" -- "$TMP/deep" 150 800

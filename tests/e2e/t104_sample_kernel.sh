@@ -3,11 +3,7 @@
 # start with the kernel's frames and go on with the user frames to the
 # root.  Without --kernel, only user frames (and user time) are sampled.
 . "$(dirname "$0")/lib.sh"
-SRC=$E2E_DIR/../../src
-SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
-cc -O2 -I"$SRC" -D_GNU_SOURCE -o "$TMP/folded" "$PROGS/smp_folded.c" "$SC_BUILD/libcore.a" \
-	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm || exit 1
-atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+. "$E2E_DIR/smp_lib.sh"
 build syscalls smp_syscalls.c -O2 -fomit-frame-pointer -fno-optimize-sibling-calls || exit 1
 
 "$STACKCLOCK" record --kernel -o "$TMP/k.data" -- "$TMP/syscalls" 600 2>"$TMP/k.err"
