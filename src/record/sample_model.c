@@ -350,6 +350,7 @@ void smp_model_add_launched(struct smp_model *m, pid_t pid, uint64_t now)
 	p->start_ns = now;
 	p->space = unw_space_new();
 	p->fresh = true;
+	p->want_exe = true;
 	get_thread(m, p->proc_id, (uint32_t)pid, now, &created);
 }
 
