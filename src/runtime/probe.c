@@ -465,11 +465,15 @@ static void module_add(uint64_t base, const char *path)
 	size_t len = strlen(path);
 	uint64_t off;
 
-	for (i = 0; i < n && i < SC_SHM_MAX_MODULES; i++)
-		if (__atomic_load_n(&h->modules[i].valid, __ATOMIC_ACQUIRE) && h->modules[i].base == base)
-			return;
 	if (len >= SC_SHM_PATH_MAX)
 		len = SC_SHM_PATH_MAX - 1;
+	/* known if the same object is at the same place (a library unloaded
+	 * and another loaded at its address is a new one) */
+	for (i = 0; i < n && i < SC_SHM_MAX_MODULES; i++)
+		if (__atomic_load_n(&h->modules[i].valid, __ATOMIC_ACQUIRE) && h->modules[i].base == base &&
+		    h->modules[i].path_len == len &&
+		    !memcmp(rt.arena.base + h->modules[i].path_off, path, len))
+			return;
 	i = __atomic_fetch_add(&h->nmodules, 1, __ATOMIC_RELAXED);
 	off = i < SC_SHM_MAX_MODULES ? sc_eng_alloc(&rt.arena, len + 1) : 0;
 	if (!off) {
@@ -492,9 +496,12 @@ static void rt_newfunc(struct sc_eng_arena *a, uint64_t func)
 
 	if (rt.rebuilding)
 		return;
-	if (!dladdr1((void *)func, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+	if (!dladdr1((void *)func, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
 		return;
-	module_add(lm->l_addr, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
+	/* dli_fbase (where the object's first page is mapped) is what
+	 * SC_MOD_BASE records carry; the main program's link map has no name
+	 * (and dli_fname may be relative): its path is /proc/self/exe's */
+	module_add((uint64_t)info.dli_fbase, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
 }
 
 /* Create this image's file, map it, write the header.  0 or -1. */

@@ -51,7 +51,7 @@
 #define SC_SHM_ENDED        (1u << 1)   /* the runtime saw the image end */
 
 struct sc_shm_module {
-	uint64_t base;             /* load bias (link_map l_addr) */
+	uint64_t base;             /* dladdr()'s dli_fbase of the object */
 	uint64_t path_off;         /* NUL-terminated path in the arena */
 	uint32_t path_len;
 	uint32_t valid;            /* set last (release) */

@@ -116,9 +116,14 @@ static int record(const char *opts, const char *args, struct rec *r)
 	memset(r, 0, sizeof(*r));
 	unlink(path("addrs"));
 	unlink(path("rec.data"));
-	st = sh("cd %s && INST_ADDRS=%s %s record -m instrument %s -o %s -- ./inst_basic %s "
-		">%s 2>%s", tmp, path("addrs"), sc, opts, path("rec.data"), args,
-		path("out"), path("err"));
+	if (!strcmp(args, "nopie"))     /* the same program, position-dependent */
+		st = sh("cd %s && INST_ADDRS=%s %s record -m instrument %s -o %s -- ./inst_nopie print "
+			">%s 2>%s", tmp, path("addrs"), sc, opts, path("rec.data"),
+			path("out"), path("err"));
+	else
+		st = sh("cd %s && INST_ADDRS=%s %s record -m instrument %s -o %s -- ./inst_basic %s "
+			">%s 2>%s", tmp, path("addrs"), sc, opts, path("rec.data"), args,
+			path("out"), path("err"));
 	load_addrs(r);
 	if (sc_reader_open(path("rec.data"), &rd, err, sizeof(err))) {
 		printf("# %s\n", err);
@@ -389,9 +394,19 @@ static void test_modules(struct rec *r)
 			lib_mod = i;
 	}
 	is_u64(exe_mod, 1, "one module record for the executable");
+	for (i = 0; i < r->nmod; i++)
+		if (strstr(r->mpath[i], "inst_basic"))
+			ok(r->mpath[i][0] == '/', "the executable's module path is absolute (%s)", r->mpath[i]);
 	ok(lib_mod >= 0 && r->mod[lib_mod].start <= lib_fn && r->mod[lib_mod].start > addr_of(r, "main"),
 	   "the library's module record has a base below lib_fn and above the executable");
 	ok(r->nproc == 1 && strstr(r->exe[0], "inst_basic"), "the process record names the executable");
+
+	/* a position-dependent executable: base 0x400000, the path absolute */
+	is_u64(record("", "nopie", r), 0, "non-PIE executable: recorded");
+	for (i = 0, exe_mod = 0; i < r->nmod; i++)
+		exe_mod += strstr(r->mpath[i], "inst_nopie") && r->mpath[i][0] == '/' &&
+			   r->mod[i].start <= addr_of(r, "main");
+	is_u64(exe_mod, 1, "non-PIE: the executable's module record (absolute path, base below main)");
 }
 
 static void test_unbalanced(struct rec *r)
@@ -497,8 +512,9 @@ int main(void)
 	snprintf(progs, sizeof(progs), "%s/tests/progs", cwd);
 	if (!ok(sh("gcc -O1 -g -pthread -finstrument-functions -o %s/inst_basic %s/inst_basic.c -ldl && "
 		   "gcc -O1 -g -fPIC -shared -finstrument-functions -o %s/libinst.so %s/inst_lib.c && "
+		   "gcc -O1 -no-pie -pthread -finstrument-functions -o %s/inst_nopie %s/inst_basic.c -ldl && "
 		   "gcc -O1 -o %s/inst_plain %s/inst_lib.c -Dlib_fn=main",
-		   tmp, progs, tmp, progs, tmp, progs) == 0, "test programs built"))
+		   tmp, progs, tmp, progs, tmp, progs, tmp, progs) == 0, "test programs built"))
 		return tap_done();
 
 	test_threads(&r);
