@@ -8,20 +8,26 @@
  */
 #include "symbols/sym_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
 struct ksym {
 	uint64_t addr;
-	const char *name;         /* interned */
+	const char *raw;          /* in text */
+	const char *name;         /* interned on first lookup */
 };
 
 struct sym_kallsyms {
 	struct ksym *v;
 	size_t n, alloc;
+	char *text;               /* the file, NULs after the names */
+	struct sym_intern *strings;
 };
 
 static int underscores(const char *s)
@@ -40,41 +46,98 @@ static int cmp_ksym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	ux = underscores(x->name);
-	uy = underscores(y->name);
+	ux = underscores(x->raw);
+	uy = underscores(y->raw);
 	if (ux != uy)
 		return ux - uy;
-	return strcmp(x->name, y->name);
+	return strcmp(x->raw, y->raw);
 }
 
+/* The whole file, NUL-terminated (procfs files have no size to ask). */
+static char *read_all(const char *path, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t got;
+		if (cap - n < 65536)
+			buf = xrealloc(buf, cap *= 2);
+		got = read(fd, buf + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/*
+ * Lines are "ADDR TYPE NAME[\t[MODULE]]".  /proc/kallsyms has ~120,000 of
+ * them; parsed by hand (sscanf took 100 ms) and names interned only when
+ * looked up.
+ */
 struct sym_kallsyms *kallsyms_load(const char *path, struct sym_intern *t)
 {
 	struct sym_kallsyms *k = xcalloc(1, sizeof(*k));
-	char line[512];
 	bool nonzero = false;
-	FILE *f;
+	size_t len;
+	char *p, *end;
 
 	if (!path)
 		path = "/proc/kallsyms";
-	f = fopen(path, "re");
-	if (!f) {
+	k->strings = t;
+	k->text = read_all(path, &len);
+	if (!k->text) {
 		pr_debug("symbols: cannot read %s", path);
 		return k;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (!strchr("tTwW", type))
-			continue;
+	for (p = k->text, end = p + len; p < end; ) {
+		char *eol = memchr(p, '\n', end - p), *name;
+		uint64_t addr = 0;
+		int digits = 0, v;
+		char type;
+
+		if (!eol)
+			eol = end;
+		while (p < eol && (v = hexval(*p)) >= 0 && digits < 16) {
+			addr = addr << 4 | (uint64_t)v;
+			p++;
+			digits++;
+		}
+		if (!digits || eol - p < 4 || p[0] != ' ' || p[2] != ' ' ||
+		    !strchr("tTwW", (type = p[1])) || !type)
+			goto next;
+		name = p + 3;
+		p = name + strcspn(name, " \t\n");
+		if (p == name || p > eol)
+			goto next;
+		*p = '\0';
 		nonzero |= addr != 0;
 		ALLOC_GROW(k->v, k->n + 1, k->alloc);
 		k->v[k->n].addr = addr;
-		k->v[k->n].name = intern_str(t, name);
+		k->v[k->n].raw = name;
+		k->v[k->n].name = NULL;
 		k->n++;
+next:
+		p = eol + 1;
 	}
-	fclose(f);
 	if (!nonzero) {
 		/* kptr_restrict: names without addresses are of no use. */
 		pr_debug("symbols: %s shows no addresses", path);
@@ -96,7 +159,7 @@ bool kallsyms_usable(const struct sym_kallsyms *k)
 	return k && k->n > 0;
 }
 
-const char *kallsyms_lookup(const struct sym_kallsyms *k, uint64_t addr)
+const char *kallsyms_lookup(struct sym_kallsyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -110,7 +173,11 @@ const char *kallsyms_lookup(const struct sym_kallsyms *k, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo ? k->v[lo - 1].name : NULL;
+	if (!lo)
+		return NULL;
+	if (!k->v[lo - 1].name)
+		k->v[lo - 1].name = intern_str(k->strings, k->v[lo - 1].raw);
+	return k->v[lo - 1].name;
 }
 
 void kallsyms_free(struct sym_kallsyms *k)
@@ -118,5 +185,6 @@ void kallsyms_free(struct sym_kallsyms *k)
 	if (!k)
 		return;
 	free(k->v);
+	free(k->text);
 	free(k);
 }

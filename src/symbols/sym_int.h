@@ -114,7 +114,7 @@ struct sym_kallsyms;
 /* Reads path (or /proc/kallsyms) on first use; NULL-safe free. */
 struct sym_kallsyms *kallsyms_load(const char *path, struct sym_intern *t);
 /* Function containing addr, or NULL (unreadable, or below every symbol). */
-const char *kallsyms_lookup(const struct sym_kallsyms *k, uint64_t addr);
+const char *kallsyms_lookup(struct sym_kallsyms *k, uint64_t addr);
 bool kallsyms_usable(const struct sym_kallsyms *k);
 void kallsyms_free(struct sym_kallsyms *k);
 

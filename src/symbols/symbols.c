@@ -372,11 +372,33 @@ static const char *hex_name(struct sym_session *s, uint64_t addr)
 	return intern_str(&s->strings, buf);
 }
 
+/*
+ * Can the kernel have code at addr?  On x86-64 only its text mapping and the
+ * module space do (Documentation/arch/x86/x86_64/mm.rst: 0xffffffff80000000
+ * up to the fixmap at 0xffffffffff000000).  Anything else in the upper half
+ * is a broken unwind's garbage (0xffffffffffffff80, ...), not worth reading
+ * /proc/kallsyms for: that takes the kernel ~70 ms.
+ */
+static bool kernel_code(uint64_t addr)
+{
+#if defined(__x86_64__)
+	return addr >= 0xffffffff80000000ULL && addr < 0xffffffffff000000ULL;
+#else
+	(void)addr;
+	return true;
+#endif
+}
+
 static int resolve_kernel(struct sym_session *s, uint64_t addr, uint64_t look,
 			  struct sym_frame *out)
 {
 	const char *name;
 
+	if (!kernel_code(look)) {
+		out->function = hex_name(s, addr);
+		out->module = s->str_unknown;
+		return 1;
+	}
 	if (!s->ksyms_loaded) {
 		s->ksyms = kallsyms_load(getenv("STACKCLOCK_KALLSYMS"),
 					 &s->strings);

@@ -391,6 +391,18 @@ static void test_kernel(void)
 	is_str(f[0].function, "mod_fn", "kernel: module symbols");
 	sym_session_free(s);
 
+	/* Upper-half addresses where the kernel has no code (a broken
+	 * unwind's garbage): not named after the last symbol below them. */
+	s = sym_session_new();
+	sym_resolve(s, 1, 0xffffffffffffff80ULL, false, f, 4);
+	is_str(f[0].function, "0xffffffffffffff80", "kernel: no code above the modules");
+	is_str(f[0].module, "[unknown]", "kernel: no code above the modules: [unknown]");
+	sym_resolve(s, 1, 0xffff888000001000ULL, false, f, 4);
+	is_str(f[0].function, "0xffff888000001000", "kernel: no code in the direct map");
+	sym_resolve(s, 1, 0xffffffffc0001010ULL, false, f, 4);
+	is_str(f[0].function, "mod_fn", "kernel: module symbols after those");
+	sym_session_free(s);
+
 	setenv("STACKCLOCK_KALLSYMS", "/nonexistent/kallsyms", 1);
 	s = sym_session_new();
 	sym_resolve(s, 1, 0xffffffff81000250ULL, false, f, 4);
