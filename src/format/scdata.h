@@ -242,7 +242,10 @@ struct sc_rec_lost {
 	uint32_t proc_id;         /* UINT32_MAX if not known */
 	uint64_t count;
 };
-enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3 };
+enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3,
+       SC_LOST_OS_RECORDS = 4 };  /* OS-event records the kernel dropped
+                                     (instrumentation: exact OS time and
+                                     counts are short by these) */
 
 /* ---- writer ---------------------------------------------------------- */
 

@@ -387,6 +387,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		tot->open_frames = st.open_frames;
 		for (i = 0; i < SC_OS_NCAT; i++)
 			tot->os_count[i] = st.os_count[i];
+		tot->os_lost = t.os_lost;
 		tot->first_ns = st.first_ns;
 		tot->last_ns = st.last_ns;
 	}

@@ -40,6 +40,7 @@ struct sc_cct_totals {
 	uint64_t repairs;
 	uint64_t open_frames;
 	uint64_t os_count[3];
+	uint64_t os_lost;         /* OS-event records the kernel dropped */
 	uint64_t first_ns, last_ns;
 };
 

@@ -428,7 +428,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 	const struct sc_shm_header *h = im->hdr;
 	struct sc_rec_process pr = { 0 };
 	char exe[SC_SHM_PATH_MAX];
-	uint64_t *offs = NULL, lost, last_ns = 0;
+	uint64_t *offs = NULL, lost, os_lost = 0, last_ns = 0;
 	uint32_t i, nmod;
 	int nthr, k, ret;
 
@@ -501,6 +501,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 			break;
 		tot->events += ct.events;
 		tot->lost += ct.lost_events;
+		os_lost += ct.os_lost;
 		tot->nodes += ct.nodes;
 		tot->threads++;
 		if (ct.last_ns > last_ns)
@@ -513,6 +514,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		struct sc_rec_lost lr = { SC_LOST_EVENTS, im->proc_id, lost };
 		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
 		tot->lost += lost;
+	}
+	if (!ret && os_lost) {
+		struct sc_rec_lost lr = { SC_LOST_OS_RECORDS, im->proc_id, os_lost };
+		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
 	}
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
