@@ -166,10 +166,11 @@ static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng
 		struct sc_eng_chunk c;
 		uint32_t i;
 
-		if (!range_ok(arena_len, coff, (uint64_t)SC_ENG_CHUNK_NODES * SC_ENG_NODE_SIZE))
+		if (!range_ok(arena_len, coff, sizeof(c)))
 			return -EINVAL;
 		memcpy(&c, (const uint8_t *)arena + coff, sizeof(c));
-		if (c.used >= SC_ENG_CHUNK_NODES || c.first_id != next_id)
+		if (c.slots > SC_ENG_CHUNK_MAX || c.used >= c.slots || c.first_id != next_id ||
+		    !range_ok(arena_len, coff, (uint64_t)c.slots * SC_ENG_NODE_SIZE))
 			return -EINVAL;
 		for (i = 0; i < c.used && next_id < t->nnodes; i++) {
 			struct sc_eng_node *n = &nodes[next_id];

@@ -77,8 +77,9 @@
 
 #define SC_ENG_NODE_SHIFT   7                  /* nodes are 128 bytes */
 #define SC_ENG_NODE_SIZE    (1u << SC_ENG_NODE_SHIFT)
-#define SC_ENG_CHUNK_NODES  512u               /* nodes per chunk (64 KiB) */
-#define SC_ENG_STACK_FIRST  256u               /* frames of a new stack */
+#define SC_ENG_CHUNK_FIRST  32u                /* node slots of a thread's first chunk */
+#define SC_ENG_CHUNK_MAX    1024u              /* chunks double up to this (128 KiB) */
+#define SC_ENG_STACK_FIRST  64u                /* frames of a new stack */
 #define SC_ENG_STACK_MAX    (1u << 20)         /* deepest stack kept */
 #define SC_ENG_CS_FIRST     64u                /* call-site table slots */
 #define SC_ENG_CS_MAX       (1u << 18)
@@ -154,7 +155,9 @@ struct sc_eng_chunk {
 	uint64_t next_off;                 /* next chunk of the thread, 0 = last */
 	uint32_t used;                     /* nodes in use after this header */
 	uint32_t first_id;                 /* thread-local id of the first one */
-	uint64_t reserved[14];
+	uint32_t slots;                    /* node slots, this header's included */
+	uint32_t reserved32;
+	uint64_t reserved[13];
 };
 
 struct sc_eng_thread {
@@ -269,8 +272,10 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	struct sc_eng_chunk *c = t->chunk;
 	struct sc_eng_node *n;
 
-	if (!c || c->used + 1 >= SC_ENG_CHUNK_NODES) {
-		uint64_t off = sc_eng_alloc(t->arena, (uint64_t)SC_ENG_CHUNK_NODES * SC_ENG_NODE_SIZE);
+	if (!c || c->used + 1 >= c->slots) {
+		/* small for the many threads that call little, doubling for the rest */
+		uint32_t slots = !c ? SC_ENG_CHUNK_FIRST : c->slots < SC_ENG_CHUNK_MAX ? c->slots * 2 : c->slots;
+		uint64_t off = sc_eng_alloc(t->arena, (uint64_t)slots * SC_ENG_NODE_SIZE);
 		struct sc_eng_chunk *nc;
 
 		if (!off)
@@ -278,6 +283,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 		nc = (struct sc_eng_chunk *)(t->base + off);
 		nc->next_off = 0;
 		nc->used = 0;
+		nc->slots = slots;
 		nc->first_id = (uint32_t)t->nnodes;
 		if (c)
 			__atomic_store_n(&c->next_off, off, __ATOMIC_RELEASE);
