@@ -5,7 +5,9 @@
  * (fed from SC_REC_MODULE records) and opens each ELF object once, through
  * elfutils (libelf for the symbol tables, libdw for DWARF lines and inline
  * scopes), preferring a separate debug file found by build-id under
- * /usr/lib/debug/.build-id when one is installed.  C++ names are demangled.
+ * /usr/lib/debug/.build-id when one is installed.  Compressed DWARF (as in
+ * Debian's debug packages) is inflated only as far as the compile units of
+ * the addresses looked up need.  C++ names are demangled.
  * Kernel addresses resolve through /proc/kallsyms to module "[kernel]".
  *
  * Ownership: every string returned is owned by the session, interned (the
