@@ -407,17 +407,16 @@ static bool is_native_elf64(Elf *e)
 {
 	const char *id = elf_getident(e, NULL);
 
-	return id && id[EI_CLASS] == ELFCLASS64 &&
-	       id[EI_DATA] == (__BYTE_ORDER == __LITTLE_ENDIAN ? ELFDATA2LSB
-							      : ELFDATA2MSB) &&
-	       __BYTE_ORDER == __LITTLE_ENDIAN;
+	/* The image is written, and read back by rd_fixed(), little-endian. */
+	return __BYTE_ORDER == __LITTLE_ENDIAN && id &&
+	       id[EI_CLASS] == ELFCLASS64 && id[EI_DATA] == ELFDATA2LSB;
 }
 
 struct lazydw *lazydw_open(Elf *e)
 {
 	struct lsec aranges = { .name = ".debug_aranges" };
 	struct lazydw *l;
-	bool zinfo = false, types = false, have_ar = false;
+	bool zinfo = false, unhandled = false, have_ar = false;
 	size_t shstrndx, nsec = 0, strsz = 1, off;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -436,8 +435,9 @@ struct lazydw *lazydw_open(Elf *e)
 		    (sh.sh_flags & SHF_GROUP) ||
 		    !(name = elf_strptr(e, shstrndx, sh.sh_name)))
 			continue;
+		/* Type units of DWARF 4, GNU-style compression: libdw alone. */
 		if (!strcmp(name, ".debug_types") || !strncmp(name, ".zdebug", 7))
-			types = true;   /* not handled here: libdw does it all */
+			unhandled = true;
 		if (!strcmp(name, ".debug_aranges") && !aranges.src)
 			have_ar = section_source(scn, &sh, &aranges);
 		for (size_t i = 0; i < NKNOWN; i++) {
@@ -460,7 +460,7 @@ struct lazydw *lazydw_open(Elf *e)
 		}
 	}
 	/* Plain sections are mmap'ed already: nothing to gain. */
-	if (!zinfo || types || !l->sec[0].size) {
+	if (!zinfo || unhandled || !l->sec[0].size) {
 		free(l);
 		return NULL;
 	}
