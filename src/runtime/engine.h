@@ -85,6 +85,7 @@
 #define SC_ENG_CS_MAX       (1u << 18)
 #define SC_ENG_CS_PROBE     8u                 /* slots a site may sit from home */
 #define SC_ENG_DROP_FUNC    UINT64_MAX         /* func of the "dropping" frame */
+#define SC_ENG_NO_SITE      UINT64_MAX         /* a node's empty call-site cache */
 #define SC_ENG_THREAD_MAGIC 0x3130445248544353ull  /* "SCTHRD01" */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
@@ -129,7 +130,9 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
 	uint32_t flags;                    /* none yet */
 	uint32_t reserved32;
-	uint64_t reserved[3];
+	uint64_t cs_site;                  /* the call site it was last entered from */
+	struct sc_eng_cs *cs;              /* and that site's entry (a cache) */
+	uint64_t reserved;
 };
 
 struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
@@ -303,6 +306,8 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	n->id = (uint32_t)t->nnodes;
 	n->parent = parent_id;
 	n->flags = flags;
+	n->cs_site = SC_ENG_NO_SITE;
+	n->cs = 0;
 	t->nnodes++;
 	__atomic_store_n(&c->used, c->used + 1, __ATOMIC_RELEASE);
 	return n;
@@ -379,6 +384,7 @@ SC_ENG_SLOW int sc_eng_cs_grow(struct sc_eng_thread *t)
 	uint64_t slots = t->cs_mask + 1, off, i, shift;
 	struct sc_eng_cs *tab, *old = t->cs_tab, *e;
 	struct sc_eng_frame *f;
+	struct sc_eng_chunk *c;
 	int is_new;
 
 again:
@@ -401,6 +407,12 @@ again:
 	for (f = t->stack + 1; f <= t->top; f++) {
 		if (f->cs >= old && f->cs <= old + t->cs_mask + SC_ENG_CS_PROBE)
 			f->cs = sc_eng_cs_find(tab, shift, f->cs->site, f->cs->callee, &is_new);
+	}
+	for (c = t->chunk_head_off ? (struct sc_eng_chunk *)(t->base + t->chunk_head_off) : 0; c;
+	     c = c->next_off ? (struct sc_eng_chunk *)(t->base + c->next_off) : 0) {
+		struct sc_eng_node *n = (struct sc_eng_node *)(c + 1);
+		for (i = 0; i < c->used; i++)      /* their caches point into the old table */
+			n[i].cs_site = SC_ENG_NO_SITE;
 	}
 	t->cs_tab = tab;
 	t->cs_mask = slots - 1;
@@ -569,8 +581,8 @@ drop:
 }
 
 /*
- * The common entry (known child, call site in one of its first two slots,
- * room on the stack) without any call, so that a probe built on it needs no
+ * The common entry (known child, call site cached by the node or in one of
+ * its first two slots, room on the stack) without any call, so that a probe built on it needs no
  * stack frame: 1 if done, 0 if nothing was changed and sc_eng_enter() must
  * handle the event.
  */
@@ -578,14 +590,21 @@ static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = sc_eng_node_at(t, f->node->first_child);
-	struct sc_eng_cs *cs = t->cs_tab + sc_eng_cs_slot(site, t->cs_shift);
+	struct sc_eng_cs *cs;
 
 	if (unlikely(n->func != func || f == t->limit))
 		return 0;
-	if (unlikely(cs->site != site || cs->callee != func)) {
-		cs++;
-		if (cs->site != site || cs->callee != func)
-			return 0;
+	if (likely(n->cs_site == site)) {
+		cs = n->cs;                /* most nodes are entered from one site */
+	} else {
+		cs = t->cs_tab + sc_eng_cs_slot(site, t->cs_shift);
+		if (unlikely(cs->site != site || cs->callee != func)) {
+			cs++;
+			if (cs->site != site || cs->callee != func)
+				return 0;
+		}
+		n->cs_site = site;
+		n->cs = cs;
 	}
 	sc_eng_push(t, n, cs, sc_eng_now(t, now));
 	return 1;
