@@ -320,12 +320,25 @@ static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
  * The row at vaddr of FDE fde, from libdw (which runs the FDE's program up
  * to vaddr), into *r; false if libdw fails.
  */
+/* The [start, end) libdw gives for the row at vaddr; false if it fails. */
+static bool row_range(Dwarf_CFI *cfi, uint64_t vaddr, Dwarf_Addr *s, Dwarf_Addr *e)
+{
+	Dwarf_Frame *f = NULL;
+	bool signal, ok;
+
+	if (dwarf_cfi_addrframe(cfi, vaddr, &f) < 0)
+		return false;
+	ok = dwarf_frame_info(f, s, e, &signal) >= 0;
+	free(f);
+	return ok;
+}
+
 static bool compute_row(struct unw_table *t, const struct unw_fde *fde,
 			uint64_t vaddr, struct unw_row *r)
 {
 	Dwarf_CFI *cfi = fde->debug_frame ? t->debug_cfi : t->eh_cfi;
 	Dwarf_Frame *f = NULL;
-	Dwarf_Addr s, e;
+	Dwarf_Addr s, e, s2, e2;
 	bool signal = false, ok;
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &f) < 0)
@@ -336,6 +349,14 @@ static bool compute_row(struct unw_table *t, const struct unw_fde *fde,
 	}
 	ok = frame_to_row(f, signal, r);
 	free(f);
+	/*
+	 * After DW_CFA_restore_state libdw reports the start of the row that
+	 * was remembered, not of this one (the epilogue between them has
+	 * other rules).  A start is kept only if libdw, asked at it, gives
+	 * the same row back.
+	 */
+	if (s < vaddr && (!row_range(cfi, s, &s2, &e2) || e2 != e))
+		s = vaddr;
 	if (!ok) {
 		memset(r, 0, sizeof(*r));      /* UNW_CFA_NONE */
 		t->unsupported++;
@@ -786,6 +807,11 @@ static const struct unw_row *lookup_row(struct unw_table *t, uint64_t vaddr)
 		r.start = rel;
 		r.end = rel + 1;
 	}
+	/* Rows stay disjoint whatever libdw says. */
+	if (lo && r.start < t->rows[lo - 1].end)
+		r.start = t->rows[lo - 1].end;
+	if (lo < t->nrows && r.end > t->rows[lo].start)
+		r.end = t->rows[lo].start;
 	t->build_ns += now_ns() - t0;
 	ALLOC_GROW(t->rows, t->nrows + 1, t->rows_alloc);
 	memmove(&t->rows[lo + 1], &t->rows[lo], (t->nrows - lo) * sizeof(*t->rows));
