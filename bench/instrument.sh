@@ -59,6 +59,7 @@ best_of() {
 
 cd "$W"
 t_plain=$(best_of ./fib_plain "$N")
+t_empty=$(best_of ./fib "$N")
 t_floor=$(best_of env LD_PRELOAD="$W/floor.so" ./fib "$N"); w_floor=$(cat "$W/wall")
 t_ours=$(best_of "$SC" record -m instrument -o "$W/sc.data" -- ./fib "$N"); w_ours=$(cat "$W/wall")
 have_uftrace=0
@@ -67,21 +68,22 @@ if command -v uftrace >/dev/null; then
 	t_uft=$(best_of uftrace record --no-libcall -d "$W/uftrace.data" ./fib "$N"); w_uft=$(cat "$W/wall")
 fi
 
-per_call() { awk -v t="$1" -v b="$t_plain" -v c="$CALLS" 'BEGIN { printf "%.1f", (t - b) / c }'; }
+per_call() { awk -v t="$1" -v b="${2:-$t_plain}" -v c="$CALLS" 'BEGIN { printf "%.1f", (t - b) / c }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 ours=$(per_call "$t_ours")
 floor=$(per_call "$t_floor")
-echo "fib($N): $CALLS calls, $EVENTS events; CPU time, best of $RUNS runs; uninstrumented $((t_plain / 1000000)) ms"
-row() { printf '%-34s %8s ns/call  (cpu %d ms, wall %d ms)\n' "$1" "$2" $(($3 / 1000000)) $(($4 / 1000000)); }
-row "stackclock record -m instrument" "$ours" "$t_ours" "$w_ours"
-row "floor (bench/floor.c)" "$floor" "$t_floor" "$w_floor"
+echo "fib($N): $CALLS calls, $EVENTS events; CPU time, best of $RUNS runs"
+echo "baselines: uninstrumented $((t_plain / 1000000)) ms, instrumented with empty hooks $((t_empty / 1000000)) ms"
+printf '%-34s %16s %16s\n' "ns per call over:" "uninstrumented" "empty hooks"
+row() { printf '%-34s %16s %16s  (cpu %d ms, wall %d ms)\n' "$1" "$(per_call "$2")" "$(per_call "$2" "$t_empty")" $(($2 / 1000000)) $(($3 / 1000000)); }
+row "stackclock record -m instrument" "$t_ours" "$w_ours"
+row "floor (bench/floor.c)" "$t_floor" "$w_floor"
 if [ $have_uftrace = 1 ]; then
-	uft=$(per_call "$t_uft")
-	row "uftrace record --no-libcall" "$uft" "$t_uft" "$w_uft"
-	echo "ours / uftrace: $(ratio "$ours" "$uft")   (target <= 0.20)"
+	row "uftrace record --no-libcall" "$t_uft" "$w_uft"
+	echo "ours / uftrace: $(ratio "$ours" "$(per_call "$t_uft")") / $(ratio "$(per_call "$t_ours" "$t_empty")" "$(per_call "$t_uft" "$t_empty")")   (target <= 0.20)"
 fi
-echo "ours / floor:   $(ratio "$ours" "$floor")   (target <= 1.50)"
+echo "ours / floor:   $(ratio "$ours" "$floor") / $(ratio "$(per_call "$t_ours" "$t_empty")" "$(per_call "$t_floor" "$t_empty")")   (target <= 1.50)"
 
 sc_bytes=$(stat -c %s "$W/sc.data")
 echo "data file: stackclock $sc_bytes bytes, $(awk -v s="$sc_bytes" -v e="$EVENTS" 'BEGIN { printf "%.6f", s / e }') bytes/event (target <= 8)"
