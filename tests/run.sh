@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole suite: unit tests (build/tests/test_*), end-to-end scripts
-# (tests/e2e/t*.sh) and the fuzz smoke run.  Every one speaks TAP; this
+# (tests/e2e/t*.sh), the fuzz smoke runs, and with SAN_O set the unit and
+# end-to-end tests again on the sanitizer build.  Every one speaks TAP; this
 # counts "ok"/"not ok" lines.  A program that exits non-zero without a
 # failing line counts as one failure.  Last line: "N passed, N failed".
 #
@@ -43,14 +44,20 @@ run_one() {
 for t in "$O"/tests/test_*; do
 	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
 done
+for t in tests/e2e/t*.sh; do
+	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
+done
+# SAN_O: the same unit and end-to-end tests again on the ASan+UBSan build
+# (the injected runtime itself is never sanitized, see Makefile).
 if [ -n "${SAN_O:-}" ]; then
 	for t in "$SAN_O"/tests/test_*; do
 		[ -x "$t" ] && run_one "san-$(basename "$t")" "$t"
 	done
+	export SC_BUILD=$PWD/$SAN_O STACKCLOCK=$PWD/$SAN_O/stackclock
+	for t in tests/e2e/t*.sh; do
+		[ -f "$t" ] && run_one "san-$(basename "$t" .sh)" bash "$t"
+	done
 fi
-for t in tests/e2e/t*.sh; do
-	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
-done
 for t in tests/fuzz/run-*.sh; do
 	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
 done
