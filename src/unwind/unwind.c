@@ -241,9 +241,9 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 
 /*
  * The rbp chain, for code without CFI: only when rbp points into the copied
- * stack above sp and the return address it gives lies in a mapping.
+ * stack above sp (the walk then checks the return address like any other).
  */
-static bool step_fp(struct walk *w, struct unw_space *s, const struct frame *f,
+static bool step_fp(struct walk *w, const struct frame *f,
 		    struct frame *out)
 {
 	const struct unw_stack *st = w->st;
@@ -255,10 +255,6 @@ static bool step_fp(struct walk *w, struct unw_space *s, const struct frame *f,
 	}
 	if (!read_u64(w, f->bp + 8, &out->pc) || !read_u64(w, f->bp, &out->bp))
 		return false;
-	if (out->pc && !find_map(s, out->pc - 1)) {
-		w->fail = UNW_STOP_NO_CFI;
-		return false;
-	}
 	out->sp = f->bp + 16;
 	out->exact = false;
 	return true;
@@ -306,7 +302,7 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 				}
 			}
 		}
-		ok = r ? step_cfi(w, r, &f, &next) : step_fp(w, s, &f, &next);
+		ok = r ? step_cfi(w, r, &f, &next) : step_fp(w, &f, &next);
 		if (!ok) {
 			if (w->fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
 				return UNW_STOP_ROOT;
@@ -317,6 +313,13 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			return UNW_STOP_ROOT;
 		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
 			return UNW_STOP_NO_PROGRESS;
+		/*
+		 * A caller's pc outside every executable mapping was read from
+		 * the wrong slot (a wrong row, a stale rbp): the walk went
+		 * astray, and that value is no frame.  It is not stored.
+		 */
+		if (!find_map(s, next.exact ? next.pc : next.pc - 1))
+			return UNW_STOP_NO_MAP;
 		if (*n == max)
 			return UNW_STOP_MAX_FRAMES;
 		ips[(*n)++] = next.pc;

@@ -34,6 +34,10 @@
  *    (or beyond max frames) — the stack is deeper than what was captured;
  *  - neither: the walk stopped early (no mapping, no CFI and no plausible
  *    frame pointer, an unsupported rule).  The frames so far are still valid.
+ * Every frame after the first lies in a mapping of the space (executable
+ * code): a return address read that lies in none means the walk went astray
+ * (a wrong row, a stale rbp); it is not stored and the walk ends there
+ * (UNW_STOP_NO_MAP), so a failed unwind is a short stack, never junk frames.
  * Code without CFI (PLT stubs in old binaries, JIT code) is stepped through
  * the rbp chain only when rbp points into the copied stack and the return
  * address it yields lies in an executable mapping.  A sampled leaf without

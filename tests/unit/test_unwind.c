@@ -326,6 +326,62 @@ static void test_epilogue(void)
 }
 
 /*
+ * A walk that goes astray reads a return address from the wrong slot: once
+ * (before the DW_CFA_restore_state fix) glibc's msort epilogue rows gave
+ * 0x4, 0x6, 0xffffffffffffff80.  Such a value is in no executable mapping;
+ * it must end the stack as a failed walk (neither root nor truncated),
+ * never be stored as a frame.  Two cases on synthetic stacks: at capture()'s
+ * first instruction (the return address at [rsp] is junk), and one real
+ * step out of capture() into leaf() whose own return slot holds junk.
+ */
+static void test_junk_return(void)
+{
+	static const uint64_t junk[] = {
+		0xffffffffffffff80ULL, 0x4, 0x6,
+		0x10040,                   /* the (fake) stack itself: not code */
+	};
+	struct unw_module *self = unw_cache_module(cache, "/proc/self/exe", NULL, 0);
+	struct unw_table *t = unw_module_table(self);
+	const struct unw_row *row;
+	uint64_t bias = 0, ret_in_leaf, ips[8];
+	struct unw_result res;
+
+	nras = 0;
+	leaf();
+	ret_in_leaf = ras[0];               /* capture()'s return address */
+	dl_iterate_phdr(find_bias, &bias);
+	row = t ? unw_table_find(t, ret_in_leaf - 1 - bias) : NULL;
+	if (!ok(row && row->cfa == UNW_CFA_RSP && row->ra == UNW_LOC_CFA,
+		"leaf()'s row after its call: CFA from rsp, return address saved"))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
+		uint8_t fake[256] = { 0 };
+		struct unw_regs regs = { .ip = (uint64_t)(uintptr_t)capture, .sp = 0x10000, .bp = 0 };
+		struct unw_stack st = { .data = fake, .start = 0x10000, .size = sizeof(fake) };
+		bool clean;
+
+		memcpy(fake, &junk[i], 8);
+		memset(ips, 0, sizeof(ips));
+		unw_unwind(space, &regs, &st, ips, ARRAY_SIZE(ips), &res);
+		clean = res.nframes == 1 && ips[1] == 0 && res.stop == UNW_STOP_NO_MAP &&
+			!(res.flags & (UNW_ROOT | UNW_TRUNCATED));
+		ok(clean, "return address 0x%llx at the leaf: stack ends (%u frames, stop: %s)",
+		   (unsigned long long)junk[i], res.nframes, unw_stop_name(res.stop));
+
+		/* [sp] returns into leaf(), whose return slot holds the junk. */
+		memset(fake, 0, sizeof(fake));
+		memcpy(fake, &ret_in_leaf, 8);
+		memcpy(fake + 8 + row->cfa_off + row->ra_off, &junk[i], 8);
+		memset(ips, 0, sizeof(ips));
+		unw_unwind(space, &regs, &st, ips, ARRAY_SIZE(ips), &res);
+		clean = res.nframes == 2 && ips[1] == ret_in_leaf && ips[2] == 0 &&
+			res.stop == UNW_STOP_NO_MAP && !(res.flags & (UNW_ROOT | UNW_TRUNCATED));
+		ok(clean, "return address 0x%llx one frame up: stack ends after leaf (%u frames, stop: %s)",
+		   (unsigned long long)junk[i], res.nframes, unw_stop_name(res.stop));
+	}
+}
+
+/*
  * Rows are computed on demand, in whatever order samples come.  Order must
  * not matter: libdw reports a wrong row start after DW_CFA_restore_state
  * (glibc's epilogues use it), which once let a body row shadow an
@@ -405,6 +461,7 @@ int main(void)
 	test_signal_frame();
 	test_tables();
 	test_epilogue();
+	test_junk_return();
 	test_lookup_order("/proc/self/exe");
 	if (libc_path[0])
 		test_lookup_order(libc_path);
