@@ -332,7 +332,8 @@ static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *all
 		an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, caller->name));
 		an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, caller->module));
 		an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, info[k].file));
-		an_row_set_u(row, AN_COL_LINE, info[k].line);
+		if (info[k].file != AN_NONE)     /* no line information: null, not 0 */
+			an_row_set_u(row, AN_COL_LINE, info[k].line);
 		an_row_set_s(row, AN_COL_CALLEE, an_str(&p->strs, callee->name));
 		an_row_set_s(row, AN_COL_CALLEE_MODULE, an_str(&p->strs, callee->module));
 		set_values(row, &acc[k], &r->session, false);

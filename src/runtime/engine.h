@@ -101,8 +101,13 @@ struct sc_eng_arena_hdr {
 struct sc_eng_arena;
 /* Back [off, off+len) with memory before use (fallocate on tmpfs); 0 or -1. */
 typedef int (*sc_eng_commit_fn)(struct sc_eng_arena *a, uint64_t off, uint64_t len);
-/* Called once per new CCT node (the runtime records the function's module). */
-typedef void (*sc_eng_newfunc_fn)(struct sc_eng_arena *a, uint64_t func);
+/*
+ * Called with an address the report will have to resolve, once per new CCT
+ * node (its function) and once per new call-site entry (the byte before the
+ * return address, inside the call instruction): the runtime records the
+ * module holding it.  Rare path only, never per event.
+ */
+typedef void (*sc_eng_newaddr_fn)(struct sc_eng_arena *a, uint64_t addr);
 
 /* Process-local description of an arena (never stored in the arena). */
 struct sc_eng_arena {
@@ -110,7 +115,7 @@ struct sc_eng_arena {
 	uint64_t size;
 	struct sc_eng_arena_hdr *hdr;
 	sc_eng_commit_fn commit;      /* NULL: memory already backed */
-	sc_eng_newfunc_fn newfunc;    /* NULL: nothing to do */
+	sc_eng_newaddr_fn newaddr;    /* NULL: nothing to do */
 	void *ctx;
 };
 
@@ -219,7 +224,7 @@ static inline void sc_eng_arena_init(struct sc_eng_arena *a, void *buf, uint64_t
 	a->size = size;
 	a->hdr = (struct sc_eng_arena_hdr *)buf;
 	a->commit = 0;
-	a->newfunc = 0;
+	a->newaddr = 0;
 	a->ctx = 0;
 	a->hdr->null_func = 0;
 	a->hdr->size = size;
@@ -234,7 +239,7 @@ static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64
 	a->size = size;
 	a->hdr = (struct sc_eng_arena_hdr *)buf;
 	a->commit = 0;
-	a->newfunc = 0;
+	a->newaddr = 0;
 	a->ctx = 0;
 }
 
@@ -336,8 +341,8 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		return 0;
 	n->next_sibling = p->first_child;
 	p->first_child = sc_eng_node_idx(t, n);
-	if (t->arena->newfunc)
-		t->arena->newfunc(t->arena, func);
+	if (t->arena->newaddr)
+		t->arena->newaddr(t->arena, func);
 	return n;
 }
 
@@ -440,6 +445,10 @@ SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, uint64_t s
 	e->calls = e->ei = e->ee = e->osb_incl = e->osb_excl = e->active = 0;
 	__atomic_store_n(&e->callee, callee, __ATOMIC_RELEASE);
 	t->cs_count++;
+	/* the caller may be code that is not instrumented (libc's qsort,
+	 * start_thread): its module is known only from here */
+	if (site && t->arena->newaddr)
+		t->arena->newaddr(t->arena, site - 1);
 	return e;
 }
 

@@ -488,15 +488,17 @@ static void module_add(uint64_t base, const char *path)
 	__atomic_store_n(&h->modules[i].valid, 1, __ATOMIC_RELEASE);
 }
 
-/* A new calling context: make sure the recorder will know func's module. */
-static void rt_newfunc(struct sc_eng_arena *a, uint64_t func)
+/* A new calling context or call site: make sure the recorder will know the
+ * module holding addr. */
+static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 {
 	struct link_map *lm = NULL;
 	Dl_info info;
 
+	(void)a;
 	if (rt.rebuilding)
 		return;
-	if (!dladdr1((void *)func, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
+	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
 		return;
 	/* dli_fbase (where the object's first page is mapped) is what
 	 * SC_MOD_BASE records carry; the main program's link map has no name
@@ -550,7 +552,7 @@ static int image_open(const char *parent_file)
 	rt.hdr = h;
 	sc_eng_arena_attach(&rt.arena, map, SC_SHM_ARENA_SIZE);
 	rt.arena.commit = rt_commit;
-	rt.arena.newfunc = rt_newfunc;
+	rt.arena.newaddr = rt_newaddr;
 	__atomic_store_n(&h->magic, SC_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 fail:

@@ -400,6 +400,9 @@ static void test_modules(struct rec *r)
 	ok(lib_mod >= 0 && r->mod[lib_mod].start <= lib_fn && r->mod[lib_mod].start > addr_of(r, "main"),
 	   "the library's module record has a base below lib_fn and above the executable");
 	ok(r->nproc == 1 && strstr(r->exe[0], "inst_basic"), "the process record names the executable");
+	for (i = 0, lib_mod = 0; i < r->nmod; i++)
+		lib_mod += (r->mod[i].flags & SC_MOD_BASE) && strstr(r->mpath[i], "/libc.so") != NULL;
+	is_u64(lib_mod, 1, "libc has a module record: main's call site is in it (no function of it ran)");
 
 	/* a position-dependent executable: base 0x400000, the path absolute */
 	is_u64(record("", "nopie", r), 0, "non-PIE executable: recorded");
