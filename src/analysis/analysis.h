@@ -198,6 +198,7 @@ struct an_session {
 	uint32_t os_requested, os_observed;   /* SC_OS_BIT masks */
 	uint64_t os_count[SC_OS_NCAT];
 	uint64_t repairs, open_frames, lost_events, events;
+	uint64_t lost_os_records;             /* OS-event records the kernel dropped */
 	/* sampling */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */

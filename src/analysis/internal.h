@@ -117,7 +117,7 @@ struct an_profile {
 	uint32_t *argv_sid;
 	size_t argc;
 	const char **argv;            /* built on demand, strings from strs */
-	uint64_t lost_events_rec, lost_samples_rec, lost_unwind_rec;
+	uint64_t lost_events_rec, lost_samples_rec, lost_unwind_rec, lost_os_rec;
 	uint64_t bad_records;
 	uint32_t features;            /* SC_FEAT_* seen (file header or records) */
 

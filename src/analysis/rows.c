@@ -278,6 +278,7 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	if (p->have_end && p->end.lost_samples > s->lost_samples)
 		s->lost_samples = p->end.lost_samples;
 	s->unwind_failures = p->lost_unwind_rec;
+	s->lost_os_records = p->lost_os_rec;
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;
 	s->damage = p->damage;

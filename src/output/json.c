@@ -117,6 +117,7 @@ static void session(FILE *f, const struct an_report *r)
 		u64_field(f, "repairs", s->repairs);
 		u64_field(f, "open_frames", s->open_frames);
 		u64_field(f, "lost_events", s->lost_events);
+		u64_field(f, "lost_os_records", s->lost_os_records);
 		u64_field(f, "events", s->events);
 	}
 	key(f, "by");

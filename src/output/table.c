@@ -226,6 +226,15 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 		lf(&l, "Repairs %" PRIu64 ", open frames %" PRIu64 ", lost events %" PRIu64,
 		   s->repairs, s->open_frames, s->lost_events);
 		line_out(f, &l, width);
+		if (s->lost_os_records) {
+			/* the runtime charges an interval that overflowed the
+			 * kernel's ring as OS time whole, in both modes */
+			lf(&l, "  OS records lost by the kernel: %" PRIu64 " (ring overflow)",
+			   s->lost_os_records);
+			line_out(f, &l, width);
+			lf(&l, "  OS event counts are short; intervals that lost them count as OS");
+			line_out(f, &l, width);
+		}
 	}
 	if (s->damage) {
 		lf(&l, "DAMAGED FILE, read up to: %s", s->damage);

@@ -169,16 +169,31 @@ static uint64_t os_end(struct rt_ring *r, uint64_t ns)
 }
 
 /*
+ * Free bytes in the ring below which the kernel may have refused a record
+ * in the interval being drained: our largest record (24 bytes) plus the
+ * PERF_RECORD_LOST (40 bytes) it would carry, plus slack.
+ */
+#define RING_OVERFLOW_FREE 128
+
+/*
  * The ring head moved: read the new records, count them per category, and
  * charge the interval ending now as OS-bound with the OS time measured in it
  * (switch-out to switch-in, sys_enter to sys_exit, their union).
+ *
+ * The ring is empty at the start of every interval (each drain consumes all
+ * of it), so records can only be lost in an interval that filled it: that
+ * interval is OS-bound under the interval rule anyway, and since its
+ * measured OS time is then short by the lost records, it is charged as OS
+ * time whole in the exact mode too.  The kernel reports the loss (a
+ * PERF_RECORD_LOST) only with the next record it manages to write, in a
+ * later interval: counted then.
  */
 static __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now)
 {
 	struct rt_ring *r = &tls.ring;
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = tls.ring_seen, os_ns = 0;
-	int bound = 0;
+	int bound = 0, overflow = head - tail > r->mask + 1 - RING_OVERFLOW_FREE;
 
 	while (tail < head) {
 		struct perf_event_header h;
@@ -237,7 +252,9 @@ static __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t,
 	tls.ring_seen = head;
 	/* We run user code again: whatever was open has ended. */
 	r->in_sys = r->out = r->depth = 0;
-	if (bound)
+	if (overflow)
+		sc_eng_os(t, now);
+	else if (bound)
 		sc_eng_os_exact(t, now, os_ns ? ns_to_ticks(os_ns) : 0);
 }
 

@@ -115,6 +115,9 @@ static struct an_profile *instr_profile(void)
 	}
 	add_rec(p, SC_REC_THREAD_STATS, &st, sizeof(st));
 	add_rec(p, SC_REC_CALLSITE, &cs, sizeof(cs));
+	/* OS-event records the kernel dropped, reported per process image */
+	add_rec(p, SC_REC_LOST, &(struct sc_rec_lost){ SC_LOST_OS_RECORDS, 1, 5 }, sizeof(struct sc_rec_lost));
+	add_rec(p, SC_REC_LOST, &(struct sc_rec_lost){ SC_LOST_OS_RECORDS, 2, 8 }, sizeof(struct sc_rec_lost));
 	return p;
 }
 
@@ -369,7 +372,8 @@ static void test_json(struct an_profile *p, enum sc_method m)
 		} else {
 			for (const char *const *k = (const char *const[]){ "elapsed_inclusive_ns",
 					 "application_inclusive_ns", "os_events", "not_observed",
-					 "repairs", "open_frames", "lost_events", NULL }; *k; k++)
+					 "repairs", "open_frames", "lost_events", "lost_os_records",
+					 NULL }; *k; k++)
 				keys &= has_key(js, *k);
 			for (size_t i = 0; i < ARRAY_SIZE(instr_row_keys); i++)
 				keys &= has_key(js, instr_row_keys[i]);
@@ -411,6 +415,8 @@ static void test_json(struct an_profile *p, enum sc_method m)
 				ok(strstr(js, "\"duration_ns\": 2500000000") && strstr(js, "\"lost_events\": 7") &&
 				   strstr(js, "\"repairs\": 4") && strstr(js, "\"open_frames\": 2"),
 				   "json session numbers");
+				ok(strstr(js, "\"lost_os_records\": 13,") != NULL,
+				   "json lost_os_records: the OS-record losses of every image, summed");
 			}
 			free(js);
 			js = render(&out_json, r, 2);
@@ -581,6 +587,9 @@ static void test_table(struct an_profile *pi, struct an_profile *ps)
 				ok(strstr(t, "Repairs 4") && strstr(t, "open frames 2") && strstr(t, "lost events 7"),
 				   "table summary: repairs, open frames, lost events");
 				ok(strstr(t, "Duration 2.50s") != NULL, "table summary: human-scaled duration");
+				ok(strstr(t, "\n  OS records lost by the kernel: 13 (ring overflow)\n") &&
+				   strstr(t, "\n  OS event counts are short; intervals that lost them count as OS\n"),
+				   "table summary: lost OS records, and what they mean for the values");
 				ok(strstr(t, "..") != NULL && !strstr(t, names[1]),
 				   "table shortens the long C++ name");
 				ok(strstr(t, "123.5M") || strstr(t, "123456789") == NULL,
