@@ -97,6 +97,7 @@ struct sym_obj {
 	struct cu_info *cus;
 	size_t ncus, acus;
 	struct sym_intern *strings;
+	char *image;              /* an in-memory object's private copy */
 };
 
 static uint64_t page_size(void)
@@ -622,6 +623,40 @@ struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 	return o;
 }
 
+struct sym_obj *obj_open_memory(const void *image, size_t size,
+				const char *debug_root,
+				struct sym_intern *strings)
+{
+	struct sym_obj *o = obj_new(strings);
+	GElf_Ehdr eh;
+
+	if (!image || !size) {
+		o->error = "no image";
+		return o;
+	}
+	elf_version(EV_CURRENT);
+	/* libelf reads the bytes in place, and may write to them: a copy. */
+	o->image = xmalloc(size);
+	memcpy(o->image, image, size);
+	o->elf = elf_memory(o->image, size);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+		o->error = "not an ELF image";
+		return o;
+	}
+	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
+		o->error = "no program headers (damaged or not a program)";
+		return o;
+	}
+	o->e_type = eh.e_type;
+	o->offsets_valid = true;
+	o->bid_len = read_build_id(o->elf, o->bid);
+	if (!has_dwarf(o->elf))
+		o->delf = find_debug_file(o->elf, NULL, debug_root, o->bid,
+					  o->bid_len);
+	obj_finish(o, debug_root);
+	return o;
+}
+
 void obj_free(struct sym_obj *o)
 {
 	if (!o)
@@ -644,6 +679,7 @@ void obj_free(struct sym_obj *o)
 		elf_end(o->delf);
 	if (o->elf)
 		elf_end(o->elf);
+	free(o->image);
 	free(o->funcs);
 	free(o->labels);
 	free(o->segs);

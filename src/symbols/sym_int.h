@@ -66,6 +66,14 @@ struct sym_obj *obj_open(const char *path, const char *debug_root,
 struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 				  const char *debug_root,
 				  struct sym_intern *strings);
+/*
+ * Open an ELF image held in memory (the vdso), copied: the caller's bytes
+ * need not outlive the object.  A separate debug file is looked up by
+ * build-id only.
+ */
+struct sym_obj *obj_open_memory(const void *image, size_t size,
+				const char *debug_root,
+				struct sym_intern *strings);
 void obj_free(struct sym_obj *o);
 
 /* NULL if usable, else why not ("No such file or directory", ...). */

@@ -12,7 +12,8 @@
  * Real mappings are searched first.
  *
  * Objects are keyed by path (and, for debug-file stand-ins, by build-id), so
- * a library mapped by a hundred processes is read once.  The object of a
+ * a library mapped by a hundred processes is read once; "[vdso]" is our own
+ * vdso image, read from memory.  The object of a
  * mapping and its bias are worked out on the mapping's first use; a file that
  * cannot be read gives unknown names and one warning.
  */
@@ -33,6 +34,7 @@ struct map {
 	uint8_t bid[SYM_BUILD_ID_MAX];
 	unsigned bid_len;
 	bool is_file;             /* an ELF file we may read (not [vdso]) */
+	bool is_vdso;             /* read from our own vdso */
 	bool resolved;            /* obj and bias worked out */
 	struct sym_obj *obj;      /* NULL: no usable object */
 	uint64_t bias;
@@ -210,6 +212,7 @@ void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
 	mp->flags = m->flags;
 	mp->path = len ? intern_strn(&s->strings, path, len) : s->str_unknown;
 	mp->is_file = len && path_is_file(path);
+	mp->is_vdso = len == 6 && !memcmp(path, "[vdso]", 6);
 	mp->bid_len = m->build_id_len > SYM_BUILD_ID_MAX ? SYM_BUILD_ID_MAX
 							 : m->build_id_len;
 	memcpy(mp->bid, m->build_id, mp->bid_len);
@@ -258,7 +261,26 @@ static size_t upper_bound(const struct map *v, size_t n, uint64_t addr)
 
 /* ---- objects ---------------------------------------------------------- */
 
-static struct objent *file_obj(struct sym_session *s, const char *path)
+/*
+ * The vdso is no file: every process under one kernel maps the same image,
+ * so ours stands for the recorded one when their build-ids agree (checked
+ * by the caller, as for files).
+ */
+static struct sym_obj *open_vdso(struct sym_session *s)
+{
+	size_t size = 0;
+	const void *image = vdso_image(&size);
+	struct sym_obj *o = obj_open_memory(image, size, s->debug_root,
+					    &s->strings);
+
+	if (!image)
+		pr_debug("symbols: this process has no vdso to read");
+	return o;
+}
+
+/* The object of a file, or of "[vdso]" (vdso set), opened once. */
+static struct objent *file_obj(struct sym_session *s, const char *path,
+			       bool vdso)
 {
 	struct objent *e;
 
@@ -270,7 +292,7 @@ static struct objent *file_obj(struct sym_session *s, const char *path)
 	e = &s->objs[s->nobjs++];
 	memset(e, 0, sizeof(*e));
 	e->path = path;
-	e->obj = obj_open(path, s->debug_root, &s->strings);
+	e->obj = vdso ? open_vdso(s) : obj_open(path, s->debug_root, &s->strings);
 	return e;
 }
 
@@ -303,16 +325,18 @@ static void map_resolve(struct sym_session *s, struct map *m)
 	if (m->resolved)
 		return;
 	m->resolved = true;
-	if (!m->is_file)
+	if (!m->is_file && !m->is_vdso)
 		return;
-	fi = file_obj(s, m->path) - s->objs;
+	fi = file_obj(s, m->path, m->is_vdso) - s->objs;
 	o = s->objs[fi].obj;
 	why = obj_error(o);
 	if (!why && m->bid_len) {
 		const uint8_t *bid;
 		unsigned len = obj_build_id(o, &bid);
 		if (len && (len != m->bid_len || memcmp(bid, m->bid, len)))
-			why = "the file changed since the recording (build-id differs)";
+			why = m->is_vdso
+			      ? "recorded under another kernel (build-id differs)"
+			      : "the file changed since the recording (build-id differs)";
 	}
 	if (why && m->bid_len) {
 		/* The file is gone or replaced: its debug file still knows. */

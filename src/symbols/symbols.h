@@ -9,6 +9,10 @@
  * Debian's debug packages) is inflated only as far as the compile units of
  * the addresses looked up need.  C++ names are demangled.
  * Kernel addresses resolve through /proc/kallsyms to module "[kernel]".
+ * "[vdso]" mappings are no file: they are read from this process's own
+ * vdso (the same kernel image every process maps) when the recorded
+ * build-id matches it or none was recorded; otherwise, like a replaced
+ * file, from a debug file of the recorded build-id, or left unnamed.
  *
  * Ownership: every string returned is owned by the session, interned (the
  * same function of the same module always yields the same pointer, so

@@ -9,11 +9,9 @@
 #include "unwind/unwind_int.h"
 #include "util/util.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #define CACHE_BUCKETS 256
 
@@ -76,25 +74,14 @@ struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 	return m;
 }
 
-/* The size of the vdso image: the end of its section headers or segments. */
-static size_t vdso_size(const Elf64_Ehdr *eh)
-{
-	const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff);
-	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > size)
-			size = ph[i].p_offset + ph[i].p_filesz;
-	return size;
-}
-
 static int build_vdso(struct unw_table **out)
 {
-	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	const void *image = vdso_image(&size);
 
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+	if (!image)
 		return -ENOENT;
-	return unw_table_build_mem(eh, vdso_size(eh), out);
+	return unw_table_build_mem(image, size, out);
 }
 
 struct unw_table *unw_module_table(struct unw_module *m)

@@ -40,6 +40,13 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t now_ns(void);
 
+/*
+ * This process's vdso: the ELF image the kernel maps into every process
+ * (AT_SYSINFO_EHDR), read-only, and its size in *size.  NULL if there is
+ * none.  Every process under the same kernel maps the same image.
+ */
+const void *vdso_image(size_t *size);
+
 /* 64-bit FNV-1a style mixer, for hash tables keyed by integers. */
 static inline uint64_t hash_u64(uint64_t x)
 {

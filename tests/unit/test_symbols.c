@@ -7,9 +7,12 @@
  * from SC_REC_MODULE-style mappings after the program has exited, and the
  * function, module, file and line are compared with what the program said.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -1045,6 +1048,113 @@ static void test_versioned(void)
 	sym_session_free(s);
 }
 
+/* ---- the vdso ---------------------------------------------------------- */
+
+struct vdso_note {
+	uint8_t bid[SYM_BUILD_ID_MAX];
+	unsigned len;
+};
+
+/* The vdso's build-id from its PT_NOTE, as the dynamic linker sees it. */
+static int vdso_note_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct vdso_note *out = data;
+
+	if (!info->dlpi_name || strcmp(info->dlpi_name, "linux-vdso.so.1"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const char *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
+
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(p + sizeof(*nh), "GNU", 4) &&
+			    nh->n_descsz <= SYM_BUILD_ID_MAX) {
+				memcpy(out->bid, desc, nh->n_descsz);
+				out->len = nh->n_descsz;
+				return 1;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
+/*
+ * "[vdso]" mappings are no file: named from this process's own vdso (the
+ * same kernel image every process maps) when the recorded build-id matches
+ * or none was recorded; left as addresses when it differs (another kernel).
+ * The addresses of __vdso_clock_gettime and __vdso_gettimeofday come from
+ * the dynamic linker, the build-id from the image's note.
+ */
+static void test_vdso(void)
+{
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	uint64_t cg = (uint64_t)(uintptr_t)(h ? dlsym(h, "__vdso_clock_gettime") : NULL);
+	uint64_t gt = (uint64_t)(uintptr_t)(h ? dlsym(h, "__vdso_gettimeofday") : NULL);
+	uint64_t start = 0, end = 0;
+	struct vdso_note note = { .len = 0 };
+	struct sym_frame f[8];
+	char line[512], hex[32];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	int n;
+
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b;
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			start = a;
+			end = b;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	dl_iterate_phdr(vdso_note_cb, &note);
+	if (!ok(start && cg >= start && cg < end && gt >= start && gt < end,
+		"this process has a vdso with clock_gettime and gettimeofday"))
+		return;
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct sym_session *s = sym_session_new();
+		const char *how = pass ? "with its build-id" : "without a build-id";
+
+		if (pass && !note.len) {
+			ok(1, "# SKIP the vdso has no build-id");
+			sym_session_free(s);
+			continue;
+		}
+		add_map(s, 1, start, end, 0, SC_MOD_EXEC, note.bid, pass ? note.len : 0,
+			"[vdso]");
+		n = sym_resolve(s, 1, cg + 4, false, f, 8);
+		ok(n >= 1 && strstr(f[0].function, "clock_gettime") && !strcmp(f[0].module, "[vdso]"),
+		   "vdso %s: clock_gettime+4 named (%s in %s)", how, f[0].function, f[0].module);
+		n = sym_resolve(s, 1, gt + 1, true, f, 8);
+		ok(n >= 1 && strstr(f[0].function, "gettimeofday"),
+		   "vdso %s: a return address into gettimeofday named (%s)", how, f[0].function);
+		sym_session_free(s);
+	}
+
+	/* Recorded under another kernel: an address, never a wrong name. */
+	{
+		struct sym_session *s = sym_session_new();
+		uint8_t other[SYM_BUILD_ID_MAX] = { 0xde, 0xad };
+
+		add_map(s, 1, start, end, 0, SC_MOD_EXEC, other, 20, "[vdso]");
+		sym_resolve(s, 1, cg + 4, false, f, 8);
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, cg + 4);
+		is_str(f[0].function, hex, "vdso of another build-id: address as name");
+		is_str(f[0].module, "[vdso]", "vdso of another build-id: module kept");
+		sym_session_free(s);
+	}
+	if (h)
+		dlclose(h);
+}
+
 static void test_unmapped(const struct run_out *pie)
 {
 	struct sym_session *s = sym_session_new();
@@ -1190,6 +1300,7 @@ int main(void)
 		return tap_done();
 	}
 	test_kernel();
+	test_vdso();
 
 	snprintf(lib, sizeof(lib), "%s/libsym_lib.so", tmp);
 	snprintf(dl, sizeof(dl), "%s/sym_dl.so", tmp);
