@@ -124,6 +124,8 @@ enum an_col {
 	AN_COL_MIN_EE,
 	AN_COL_MAX_EE,
 	AN_COL_MEAN_EE,
+	AN_COL_REPAIRS,           /* thread and process rows: SPEC section 2's */
+	AN_COL_OPEN_FRAMES,       /* repairs and frames open at the end */
 	/* sampling values */
 	AN_COL_INCL_SAMPLES,
 	AN_COL_EXCL_SAMPLES,

@@ -22,6 +22,7 @@
 
 struct acc {
 	uint64_t calls, completed;
+	uint64_t repairs, open_frames;   /* thread and process groupings */
 	uint64_t ei, ee, ai, ae;
 	uint64_t min_i, max_i, sum_i, min_e, max_e, sum_e;
 	bool used;
@@ -419,6 +420,18 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 	}
 	acc = xcalloc(nkeys ? nkeys : 1, sizeof(*acc));
 	cnt = xcalloc(nkeys ? nkeys : 1, sizeof(*cnt));
+	if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS) {
+		/* which thread or process had its stack repaired, or left open */
+		for (size_t i = 0; i < p->ntstats; i++) {
+			const struct an_tstats *ts = &p->tstats[i];
+			uint32_t g = an_map_get(&gmap, ts->proc_id, o->by == AN_BY_THREAD ? ts->tid : 0);
+
+			if (g == AN_NONE)
+				continue;
+			acc[g].repairs += ts->repairs;
+			acc[g].open_frames += ts->open_frames;
+		}
+	}
 	for (size_t ti = 0; ti < p->nthreads; ti++)
 		walk_thread(&p->threads[ti], &trees[ti], fid[ti], cnt, acc, &w, o->app_time);
 
@@ -441,10 +454,14 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, group[k].proc_id));
 			an_row_set_s(row, AN_COL_THREAD_NAME,
 				     an_thread_name(p, group[k].proc_id, group[k].tid));
+			an_row_set_u(row, AN_COL_REPAIRS, acc[k].repairs);
+			an_row_set_u(row, AN_COL_OPEN_FRAMES, acc[k].open_frames);
 			break;
 		case AN_BY_PROCESS:
 			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, group[k].proc_id));
 			an_row_set_s(row, AN_COL_EXECUTABLE, an_proc_exe(p, group[k].proc_id));
+			an_row_set_u(row, AN_COL_REPAIRS, acc[k].repairs);
+			an_row_set_u(row, AN_COL_OPEN_FRAMES, acc[k].open_frames);
 			break;
 		default:
 			break;

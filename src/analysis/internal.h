@@ -74,6 +74,12 @@ struct an_proc {
 	uint32_t exe;             /* string id or AN_NONE */
 };
 
+/* Per (process image, tid): what its SC_REC_THREAD_STATS records say. */
+struct an_tstats {
+	uint32_t proc_id, tid;
+	uint64_t repairs, open_frames;
+};
+
 struct an_thread {
 	uint32_t proc_id, tid;
 	struct sc_rec_cct_node *nodes;
@@ -135,6 +141,9 @@ struct an_profile {
 	size_t nsites, asites;
 	struct sc_rec_thread_stats stats;   /* summed over all threads */
 	uint64_t nstats;
+	struct an_tstats *tstats;           /* per thread */
+	size_t ntstats, atstats;
+	struct an_map tstats_map;           /* (proc_id, tid) -> index */
 
 	/* sampling */
 	struct an_stack *stacks;

@@ -66,6 +66,8 @@ void an_profile_free(struct an_profile *p)
 	free(p->threads);
 	an_map_release(&p->thread_map);
 	free(p->sites);
+	free(p->tstats);
+	an_map_release(&p->tstats_map);
 	free(p->stacks);
 	free(p->ips);
 	an_map_release(&p->stack_map);
@@ -231,6 +233,17 @@ static void add_node(struct an_profile *p, const struct sc_rec_cct_node *n)
 
 static void add_stats(struct an_profile *p, const struct sc_rec_thread_stats *s)
 {
+	bool found;
+	uint32_t i = an_map_put(&p->tstats_map, s->proc_id, s->tid, (uint32_t)p->ntstats, &found);
+
+	/* a tid reused within an image: its instances add up, as its rows do */
+	if (!found) {
+		ALLOC_GROW(p->tstats, p->ntstats + 1, p->atstats);
+		p->tstats[i] = (struct an_tstats){ s->proc_id, s->tid, 0, 0 };
+		p->ntstats++;
+	}
+	p->tstats[i].repairs += s->repairs;
+	p->tstats[i].open_frames += s->open_frames;
 	p->nstats++;
 	p->stats.events += s->events;
 	p->stats.lost_events += s->lost_events;

@@ -42,6 +42,8 @@ static const struct an_column_info columns[AN_NCOLS] = {
 	[AN_COL_MIN_EE]        = { "min_elapsed_exclusive_ns", AN_T_NS, "min_ee" },
 	[AN_COL_MAX_EE]        = { "max_elapsed_exclusive_ns", AN_T_NS, "max_ee" },
 	[AN_COL_MEAN_EE]       = { "mean_elapsed_exclusive_ns", AN_T_NS, "mean_ee" },
+	[AN_COL_REPAIRS]       = { "repairs", AN_T_U64, "" },
+	[AN_COL_OPEN_FRAMES]   = { "open_frames", AN_T_U64, "open" },
 	[AN_COL_INCL_SAMPLES]  = { "inclusive_samples", AN_T_U64, "inclusive incl samples ei" },
 	[AN_COL_EXCL_SAMPLES]  = { "exclusive_samples", AN_T_U64, "exclusive excl self ee" },
 	[AN_COL_INCL_PCT]      = { "inclusive_pct", AN_T_PCT, "inclusive% incl%" },
@@ -112,8 +114,10 @@ static int column_lookup_in(const struct an_report *r, const char *name)
 
 static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
 static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, PER_CALL };
-static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, PER_CALL };
-static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL };
+static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, PER_CALL,
+	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
+static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL,
+	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
 static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };

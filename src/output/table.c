@@ -4,7 +4,8 @@
  *
  * Instrumentation rows show calls and the four values with their
  * percentages (EI/EE of session EI, AI/AE of session AI); per-call
- * min/max/mean are in CSV and JSON, which have room for them.  Sampling
+ * min/max/mean, and the repairs and open frames of each thread or process,
+ * are in CSV and JSON, which have room for them.  Sampling
  * rows show inclusive and exclusive samples with percentages.  Times are
  * human-scaled; long C++ names are shortened with sym_shorten(), paths
  * keep their tail.  The summary says what was and was not observed: OS

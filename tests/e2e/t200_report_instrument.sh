@@ -65,4 +65,14 @@ check "call sites name caller, callee and the caller's line" -- \
 check "work() called from five lines: 1000 + 1 + 1 + 1 + 1" -- \
 	q "$TMP/cs.json" "exit(0 if sorted(x['calls'] for x in rows if x['callee'] == 'work') == [1, 1, 1, 1, 1000] else 1)"
 check "callsite table fits 80 columns" -- sh -c "'$STACKCLOCK' report -i '$D2' --by callsite | awk 'length > 80 { bad = 1 } END { exit bad }'"
+# which thread left frames open (pthread_exit two frames deep) or needed repairs
+build inst_basic inst_basic.c -O1 -pthread -finstrument-functions -ldl || exit 1
+D3=$TMP/u.data
+check "record a thread that ends in pthread_exit" -- "$STACKCLOCK" record -m instrument -o "$D3" -- "$TMP/inst_basic" pexit
+check "report --by thread --format json --check" -- \
+	sh -c "'$STACKCLOCK' report -i '$D3' --by thread --format json --check > '$TMP/ut.json'"
+check "thread rows: the exiting thread has 2 open frames, main none; they add up to the session's" -- \
+	q "$TMP/ut.json" "exit(0 if sorted(x['open_frames'] for x in rows) == [0, 2] and sum(x['open_frames'] for x in rows) == s['open_frames'] and sum(x['repairs'] for x in rows) == s['repairs'] == 0 else 1)"
+check "process rows carry them too" -- \
+	sh -c "'$STACKCLOCK' report -i '$D3' --by process --format csv | python3 -c 'import csv, sys; r = list(csv.DictReader(sys.stdin)); sys.exit(0 if [(x[\"open_frames\"], x[\"repairs\"]) for x in r] == [(\"2\", \"0\")] else 1)'"
 echo "1..$_n"

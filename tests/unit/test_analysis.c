@@ -921,6 +921,7 @@ struct bvals {
 struct brute {
 	struct bvals fn[NF], mod[3], th[16], proc[16];
 	uint64_t ei, ai, aix, repairs, open;
+	uint64_t th_repairs[16], th_open[16], proc_repairs[16], proc_open[16];
 };
 
 static int mod_of(int f)
@@ -1023,6 +1024,8 @@ static void brute_force(const struct stream *s, struct brute *b, int *proc_index
 					;
 				if (j < 0) {
 					b->repairs++;
+					b->th_repairs[ti]++;
+					b->proc_repairs[pi]++;
 					continue;
 				}
 				while (depth > j) {
@@ -1030,8 +1033,11 @@ static void brute_force(const struct stream *s, struct brute *b, int *proc_index
 					uint64_t incl = e->t - entry[depth - 1];
 
 					bstat(&b->fn[f], incl, incl - child[depth - 1]);
-					if (depth - 1 > j)
+					if (depth - 1 > j) {
 						b->repairs++;
+						b->th_repairs[ti]++;
+						b->proc_repairs[pi]++;
+					}
 					depth--;
 					if (depth > 0)
 						child[depth - 1] += incl;
@@ -1039,6 +1045,8 @@ static void brute_force(const struct stream *s, struct brute *b, int *proc_index
 			}
 		}
 		b->open += (uint64_t)depth;
+		b->th_open[ti] += (uint64_t)depth;
+		b->proc_open[pi] += (uint64_t)depth;
 	}
 }
 
@@ -1211,7 +1219,9 @@ static void test_random(int seeds)
 				const struct an_row *row = find_row_u(r, AN_COL_TID, s.th[t].tid);
 				uint64_t ai = exact ? v->aix : v->ai;
 
-				if (v->calls && !same(row, v->calls, v->ei, v->ei, ai, ai)) {
+				if (v->calls && (!same(row, v->calls, v->ei, v->ei, ai, ai) ||
+						 val(row, AN_COL_REPAIRS) != b.th_repairs[t] ||
+						 val(row, AN_COL_OPEN_FRAMES) != b.th_open[t])) {
 					bad_th++;
 					tap_diag("seed %d thread %u differs", seed, s.th[t].tid);
 				}
@@ -1224,7 +1234,9 @@ static void test_random(int seeds)
 				const struct an_row *row = find_row_u(r, AN_COL_PID, 10 + pi + 1000);
 				uint64_t ai = exact ? v->aix : v->ai;
 
-				if (v->calls && !same(row, v->calls, v->ei, v->ei, ai, ai)) {
+				if (v->calls && (!same(row, v->calls, v->ei, v->ei, ai, ai) ||
+						 val(row, AN_COL_REPAIRS) != b.proc_repairs[pi] ||
+						 val(row, AN_COL_OPEN_FRAMES) != b.proc_open[pi])) {
 					bad_proc++;
 					tap_diag("seed %d process %d differs", seed, pi);
 				}
@@ -1240,8 +1252,8 @@ static void test_random(int seeds)
 	ok(bad_fn == 0, "random streams: per function calls/EI/EE/AI/AE equal brute force, both modes");
 	ok(bad_call == 0, "random streams: per-call min/max/mean equal brute force");
 	ok(bad_mod == 0, "random streams: per module values equal brute force");
-	ok(bad_th == 0, "random streams: per thread values equal brute force");
-	ok(bad_proc == 0, "random streams: per process values equal brute force");
+	ok(bad_th == 0, "random streams: per thread values (repairs and open frames too) equal brute force");
+	ok(bad_proc == 0, "random streams: per process values (repairs and open frames too) equal brute force");
 }
 
 /* ---- (d) sampling ------------------------------------------------------------------- */

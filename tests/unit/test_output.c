@@ -385,6 +385,13 @@ static void test_json(struct an_profile *p, enum sc_method m)
 			keys &= has_key(js, "function") && has_key(js, "module");
 		if (g == AN_BY_THREAD)
 			keys &= has_key(js, "tid");
+		if (g == AN_BY_THREAD && m == SC_METHOD_INSTRUMENT)
+			if (!ok(strstr(js, "\"repairs\": 4, \"open_frames\": 2}") != NULL,
+				"json by thread: the thread's repairs and open frames"))
+				tap_diag("%s", js);
+		if (g == AN_BY_PROCESS && m == SC_METHOD_INSTRUMENT)
+			ok(strstr(js, "\"repairs\": 4, \"open_frames\": 2}") != NULL,
+			   "json by process: its threads' repairs and open frames");
 		if (g == AN_BY_PROCESS)
 			keys &= has_key(js, "pid");
 		if (g == AN_BY_LINE)
@@ -493,7 +500,15 @@ static void test_csv(struct an_profile *pi, struct an_profile *ps)
 		  "application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,"
 		  "elapsed_exclusive_pct,application_inclusive_pct,application_exclusive_pct,"
 		  "min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,"
-		  "min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed" },
+		  "min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed,"
+		  "repairs,open_frames" },
+		{ SC_METHOD_INSTRUMENT, AN_BY_PROCESS,
+		  "pid,executable,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,"
+		  "application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,"
+		  "elapsed_exclusive_pct,application_inclusive_pct,application_exclusive_pct,"
+		  "min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,"
+		  "min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed,"
+		  "repairs,open_frames" },
 		{ SC_METHOD_SAMPLE, AN_BY_FUNCTION,
 		  "function,module,inclusive_samples,exclusive_samples,inclusive_pct,exclusive_pct" },
 		{ SC_METHOD_SAMPLE, AN_BY_LINE,
