@@ -455,7 +455,8 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 			cies[ncies++].enc = cie_fde_encoding(&ent.cie, eh_frame);
 		}
 	}
-	qsort(cies, ncies, sizeof(*cies), cmp_cie);
+	if (ncies > 1)
+		qsort(cies, ncies, sizeof(*cies), cmp_cie);
 
 	/* Pass 2: the FDEs. */
 	for (off = 0; off != (Dwarf_Off)-1; off = next) {
@@ -475,7 +476,7 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 		if (dwarf_cfi_cie_p(&ent))
 			continue;
 		key.off = ent.fde.CIE_pointer;
-		c = bsearch(&key, cies, ncies, sizeof(*cies), cmp_cie);
+		c = ncies ? bsearch(&key, cies, ncies, sizeof(*cies), cmp_cie) : NULL;
 		if (!c)
 			continue;
 		enc = eh_frame ? c->enc : DW_EH_PE_absptr;
@@ -504,7 +505,8 @@ static int finish_index(struct unw_table *t)
 {
 	size_t n = 0;
 
-	qsort(t->fdes, t->nfdes, sizeof(*t->fdes), cmp_fde);
+	if (t->nfdes > 1)
+		qsort(t->fdes, t->nfdes, sizeof(*t->fdes), cmp_fde);
 	for (size_t i = 0; i < t->nfdes; i++) {
 		if (n && t->fdes[i].lo < t->fdes[n - 1].hi)
 			continue;
@@ -685,7 +687,8 @@ static int build_from_elf(Elf *elf, int fd, char *image, struct unw_table **out)
 	if (t->eh_cfi)
 		scan_section(t, elf, ".eh_frame", true, 0);
 	neh = t->nfdes;
-	qsort(t->fdes, neh, sizeof(*t->fdes), cmp_fde);
+	if (neh > 1)
+		qsort(t->fdes, neh, sizeof(*t->fdes), cmp_fde);
 	/* libdw's Dwarf decompresses every debug section it opens: only
 	 * when there is a .debug_frame to read. */
 	if (find_section(elf, ".debug_frame", &shdr)) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Fuzz the ELF/DWARF readers (CFI tables, symbolization) for a short while
+# (libFuzzer + ASan + UBSan).  Builds tests/fuzz/fuzz_elf.c with clang from
+# the src/unwind, src/symbols, src/format and src/util sources, seeds the
+# corpus with small -O2 programs built here (.eh_frame, .debug_frame alone,
+# zlib- and zstd-compressed DWARF, DWARF 5 from clang, stripped), runs ~20 s
+# and prints one TAP line.  FUZZ_SECONDS overrides the duration.
+set -u
+cd "$(dirname "$0")/../.."
+O=${O:-build}
+out=$O/fuzz-elf
+secs=${FUZZ_SECONDS:-20}
+mkdir -p "$out"
+
+CC=${FUZZ_CC:-clang}
+if ! command -v "$CC" >/dev/null 2>&1 ||
+   ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+     "$CC" -fsanitize=fuzzer -x c - -o "$out/probe" >/dev/null 2>&1; then
+	echo "not ok 1 - clang with libFuzzer missing (apt-get install clang libclang-rt-14-dev)"
+	exit 1
+fi
+rm -f "$out/probe"
+
+srcs="src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c"
+libs="-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm"
+flags="-std=gnu11 -g -O1 -Isrc -D_GNU_SOURCE -Wall -Wno-unused-parameter"
+# shellcheck disable=SC2086
+if ! "$CC" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-o "$out/fuzz_elf" tests/fuzz/fuzz_elf.c $srcs $libs >"$out/build.log" 2>&1; then
+	sed 's/^/# /' "$out/build.log" | head -20
+	echo "not ok 1 - ELF fuzz harness does not build"
+	exit 1
+fi
+
+# Seeds: one small program, several ways.
+rm -rf "$out/seeds"
+mkdir -p "$out/seeds" "$out/corpus"
+cat >"$out/seed.c" <<'EOF'
+#include <stdlib.h>
+static inline int sq(int x) { return x * x; }
+__attribute__((noinline)) int leaf(int x) { return sq(x) + 1; }
+__attribute__((noinline)) int rec(int n) { return n < 2 ? leaf(n) : rec(n - 1) + rec(n - 2); }
+int main(int argc, char **argv) { return rec(argc > 1 ? atoi(argv[1]) : 3) & 1; }
+EOF
+seed() { local name=$1; shift; "$@" -o "$out/seeds/$name" "$out/seed.c" 2>/dev/null; }
+seed eh_frame gcc -O2 -g
+seed debug_frame gcc -O2 -g -fno-asynchronous-unwind-tables
+seed gz_zlib gcc -O2 -g -gz=zlib
+seed gz_zstd gcc -O2 -g -gz=zstd
+seed clang_dwarf5 clang -O2 -g
+seed stripped gcc -O2 -s
+seed shared gcc -O2 -g -shared -fPIC
+[ -s "$out/seeds/eh_frame" ] && [ -s "$out/seeds/gz_zlib" ] || {
+	echo "not ok 1 - ELF fuzz seeds could not be built (gcc)"
+	exit 1
+}
+# The same compressed ones read by libdw eagerly (e_ident[15] bit 0).
+for f in gz_zlib gz_zstd; do
+	[ -s "$out/seeds/$f" ] || continue
+	cp "$out/seeds/$f" "$out/seeds/$f.eager"
+	printf '\001' | dd of="$out/seeds/$f.eager" bs=1 seek=15 conv=notrunc 2>/dev/null
+done
+
+log=$out/fuzz.log
+# -close_fd_mask=2: the readers warn once per damaged file on stderr (every
+# input); sanitizer reports still reach the log.
+"$out/fuzz_elf" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+	-close_fd_mask=2 -artifact_prefix="$out/" "$out/corpus" "$out/seeds" >"$log" 2>&1
+rc=$?
+runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
+if [ "$rc" -eq 0 ] && [ -n "$runs" ]; then
+	echo "ok 1 - fuzz ELF/DWARF readers $runs runs, no crash"
+else
+	grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -10 | sed 's/^/# /'
+	echo "not ok 1 - fuzz ELF/DWARF readers crashed or failed (status $rc, log $log)"
+	exit 1
+fi
