@@ -5,8 +5,11 @@
  *     int cmd_<name>(int argc, char **argv);
  * (argv[0] is the command name), declare it here, and add it to the
  * commands[] table in cmd/main.c.  A command returns the process exit
- * status: 0 on success, 1 for a failure it has explained with one pr_err()
- * line, 2 for bad usage.
+ * status: 0 on success (and for --help, printed on stdout), 1 for a
+ * failure it has explained with one pr_err() line, 2 for bad usage
+ * (one pr_err() line too; the helpers below write those).  Commands run
+ * once per process: they may keep pointers into argv, and they leave
+ * getopt's globals as they please.
  */
 #ifndef SC_CMD_H
 #define SC_CMD_H
@@ -14,5 +17,21 @@
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+
+/*
+ * Helpers for the commands' option parsers (cmd/main.c).  Each prints one
+ * pr_err() line naming the command, the option and the way out; the caller
+ * then returns 2.  Options are parsed with opterr = 0 and an optstring
+ * starting with ':' (after a '+', if any), so that getopt_long() returns
+ * ':' for a missing value and '?' for an unknown option.
+ */
+/* c is what getopt_long() returned, ':' or '?'.  Returns 2. */
+int cmd_bad_option(const char *cmd, int c, char **argv);
+/*
+ * A whole number from min to max, in decimal, for the option described by
+ * what (e.g. "frequency -F").  0 with *out set, or -EINVAL after the error.
+ */
+int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
+		    unsigned long min, unsigned long max, unsigned long *out);
 
 #endif

@@ -61,10 +61,19 @@ static void print_bits(FILE *f, uint32_t mask, const char *const *names, unsigne
 }
 
 static const char *const feat_names[] = { "zstd", "instrument", "sample" };
-static const char *const os_names[] = { "switch", "syscall", "fault" };
 static const char *const sess_names[] = { "attached", "kernel" };
 static const char *const mod_names[] = { "exec", "base" };
 static const char *const stack_names[] = { "root", "truncated", "kernel" };
+
+/* An SC_OS_BIT mask by the names the command line uses. */
+static void print_os_mask(FILE *f, uint32_t mask)
+{
+	const char *names[SC_OS_NCAT];
+
+	for (unsigned c = 0; c < SC_OS_NCAT; c++)
+		names[c] = sc_os_cat_name(c);
+	print_bits(f, mask, names, SC_OS_NCAT);
+}
 
 static void print_proc_id(FILE *f, const char *key, uint32_t id)
 {
@@ -87,7 +96,7 @@ static void dump_session(FILE *f, const void *data)
 	fprintf(f, " method=%s frequency_hz=%" PRIu32 " os_requested=",
 		s->method == SC_METHOD_INSTRUMENT ? "instrument" :
 		s->method == SC_METHOD_SAMPLE ? "sample" : "unknown", s->frequency_hz);
-	print_bits(f, s->os_requested, os_names, ARRAY_SIZE(os_names));
+	print_os_mask(f, s->os_requested);
 	fputs(" flags=", f);
 	print_bits(f, s->flags, sess_names, ARRAY_SIZE(sess_names));
 	fprintf(f, " start_realtime_ns=%" PRIu64 " (%s) target_pid=%" PRIu32 " argc=%" PRIu32 " argv=[",
@@ -113,7 +122,7 @@ static void dump_session_end(FILE *f, const void *data)
 	else if (WIFSIGNALED(st))
 		fprintf(f, " (killed by signal %d)", WTERMSIG(st));
 	fputs(" os_observed=", f);
-	print_bits(f, e->os_observed, os_names, ARRAY_SIZE(os_names));
+	print_os_mask(f, e->os_observed);
 	fprintf(f, " lost_events=%" PRIu64 " lost_samples=%" PRIu64, e->lost_events, e->lost_samples);
 }
 
@@ -185,7 +194,7 @@ static void dump_thread_stats(FILE *f, const void *data)
 		" repairs=%" PRIu64 " open_frames=%" PRIu64,
 		t->proc_id, t->tid, t->events, t->lost_events, t->repairs, t->open_frames);
 	for (unsigned c = 0; c < SC_OS_NCAT; c++)
-		fprintf(f, " os_%s=%" PRIu64, os_names[c], t->os_count[c]);
+		fprintf(f, " os_%s=%" PRIu64, sc_os_cat_name(c), t->os_count[c]);
 	fprintf(f, " first_ns=%" PRIu64 " last_ns=%" PRIu64, t->first_ns, t->last_ns);
 }
 
@@ -213,7 +222,8 @@ static void dump_samples(FILE *f, const void *data)
 static void dump_lost(FILE *f, const void *data)
 {
 	static const char *const kinds[] = {
-		[SC_LOST_SAMPLES] = "samples", [SC_LOST_EVENTS] = "events", [SC_LOST_UNWIND] = "unwind",
+		[SC_LOST_SAMPLES] = "samples", [SC_LOST_EVENTS] = "events",
+		[SC_LOST_UNWIND] = "unwind", [SC_LOST_OS_RECORDS] = "os_records",
 	};
 	const struct sc_rec_lost *l = data;
 
@@ -280,29 +290,20 @@ int cmd_dump(int argc, char **argv)
 	bool ended = false;
 	char err[512];
 	FILE *f = stdout;
-	int opt, ret;
+	int c, ret;
 
+	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
-		switch (opt) {
+	while ((c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
+		switch (c) {
 		case 'i':
 			path = optarg;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			return 0;
-		case ':':
-			pr_err("dump: option '%s' needs a file name (try 'stackclock dump --help')",
-			       argv[optind - 1]);
-			return 2;
 		default:
-			if (optopt)
-				pr_err("dump: unknown option '-%c' (try 'stackclock dump --help')",
-				       optopt);
-			else
-				pr_err("dump: unknown option '%s' (try 'stackclock dump --help')",
-				       argv[optind - 1]);
-			return 2;
+			return cmd_bad_option("dump", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -323,12 +324,12 @@ int cmd_dump(int argc, char **argv)
 	fputs(")\n", f);
 
 	while ((ret = sc_reader_next(r, &rec)) == SC_READ_OK) {
-		const struct sc_chunk_info *c = sc_reader_chunk(r);
+		const struct sc_chunk_info *ci = sc_reader_chunk(r);
 
-		if (c->index != chunk) {
-			chunk = c->index;
+		if (ci->index != chunk) {
+			chunk = ci->index;
 			nchunks++;
-			dump_chunk(f, c);
+			dump_chunk(f, ci);
 		}
 		dump_record(f, &rec);
 		ended |= rec.type == SC_REC_SESSION_END;

@@ -1,8 +1,14 @@
-/* stackclock — command dispatch.  See cmd.h for how to add a command. */
+/*
+ * stackclock — command dispatch, and the option-parsing helpers the
+ * commands share.  See cmd.h for how to add a command.
+ */
 #include "cmd/cmd.h"
 #include "util/util.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct command {
@@ -25,10 +31,61 @@ static void usage(FILE *f)
 	fprintf(f, "\nrun 'stackclock <command> --help' for a command's options\n");
 }
 
+/* "record, report or dump": the commands[] names, for error messages. */
+static const char *command_names(void)
+{
+	static char buf[128];
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands) && n < sizeof(buf); i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s",
+			      i == 0 ? "" : i + 1 == ARRAY_SIZE(commands) ? " or " : ", ",
+			      commands[i].name);
+	return buf;
+}
+
+int cmd_bad_option(const char *cmd, int c, char **argv)
+{
+	/*
+	 * A long option is the argument getopt_long() just consumed (shown
+	 * up to any '='); a short one is optopt, as it may sit in a cluster.
+	 */
+	const char *arg = argv[optind - 1];
+	char opt[64];
+
+	if (!strncmp(arg, "--", 2))
+		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(arg, "="), arg);
+	else
+		snprintf(opt, sizeof(opt), "-%c", optopt);
+	if (c == ':')
+		pr_err("%s: option '%s' needs a value (see 'stackclock %s --help')", cmd, opt, cmd);
+	else
+		pr_err("%s: unknown option '%s' (see 'stackclock %s --help')", cmd, opt, cmd);
+	return 2;
+}
+
+int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
+		    unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	/* strtoul() takes "-1" as ULONG_MAX and skips leading blanks: refuse both */
+	if (errno || end == s || *end || !(*s >= '0' && *s <= '9') || v < min || v > max) {
+		pr_err("%s: invalid %s '%s' (expected a whole number from %lu to %lu)",
+		       cmd, what, s, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		pr_err("no command given (use %s; see 'stackclock --help')", command_names());
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
@@ -39,6 +96,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	pr_err("unknown command '%s' (try 'stackclock --help')", argv[1]);
+	pr_err("unknown command '%s' (use %s; see 'stackclock --help')",
+	       argv[1], command_names());
 	return 2;
 }

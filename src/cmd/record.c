@@ -1,6 +1,10 @@
 /*
  * stackclock record — parse the command line and hand over to a method
  * driver (record/instrument.c or record/sample.c).
+ *
+ * Everything that can be refused is refused here, before a target runs:
+ * options that the chosen method would ignore, and an output file that
+ * cannot be written (found out only after the run, that would lose it).
  */
 #include "cmd/cmd.h"
 #include "format/scdata.h"
@@ -8,10 +12,12 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char record_usage[] =
 	"usage: stackclock record [-m sample|instrument] [-F HZ] [-o FILE]\n"
@@ -22,11 +28,14 @@ static const char record_usage[] =
 	"                      built with -finstrument-functions)\n"
 	"  -F, --freq HZ       sampling rate, default 999\n"
 	"  -o, --output FILE   data file, default stackclock.data\n"
-	"  --os-events LIST    OS events that make time non-application:\n"
+	"  --os-events LIST    instrument: OS events that make time non-application,\n"
 	"                      switch,syscall,fault (default all), or none\n"
-	"  --kernel            include kernel frames in samples\n"
+	"  --kernel            sample: include kernel frames\n"
 	"  -p, --pid PID       attach to a running process (sampling)\n"
-	"  --duration SECONDS  stop after this long (with -p, or a program)\n";
+	"  --duration SECONDS  sample: stop after this long (with -p, or a program)\n";
+
+#define MAX_FREQ_HZ   100000
+#define MAX_PID       4194304UL      /* PID_MAX_LIMIT on 64-bit Linux */
 
 static int parse_os_events(const char *s, unsigned *mask)
 {
@@ -35,16 +44,17 @@ static int parse_os_events(const char *s, unsigned *mask)
 
 	*mask = 0;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "switch"))
-			*mask |= SC_OS_BIT(SC_OS_SWITCH);
-		else if (!strcmp(tok, "syscall"))
-			*mask |= SC_OS_BIT(SC_OS_SYSCALL);
-		else if (!strcmp(tok, "fault"))
-			*mask |= SC_OS_BIT(SC_OS_FAULT);
+		unsigned c;
+
+		for (c = 0; c < SC_OS_NCAT && strcmp(tok, sc_os_cat_name(c)); c++)
+			;
+		if (c < SC_OS_NCAT)
+			*mask |= SC_OS_BIT(c);
 		else if (!strcmp(tok, "all"))
 			*mask |= SC_OS_ALL;
 		else if (strcmp(tok, "none")) {
-			pr_err("unknown OS event '%s' in --os-events (use switch, syscall, fault, all or none)", tok);
+			pr_err("record: unknown OS event '%s' in --os-events "
+			       "(use switch, syscall, fault, all or none)", tok);
 			ret = -EINVAL;
 			break;
 		}
@@ -53,22 +63,71 @@ static int parse_os_events(const char *s, unsigned *mask)
 	return ret;
 }
 
-static int parse_number(const char *what, const char *s, double min, double max, double *out)
+static int parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || v < min || v > max) {
-		pr_err("invalid %s '%s' (expected a number from %g to %g)", what, s, min, max);
+	/* written so that NaN fails too */
+	if (errno || end == s || *end || !(v >= 0.001 && v <= 1e7)) {
+		pr_err("record: invalid --duration '%s' (expected seconds, from 0.001 to 10000000)", s);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
+/*
+ * Can the data file be created (or replaced) where the user asked?  A
+ * probe open that creates nothing it does not remove; O_NONBLOCK so that a
+ * FIFO without a reader yet is not waited for (ENXIO: accepted).
+ */
+static int check_output(const char *path)
+{
+	bool existed = access(path, F_OK) == 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+
+	if (fd < 0 && errno == ENXIO)
+		return 0;
+	if (fd < 0) {
+		int err = errno;
+
+		pr_err("record: cannot write the data file '%s': %s (choose another with -o FILE)",
+		       path, strerror(err));
+		return -err;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return 0;
+}
+
 enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION };
+
+/* An option the method would silently ignore is a mistake: say so. */
+static int check_method_options(const struct record_opts *o, bool freq_given, bool os_given)
+{
+	const char *misplaced = NULL;
+
+	if (o->method == SC_METHOD_INSTRUMENT) {
+		if (freq_given)
+			misplaced = "-F";
+		else if (o->kernel)
+			misplaced = "--kernel";
+		else if (o->duration_s > 0)
+			misplaced = "--duration";
+		if (misplaced) {
+			pr_err("record: %s is for sampling; drop it, or drop '-m instrument'", misplaced);
+			return -EINVAL;
+		}
+	} else if (os_given) {
+		pr_err("record: --os-events is for '-m instrument'; add that, or drop --os-events");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
@@ -89,12 +148,14 @@ int cmd_record(int argc, char **argv)
 		.output = "stackclock.data",
 		.os_events = SC_OS_ALL,
 	};
-	double v;
+	bool freq_given = false, os_given = false;
+	unsigned long v;
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+m:F:o:p:h", longopts, NULL)) != -1) {
+	/* '+': the target's own options after PROGRAM are not ours */
+	while ((c = getopt_long(argc, argv, "+:m:F:o:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "sample") || !strcmp(optarg, "sampling"))
@@ -102,43 +163,41 @@ int cmd_record(int argc, char **argv)
 			else if (!strcmp(optarg, "instrument") || !strcmp(optarg, "instrumentation"))
 				o.method = SC_METHOD_INSTRUMENT;
 			else {
-				pr_err("unknown method '%s' (use -m sample or -m instrument)", optarg);
+				pr_err("record: unknown method '%s' (use -m sample or -m instrument)", optarg);
 				return 2;
 			}
 			break;
 		case 'F':
-			if (parse_number("frequency", optarg, 1, 100000, &v))
+			if (cmd_parse_ulong("record", "frequency -F", optarg, 1, MAX_FREQ_HZ, &v))
 				return 2;
 			o.frequency_hz = (unsigned)v;
+			freq_given = true;
 			break;
 		case 'o':
 			o.output = optarg;
 			break;
 		case 'p':
-			if (parse_number("PID", optarg, 1, 4194304, &v))
+			if (cmd_parse_ulong("record", "PID -p", optarg, 1, MAX_PID, &v))
 				return 2;
 			o.attach_pid = (pid_t)v;
 			break;
 		case OPT_OS_EVENTS:
 			if (parse_os_events(optarg, &o.os_events))
 				return 2;
+			os_given = true;
 			break;
 		case OPT_KERNEL:
 			o.kernel = true;
 			break;
 		case OPT_DURATION:
-			if (parse_number("duration", optarg, 0.001, 1e7, &o.duration_s))
+			if (parse_seconds(optarg, &o.duration_s))
 				return 2;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
 		default:
-			if (optopt)
-				pr_err("record: unknown option '-%c' (see 'stackclock record --help')", optopt);
-			else
-				pr_err("record: unknown option '%s' (see 'stackclock record --help')", argv[optind - 1]);
-			return 2;
+			return cmd_bad_option("record", c, argv);
 		}
 	}
 	o.argv = argv + optind;
@@ -148,12 +207,16 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	}
 	if (!o.attach_pid && !o.argc) {
-		pr_err("record: no program given (usage: stackclock record -- PROGRAM [ARGS...])");
+		pr_err("record: no program given (usage: stackclock record [OPTIONS] -- PROGRAM [ARGS...])");
 		return 2;
 	}
 	if (o.attach_pid && o.method == SC_METHOD_INSTRUMENT) {
 		pr_err("record: -p attaches by sampling only; drop '-m instrument'");
 		return 2;
 	}
+	if (check_method_options(&o, freq_given, os_given))
+		return 2;
+	if (check_output(o.output))
+		return 1;
 	return o.method == SC_METHOD_INSTRUMENT ? record_instrument(&o) : record_sample(&o);
 }

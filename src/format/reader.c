@@ -15,6 +15,7 @@
  * that a file shrinking under us is a short read, not a SIGBUS.
  */
 #include "format/scdata.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -69,25 +71,6 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int grow(uint8_t **buf, size_t *alloc, size_t need)
-{
-	size_t n = *alloc ? *alloc : 64 * 1024;
-	uint8_t *p;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	/* free + malloc: the old contents are not needed, so don't copy them */
-	p = malloc(n);
-	if (!p)
-		return -ENOMEM;
-	free(*buf);
-	*buf = p;
-	*alloc = n;
-	return 0;
-}
-
 /*
  * Next len bytes at r->pos into *out.  Returns how many are there (less
  * than len at the end of the data), or -errno.  For a file, *out points
@@ -103,7 +86,7 @@ static ssize_t src_read(struct sc_reader *r, size_t len, const uint8_t **out)
 		*out = r->mem + r->pos;
 		return len < left ? len : left;
 	}
-	if (grow(&r->stored, &r->stored_alloc, len))
+	if (grow_bytes(&r->stored, &r->stored_alloc, len))
 		return -ENOMEM;
 	while (got < len) {
 		ssize_t n = read(r->fd, r->stored + got, len - got);
@@ -120,6 +103,26 @@ static ssize_t src_read(struct sc_reader *r, size_t len, const uint8_t **out)
 	return got;
 }
 
+/* Say why a data file cannot be opened or read, and what to do about it. */
+static void set_open_error(char *err, size_t errlen, int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+		seterr(err, errlen, "no such file (record one with 'stackclock record', "
+		       "or name it with -i FILE)");
+		break;
+	case EACCES:
+	case EPERM:
+		seterr(err, errlen, "permission denied (run as the file's owner, or as root)");
+		break;
+	case EISDIR:
+		seterr(err, errlen, "is a directory, not a data file (name the file with -i FILE)");
+		break;
+	default:
+		seterr(err, errlen, "%s", strerror(errnum));
+	}
+}
+
 static int check_header(struct sc_reader *r, char *err, size_t errlen)
 {
 	const struct sc_file_header *h = &r->hdr;
@@ -128,7 +131,7 @@ static int check_header(struct sc_reader *r, char *err, size_t errlen)
 
 	n = src_read(r, sizeof(r->hdr), &p);
 	if (n < 0) {
-		seterr(err, errlen, "%s", strerror((int)-n));
+		set_open_error(err, errlen, (int)-n);
 		return (int)n;
 	}
 	if (n == 0) {
@@ -160,28 +163,26 @@ static int check_header(struct sc_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
-static struct sc_reader *reader_new(void)
-{
-	struct sc_reader *r = calloc(1, sizeof(*r));
-
-	if (r)
-		r->fd = -1;
-	return r;
-}
-
-int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
-		       char *err, size_t errlen)
+/*
+ * Common end of both open functions: fd (or -1 with mem/len) becomes the
+ * reader's; on failure everything is released and *out stays NULL.
+ */
+static int reader_start(int fd, const void *mem, size_t len, struct sc_reader **out,
+			char *err, size_t errlen)
 {
 	struct sc_reader *r;
 	int ret;
 
 	*out = NULL;
-	r = reader_new();
+	r = calloc(1, sizeof(*r));
 	if (!r) {
+		if (fd >= 0)
+			close(fd);
 		seterr(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	r->mem = buf;
+	r->fd = fd;
+	r->mem = mem;
 	r->mem_len = len;
 	ret = check_header(r, err, errlen);
 	if (ret) {
@@ -192,35 +193,33 @@ int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
 	return 0;
 }
 
+int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
+		       char *err, size_t errlen)
+{
+	return reader_start(-1, buf, len, out, err, errlen);
+}
+
 int sc_reader_open(const char *path, struct sc_reader **out,
 		   char *err, size_t errlen)
 {
-	struct sc_reader *r;
-	int ret;
+	struct stat st;
+	int fd;
 
 	*out = NULL;
-	r = reader_new();
-	if (!r) {
-		seterr(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		ret = -errno;
-		if (ret == -ENOENT)
-			seterr(err, errlen, "%s (record one with 'stackclock record')", strerror(-ret));
-		else
-			seterr(err, errlen, "%s", strerror(-ret));
-		sc_reader_close(r);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int ret = -errno;
+
+		set_open_error(err, errlen, -ret);
 		return ret;
 	}
-	ret = check_header(r, err, errlen);
-	if (ret) {
-		sc_reader_close(r);
-		return ret;
+	/* a directory opens fine and fails only at read(): say so plainly */
+	if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
+		close(fd);
+		set_open_error(err, errlen, EISDIR);
+		return -EISDIR;
 	}
-	*out = r;
-	return 0;
+	return reader_start(fd, NULL, 0, out, err, errlen);
 }
 
 static int damaged(struct sc_reader *r, const char *fmt, ...)
@@ -314,7 +313,7 @@ static int next_chunk(struct sc_reader *r)
 
 		if (!r->dctx && !(r->dctx = ZSTD_createDCtx()))
 			return damaged(r, "out of memory for decompression at byte %" PRIu64, at);
-		if (grow(&r->raw, &r->raw_alloc, ch.raw_size ? ch.raw_size : 1))
+		if (grow_bytes(&r->raw, &r->raw_alloc, ch.raw_size ? ch.raw_size : 1))
 			return damaged(r, "out of memory for a chunk of %u bytes at byte %" PRIu64,
 				       ch.raw_size, at);
 		got = ZSTD_decompressDCtx(r->dctx, r->raw, ch.raw_size, p, ch.stored_size);
@@ -327,7 +326,7 @@ static int next_chunk(struct sc_reader *r)
 		p = r->raw;
 	} else if ((uintptr_t)p % 8) {
 		/* after a compressed chunk in a memory buffer: realign */
-		if (grow(&r->raw, &r->raw_alloc, ch.raw_size ? ch.raw_size : 1))
+		if (grow_bytes(&r->raw, &r->raw_alloc, ch.raw_size ? ch.raw_size : 1))
 			return damaged(r, "out of memory for a chunk of %u bytes at byte %" PRIu64,
 				       ch.raw_size, at);
 		memcpy(r->raw, p, ch.raw_size);

@@ -12,18 +12,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* The layouts of docs/data-format.md; a change here is a format change. */
-static_assert(sizeof(struct sc_rec_session) == 32, "session size");
-static_assert(sizeof(struct sc_rec_session_end) == 32, "session_end size");
-static_assert(sizeof(struct sc_rec_process) == 32, "process size");
-static_assert(sizeof(struct sc_rec_thread) == 24, "thread size");
-static_assert(sizeof(struct sc_rec_module) == 56, "module size");
-static_assert(sizeof(struct sc_rec_callsite) == 64, "callsite size");
-static_assert(sizeof(struct sc_rec_thread_stats) == 80, "thread_stats size");
-static_assert(sizeof(struct sc_rec_stack) == 8, "stack size");
-static_assert(sizeof(struct sc_rec_samples) == 24, "samples size");
-static_assert(sizeof(struct sc_rec_lost) == 16, "lost size");
-
 static const struct {
 	const char *name;
 	size_t fixed;            /* size of the struct */
@@ -45,6 +33,17 @@ static const struct {
 const char *sc_rec_type_name(unsigned type)
 {
 	return type < SC_REC_MAX ? rec_types[type].name : NULL;
+}
+
+const char *sc_os_cat_name(unsigned cat)
+{
+	static const char *const names[SC_OS_NCAT] = {
+		[SC_OS_SWITCH]  = "switch",
+		[SC_OS_SYSCALL] = "syscall",
+		[SC_OS_FAULT]   = "fault",
+	};
+
+	return cat < SC_OS_NCAT ? names[cat] : NULL;
 }
 
 /* argc NUL-terminated strings, one after the other, inside [p, p+len). */

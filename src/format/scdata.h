@@ -15,6 +15,10 @@
  * a later export) are added without breaking old readers; a reader refuses a
  * file whose min_version is above its own version.
  *
+ * Every struct below is the on-disk layout, its size pinned by a
+ * static_assert beside it: changing one is a format change (see the
+ * compatibility rules in docs/data-format.md).
+ *
  * Damage policy: a truncated or corrupt chunk ends reading at that point with
  * sc_reader_next() returning SC_READ_DAMAGED once (the caller prints a
  * warning and keeps what it read); a bad file header is refused with a
@@ -107,6 +111,11 @@ enum sc_os_cat {
 };
 #define SC_OS_BIT(c) (1u << (c))
 #define SC_OS_ALL    (SC_OS_BIT(SC_OS_SWITCH) | SC_OS_BIT(SC_OS_SYSCALL) | SC_OS_BIT(SC_OS_FAULT))
+/*
+ * A category's name as the command line (--os-events), `dump` and the
+ * report spell it: "switch", "syscall", "fault"; NULL past SC_OS_NCAT.
+ */
+const char *sc_os_cat_name(unsigned cat);
 
 /*
  * Process images: every exec gives a new proc_id (a small integer the
@@ -124,6 +133,7 @@ struct sc_rec_session {
 	uint32_t target_pid;      /* first process, or the attached one */
 	/* followed by argc NUL-terminated strings (the profiled command) */
 };
+static_assert(sizeof(struct sc_rec_session) == 32, "session size");
 #define SC_SESS_ATTACHED   (1u << 0)  /* record -p */
 #define SC_SESS_KERNEL     (1u << 1)  /* --kernel */
 
@@ -134,6 +144,7 @@ struct sc_rec_session_end {
 	uint64_t lost_events;     /* instrumentation events lost in total */
 	uint64_t lost_samples;    /* sampling records lost in total */
 };
+static_assert(sizeof(struct sc_rec_session_end) == 32, "session_end size");
 
 struct sc_rec_process {
 	uint32_t proc_id;
@@ -144,6 +155,7 @@ struct sc_rec_process {
 	uint64_t end_ns;          /* 0 if unknown */
 	/* followed by the executable path, NUL-terminated */
 };
+static_assert(sizeof(struct sc_rec_process) == 32, "process size");
 
 struct sc_rec_thread {
 	uint32_t proc_id;
@@ -152,6 +164,7 @@ struct sc_rec_thread {
 	uint64_t end_ns;
 	/* followed by the thread's name (comm), NUL-terminated */
 };
+static_assert(sizeof(struct sc_rec_thread) == 24, "thread size");
 
 /* One mapping of an ELF object into a process image. */
 struct sc_rec_module {
@@ -164,6 +177,7 @@ struct sc_rec_module {
 	uint32_t flags;           /* SC_MOD_* */
 	/* followed by the path, NUL-terminated ("[vdso]", "[kernel]" ok) */
 };
+static_assert(sizeof(struct sc_rec_module) == 56, "module size");
 #define SC_MOD_EXEC        (1u << 0)  /* executable mapping */
 #define SC_MOD_BASE        (1u << 1)  /* start is the load bias (dladdr base),
                                          end unknown: resolve by nearest base */
@@ -203,6 +217,7 @@ struct sc_rec_callsite {
 	uint64_t app_incl;
 	uint64_t app_excl;
 };
+static_assert(sizeof(struct sc_rec_callsite) == 64, "callsite size");
 
 struct sc_rec_thread_stats {
 	uint32_t proc_id;
@@ -215,6 +230,7 @@ struct sc_rec_thread_stats {
 	uint64_t first_ns;        /* time of the first and last event */
 	uint64_t last_ns;
 };
+static_assert(sizeof(struct sc_rec_thread_stats) == 80, "thread_stats size");
 
 /* Sampling: one distinct call stack, leaf first. */
 struct sc_rec_stack {
@@ -224,6 +240,7 @@ struct sc_rec_stack {
 	/* followed by uint64_t ip[nframes]; ip[0] is the sampled pc, the rest
 	 * are return addresses (resolve them at ip - 1) */
 };
+static_assert(sizeof(struct sc_rec_stack) == 8, "stack size");
 #define SC_STACK_ROOT      (1u << 0)  /* unwinding reached the thread's root */
 #define SC_STACK_TRUNCATED (1u << 1)  /* stopped at the end of the copied stack */
 #define SC_STACK_KERNEL    (1u << 2)  /* ip[] starts with kernel frames */
@@ -236,12 +253,14 @@ struct sc_rec_samples {
 	uint32_t reserved;
 	uint64_t count;
 };
+static_assert(sizeof(struct sc_rec_samples) == 24, "samples size");
 
 struct sc_rec_lost {
 	uint32_t kind;            /* SC_LOST_* */
 	uint32_t proc_id;         /* UINT32_MAX if not known */
 	uint64_t count;
 };
+static_assert(sizeof(struct sc_rec_lost) == 16, "lost size");
 enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3,
        SC_LOST_OS_RECORDS = 4 };  /* OS-event records the kernel dropped
                                      (instrumentation: exact OS time and

@@ -1,6 +1,7 @@
 /* util — see util.h. */
 #include "util/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,26 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem)
 		n *= 2;
 	*arr = xrealloc(*arr, n * elem);
 	*alloc = n;
+}
+
+int grow_bytes(uint8_t **buf, size_t *alloc, size_t need)
+{
+	size_t n = *alloc ? *alloc : 64 * 1024;
+	uint8_t *p;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	p = realloc(*buf, n);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*alloc = n;
+	return 0;
 }
 
 uint64_t now_ns(void)

@@ -2,9 +2,11 @@
  * util — small helpers shared by the command-line tool and its libraries.
  *
  * Contract:
- *  - xmalloc/xcalloc/xrealloc/xstrdup abort the *tool* with a message on OOM.
- *    They must never be used by the injected runtime (src/runtime/), which
- *    lives inside someone else's process and may not exit it.
+ *  - xmalloc/xcalloc/xrealloc/xstrdup/xasprintf and ALLOC_GROW abort the
+ *    *tool* with a message on OOM; grow_bytes() returns -ENOMEM instead.
+ *    Nothing here may be used by the injected runtime (src/runtime/), which
+ *    lives inside someone else's process and may not exit or print there.
+ *  - The x* functions return memory the caller frees with free().
  *  - pr_err() prints one line "stackclock: <message>" to stderr; callers then
  *    return a negative errno or a non-zero status.  Library code never exits.
  *  - pr_warn() is the same with "warning: ", for damage the tool works around.
@@ -18,7 +20,6 @@
 #include <stdbool.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define SC_UNUSED __attribute__((unused))
 #define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 void pr_err(const char *fmt, ...) SC_PRINTF(1, 2);
@@ -36,6 +37,13 @@ char *xasprintf(const char *fmt, ...) SC_PRINTF(1, 2);
 void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
 #define ALLOC_GROW(arr, need, alloc) \
 	grow_array((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+/*
+ * Make the byte buffer *buf (of *alloc bytes, or NULL and 0) hold at least
+ * need bytes, doubling from 64 KiB; the contents are kept.  Returns 0, or
+ * -ENOMEM with *buf untouched: for library code, which may not exit.
+ */
+int grow_bytes(uint8_t **buf, size_t *alloc, size_t need);
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t now_ns(void);

@@ -7,15 +7,50 @@ one_line_fail() {	# one_line_fail MESSAGE PATTERN -- COMMAND...
 	local rc=$?
 	local lines
 	lines=$(wc -l <"$TMP/err")
-	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$lines" -eq 1 ] && grep -qiE "$pat" "$TMP/err"; then
+	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+	   grep -qiE -e "$pat" "$TMP/err"; then
 		ok 0 "$msg"
 	else
 		ok 1 "$msg"
-		echo "#   status $rc, stderr: $(head -3 "$TMP/err")"
+		echo "#   status $rc, stdout $(wc -l <"$TMP/out") lines, stderr: $(head -3 "$TMP/err")"
 	fi
 }
+help_ok() {	# help_ok MESSAGE -- COMMAND...: usage on stdout, nothing on stderr, status 0
+	local msg=$1; shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] && grep -q '^usage: stackclock' "$TMP/out"
+	ok $? "$msg"
+}
 cd "$TMP"
+one_line_fail "no command at all" "no command given.*--help" -- "$STACKCLOCK"
 one_line_fail "unknown command" "unknown command" -- "$STACKCLOCK" frobnicate
+help_ok "stackclock --help" -- "$STACKCLOCK" --help
+help_ok "stackclock record --help" -- "$STACKCLOCK" record --help
+help_ok "stackclock report --help" -- "$STACKCLOCK" report --help
+help_ok "stackclock dump --help" -- "$STACKCLOCK" dump --help
+one_line_fail "record without a program" "no program given" -- "$STACKCLOCK" record
+one_line_fail "record -- without a program" "no program given" -- "$STACKCLOCK" record --
+one_line_fail "record option without its value" "'-m' needs a value" -- "$STACKCLOCK" record -m
+one_line_fail "record long option without its value" "'--duration' needs a value" -- "$STACKCLOCK" record --duration
+for d in abc nan -1 0 1e400 ''; do
+	one_line_fail "bad --duration '$d'" "invalid --duration" -- "$STACKCLOCK" record --duration "$d" -- true
+done
+one_line_fail "bad -p" "invalid PID" -- "$STACKCLOCK" record -p 12abc
+one_line_fail "-F with -m instrument" "-F is for sampling" -- "$STACKCLOCK" record -m instrument -F 99 -- true
+one_line_fail "--os-events with sampling" "os-events is for" -- "$STACKCLOCK" record --os-events=none -- true
+# An unwritable data file is refused before the target runs (no run lost).
+one_line_fail "record -o into a missing directory" "/nonexistent/dir/x.data.*-o" -- \
+	"$STACKCLOCK" record -o /nonexistent/dir/x.data -- touch "$TMP/ran"
+[ ! -e "$TMP/ran" ]; ok $? "  ... and the target did not run"
+one_line_fail "record -o a directory" "cannot write" -- "$STACKCLOCK" record -o "$TMP" -- true
+one_line_fail "a program that is not executable" "permission denied|executable" -- \
+	"$STACKCLOCK" record -m instrument -- /etc/passwd
+one_line_fail "dump of an empty file" "/dev/null: empty file" -- "$STACKCLOCK" dump -i /dev/null
+one_line_fail "dump of a directory" "is a directory.*-i FILE" -- "$STACKCLOCK" dump -i "$TMP"
+one_line_fail "report of a directory" "is a directory" -- "$STACKCLOCK" report -i "$TMP"
+one_line_fail "dump option without its value" "'-i' needs a value" -- "$STACKCLOCK" dump -i
+one_line_fail "dump with a stray argument" "unexpected argument" -- "$STACKCLOCK" dump extra
 one_line_fail "unknown record option" "unknown option" -- "$STACKCLOCK" record --bogus -- true
 one_line_fail "unknown report option" "unknown option|unrecognized" -- "$STACKCLOCK" report --bogus
 one_line_fail "missing program" "no such program" -- "$STACKCLOCK" record -m instrument -- ./does-not-exist

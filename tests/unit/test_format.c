@@ -626,10 +626,14 @@ static void test_refusals(void)
 
 	ret = sc_reader_open(tmp_path("missing.data"), &r, err, sizeof(err));
 	is_u64(ret, -ENOENT, "missing file: -ENOENT");
-	is_str(err, "No such file or directory (record one with 'stackclock record')",
+	is_str(err, "no such file (record one with 'stackclock record', or name it with -i FILE)",
 	       "missing file message");
 	ret = sc_reader_open(tmpdir, &r, err, sizeof(err));
-	ok(ret == -EISDIR && strstr(err, "Is a directory"), "a directory is refused: %s", err);
+	is_u64(ret, -EISDIR, "a directory is refused: -EISDIR");
+	is_str(err, "is a directory, not a data file (name the file with -i FILE)",
+	       "directory message");
+	ret = sc_reader_open("/dev/null", &r, err, sizeof(err));
+	ok(ret == -EINVAL && strstr(err, "empty"), "/dev/null is an empty file: %s", err);
 
 	sc_reader_close(NULL);
 	is_u64(sc_writer_close(NULL), 0, "closing NULL is fine");
@@ -728,6 +732,17 @@ static void test_record_check(void)
 	is_u64(check(SC_REC_STACK, u.b, sizeof(*st) + 23), -EINVAL, "stack with 3 ips cut refused");
 	st->nframes = UINT16_MAX;
 	is_u64(check(SC_REC_STACK, u.b, 200), -EINVAL, "stack with nframes 65535 in 200 bytes refused");
+}
+
+static void test_names(void)
+{
+	is_str(sc_rec_type_name(SC_REC_CCT_NODE), "cct_node", "record type name");
+	ok(sc_rec_type_name(0) == NULL && sc_rec_type_name(SC_REC_MAX) == NULL,
+	   "no name for type 0 or past the last");
+	is_str(sc_os_cat_name(SC_OS_SWITCH), "switch", "OS category 0");
+	is_str(sc_os_cat_name(SC_OS_SYSCALL), "syscall", "OS category 1");
+	is_str(sc_os_cat_name(SC_OS_FAULT), "fault", "OS category 2");
+	ok(sc_os_cat_name(SC_OS_NCAT) == NULL, "no name past the last OS category");
 }
 
 /* A recorder that dies keeps what it flushed; a half-written chunk is damage. */
@@ -846,13 +861,36 @@ static void test_dump(void)
 	snprintf(cmd, sizeof(cmd), "cd %s && %s dump 2>&1", tmpdir, tool);
 	st = run(cmd, out, sizeof(out));
 	is_u64(st, 1, "dump without a stackclock.data exits 1");
-	is_str(out, "stackclock: stackclock.data: No such file or directory "
-	       "(record one with 'stackclock record')\n", "missing file message");
+	is_str(out, "stackclock: stackclock.data: no such file (record one with "
+	       "'stackclock record', or name it with -i FILE)\n", "missing file message");
 
 	snprintf(cmd, sizeof(cmd), "%s dump --bogus 2>&1", tool);
 	st = run(cmd, out, sizeof(out));
 	is_u64(st, 2, "unknown option exits 2");
 	ok(strchr(out, '\n') == out + strlen(out) - 1, "with one line: %s", out);
+
+	/* named fields: OS categories as --os-events spells them, lost kinds */
+	{
+		struct sc_writer *w;
+		struct sc_rec_session se = { .method = SC_METHOD_INSTRUMENT,
+			.os_requested = SC_OS_BIT(SC_OS_SWITCH) | SC_OS_BIT(SC_OS_FAULT) };
+		struct sc_rec_thread_stats ts = { .os_count = { 1, 2, 3 } };
+		int bad = sc_writer_open(cut, SC_FEAT_INSTRUMENT, &w);
+
+		bad |= sc_writer_add(w, SC_REC_SESSION, &se, sizeof(se));
+		bad |= sc_writer_add(w, SC_REC_THREAD_STATS, &ts, sizeof(ts));
+		for (uint32_t k = SC_LOST_SAMPLES; k <= SC_LOST_OS_RECORDS + 1; k++)
+			bad |= sc_writer_add(w, SC_REC_LOST, &(struct sc_rec_lost){ .kind = k, .count = k },
+					     sizeof(struct sc_rec_lost));
+		bad |= sc_writer_close(w);
+		ok(!bad, "file with named fields written");
+	}
+	snprintf(cmd, sizeof(cmd), "%s dump -i %s 2>&1", tool, cut);
+	st = run(cmd, out, sizeof(out));
+	ok(st == 0 && strstr(out, " os_requested=switch,fault "), "OS categories named: %d", st);
+	ok(strstr(out, " os_switch=1 os_syscall=2 os_fault=3 ") != NULL, "per-category counts named");
+	ok(strstr(out, "kind=samples ") && strstr(out, "kind=events ") && strstr(out, "kind=unwind ") &&
+	   strstr(out, "kind=os_records ") && strstr(out, "kind=5 "), "every lost kind named, unknown by number");
 
 	spill(cut, "hello world, not a profile", 26);
 	snprintf(cmd, sizeof(cmd), "%s dump -i %s 2>&1", tool, cut);
@@ -879,6 +917,7 @@ int main(void)
 	test_refusals();
 	test_unknown_types();
 	test_record_check();
+	test_names();
 	test_crash();
 	test_dump();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
