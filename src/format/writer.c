@@ -96,23 +96,6 @@ int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out)
 	return 0;
 }
 
-static int reserve(uint8_t **buf, size_t *alloc, size_t need)
-{
-	size_t n = *alloc ? *alloc : 64 * 1024;
-	uint8_t *p;
-
-	if (need <= *alloc)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*alloc = n;
-	return 0;
-}
-
 /*
  * The first compressed chunk sets SC_FEAT_ZSTD in the file header, which
  * was written before anyone knew.  Readers go by each chunk's own flag, so
@@ -142,7 +125,7 @@ int sc_writer_flush(struct sc_writer *w)
 
 	if (!w->cctx)
 		w->cctx = ZSTD_createCCtx();
-	if (w->cctx && !reserve(&w->zbuf, &w->zbuf_alloc, ZSTD_compressBound(w->raw_len))) {
+	if (w->cctx && !grow_bytes(&w->zbuf, &w->zbuf_alloc, ZSTD_compressBound(w->raw_len))) {
 		size_t z = ZSTD_compressCCtx(w->cctx, w->zbuf, w->zbuf_alloc,
 					     w->raw, w->raw_len, SC_ZSTD_LEVEL);
 		if (!ZSTD_isError(z) && z < w->raw_len) {
@@ -195,7 +178,7 @@ int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
 		if (ret)
 			return ret;
 	}
-	if (reserve(&w->raw, &w->raw_alloc, w->raw_len + need))
+	if (grow_bytes(&w->raw, &w->raw_alloc, w->raw_len + need))
 		return -ENOMEM;
 
 	rh.size = size;
