@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,14 +298,71 @@ static pid_t read_ppid(pid_t pid)
 	return 0;
 }
 
+/*
+ * A file mapping whose path no longer leads to the mapped file: deleted
+ * (" (deleted)"), replaced since (another inode at the path; ino 0 when
+ * the record gave a build-id instead, which the cache checks), or only
+ * visible under the process's own root (a container).  Returns an open
+ * descriptor of the mapped file, or -1 when the path is good or nothing
+ * better can be had.  /proc/PID/root/ needs the right to trace the process;
+ * /proc/PID/map_files/ needs CAP_SYS_ADMIN (root) and reaches deleted files.
+ */
+static int mapped_file_fd(pid_t pid, uint64_t start, uint64_t end,
+			  const char *path, size_t len, bool deleted, uint64_t ino)
+{
+	char buf[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (!deleted) {
+		if (!ino || (stat(path, &st) == 0 && st.st_ino == ino))
+			return -1;
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == ino)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && ino && (fstat(fd, &st) != 0 || st.st_ino != ino)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		pr_debug("sampling: %.*s of PID %d is not the mapped file, and %s: %s",
+			 (int)len, path, (int)pid, buf, strerror(errno));
+	return fd;
+}
+
 static void add_mapping(struct smp_model *m, struct proc *p, uint64_t start,
 			uint64_t end, uint64_t pgoff, const char *path,
-			const uint8_t *build_id, size_t build_id_len)
+			const uint8_t *build_id, size_t build_id_len, uint64_t ino)
 {
+	static const char deleted[] = " (deleted)";
 	struct unw_module *mod = NULL;
 
-	if (path[0] == '/' || !strcmp(path, "[vdso]"))
+	if (path[0] == '/') {
+		size_t len = strlen(path);
+		bool gone = len > sizeof(deleted) - 1 &&
+			    !strcmp(path + len - (sizeof(deleted) - 1), deleted);
+		int fd;
+
+		if (gone)
+			len -= sizeof(deleted) - 1;
+		fd = p->pid > 0 ? mapped_file_fd(p->pid, start, end, path, len, gone, ino) : -1;
+		if (fd >= 0) {
+			char *name = xasprintf("%.*s", (int)len, path);
+			mod = unw_cache_module_fd(m->cache, name, fd);
+			free(name);
+		} else {
+			mod = unw_cache_module(m->cache, path, build_id, build_id_len);
+		}
+	} else if (!strcmp(path, "[vdso]")) {
 		mod = unw_cache_module(m->cache, path, build_id, build_id_len);
+	}
 	unw_space_add(p->space, start, end, pgoff, mod);
 	if (p->want_exe && path[0] == '/') {
 		free(p->exe);
@@ -326,15 +384,15 @@ static int read_maps(struct smp_model *m, struct proc *p)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, pgoff;
+		unsigned long long start, end, pgoff, ino = 0;
 		char perms[8];
 		int name_at = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms,
-			   &pgoff, &name_at) < 4 || !strchr(perms, 'x'))
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %n", &start, &end, perms,
+			   &pgoff, &ino, &name_at) < 4 || !strchr(perms, 'x'))
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		add_mapping(m, p, start, end, pgoff, name_at ? line + name_at : "", NULL, 0);
+		add_mapping(m, p, start, end, pgoff, name_at ? line + name_at : "", NULL, 0, ino);
 	}
 	free(line);
 	fclose(f);
@@ -552,9 +610,9 @@ static void on_mmap2(struct smp_model *m, const struct perf_event_header *h)
 	p = proc_of(m, (pid_t)r.pid, tr.time);
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
 		add_mapping(m, p, r.addr, r.addr + r.len, r.pgoff, path, r.bid,
-			    r.bid_size <= 20 ? r.bid_size : 20);
+			    r.bid_size <= 20 ? r.bid_size : 20, 0);
 	else
-		add_mapping(m, p, r.addr, r.addr + r.len, r.pgoff, path, NULL, 0);
+		add_mapping(m, p, r.addr, r.addr + r.len, r.pgoff, path, NULL, 0, r.ino);
 }
 
 static void on_lost(struct smp_model *m, const struct perf_event_header *h, size_t off)

@@ -10,8 +10,10 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CACHE_BUCKETS 256
 
@@ -35,6 +37,9 @@ void unw_cache_free(struct unw_cache *c)
 		for (; m; m = next) {
 			next = m->next;
 			unw_table_free(m->table);
+			if (m->source)
+				close(m->fd);
+			free(m->source);
 			free(m->path);
 			free(m);
 		}
@@ -59,7 +64,7 @@ struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 	if (build_id_len > sizeof(m->build_id))
 		build_id_len = sizeof(m->build_id);
 	for (m = c->buckets[h]; m; m = m->next)
-		if (!strcmp(m->path, path) && m->build_id_len == build_id_len &&
+		if (!m->private && !strcmp(m->path, path) && m->build_id_len == build_id_len &&
 		    (!build_id_len || !memcmp(m->build_id, build_id, build_id_len)))
 			return m;
 	m = xcalloc(1, sizeof(*m));
@@ -71,6 +76,49 @@ struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 	m->next = c->buckets[h];
 	c->buckets[h] = m;
 	c->nmodules++;
+	return m;
+}
+
+/* Where the module's file is read: its descriptor, else its path. */
+static const char *module_source(const struct unw_module *m)
+{
+	return m->source ? m->source : m->path;
+}
+
+struct unw_module *unw_cache_module_fd(struct unw_cache *c, const char *path, int fd)
+{
+	char source[64];
+	uint8_t id[20];
+	size_t len;
+	struct unw_module *m;
+
+	snprintf(source, sizeof(source), "/proc/self/fd/%d", fd);
+	len = unw_read_build_id(source, id, sizeof(id));
+	if (len) {
+		m = unw_cache_module(c, path, id, len);
+		if (m->source) {
+			close(fd);                /* the same file, read already */
+			return m;
+		}
+		/* Until now read at path, which may hold another file. */
+		if (m->tried && !m->table)
+			m->tried = false;
+	} else {
+		/* Nothing tells this file from another at the same path: an
+		 * entry of its own, which path lookups never return. */
+		unsigned h = hash_str(path);
+
+		m = xcalloc(1, sizeof(*m));
+		m->cache = c;
+		m->path = xstrdup(path);
+		m->private = true;
+		m->id_tried = true;               /* it has no build-id */
+		m->next = c->buckets[h];
+		c->buckets[h] = m;
+		c->nmodules++;
+	}
+	m->fd = fd;
+	m->source = xstrdup(source);
 	return m;
 }
 
@@ -99,7 +147,7 @@ struct unw_table *unw_module_table(struct unw_module *m)
 	else if (m->path[0] != '/')
 		ret = -ENOENT;            /* [heap], //anon, memfd: no file */
 	else
-		ret = unw_table_build_file(m->path, &m->table);
+		ret = unw_table_build_file(module_source(m), &m->table);
 	c->open_ns += now_ns() - t0;
 	if (ret) {
 		pr_debug("unwind: no CFI table for %s: %s", m->path, strerror(-ret));
@@ -135,7 +183,7 @@ size_t unw_module_build_id(struct unw_module *m, const uint8_t **id)
 			memcpy(m->build_id, m->table->build_id, m->table->build_id_len);
 			m->build_id_len = m->table->build_id_len;
 		} else if (m->path[0] == '/') {
-			m->build_id_len = unw_read_build_id(m->path, m->build_id,
+			m->build_id_len = unw_read_build_id(module_source(m), m->build_id,
 							    sizeof(m->build_id));
 		}
 	}

@@ -140,6 +140,15 @@ void unw_cache_free(struct unw_cache *c);      /* accepts NULL */
  */
 struct unw_module *unw_cache_module(struct unw_cache *c, const char *path,
 				    const uint8_t *build_id, size_t build_id_len);
+/*
+ * The entry for a mapped file that path no longer leads to (deleted or
+ * replaced since it was mapped, or under another root): read through fd, an
+ * open descriptor of that very file (from /proc/PID/map_files/ or
+ * /proc/PID/root/), which the cache takes over.  Shared like the others by
+ * path and the file's build-id; a file without one gets an entry of its own.
+ */
+struct unw_module *unw_cache_module_fd(struct unw_cache *c, const char *path,
+				       int fd);
 /* The module's table, opened on first call; NULL if it has none. */
 struct unw_table *unw_module_table(struct unw_module *m);
 const char *unw_module_path(const struct unw_module *m);

@@ -55,6 +55,11 @@ struct unw_module {
 	struct unw_table *table;
 	bool tried;                   /* build attempted (table may be NULL) */
 	bool id_tried;                /* build-id looked up in the file */
+	int fd;                       /* the mapped file, when path no longer
+					 leads to it (valid if source set) */
+	char *source;                 /* "/proc/self/fd/N": read from there */
+	bool private;                 /* fd entry without build-id: found by
+					 no path lookup */
 };
 
 /* Read the GNU build-id note of an ELF file (table.c).  Length or 0. */

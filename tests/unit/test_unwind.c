@@ -18,6 +18,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -263,6 +264,25 @@ static void test_tables(void)
 	   built, t ? unw_table_nrows(t) : 0);
 	ok(unw_module_build_id(self, &id) == 20, "build-id read from the file");
 	is_u64(unw_table_build_file("/nonexistent/x", &bad), -ENOENT, "missing file: -ENOENT");
+
+	/* A file its path no longer leads to, read through a descriptor. */
+	{
+		const uint8_t *fid;
+		struct unw_module *gone = unw_cache_module_fd(cache, "/gone/self",
+							      open("/proc/self/exe", O_RDONLY));
+		struct unw_module *again = unw_cache_module_fd(cache, "/gone/self",
+							       open("/proc/self/exe", O_RDONLY));
+		struct unw_table *gt = unw_module_table(gone);
+
+		ok(gt && unw_table_nfdes(gt) == unw_table_nfdes(t),
+		   "a module read through a descriptor: same table as the file's");
+		ok(unw_module_build_id(gone, &fid) == 20 && !memcmp(fid, id, 20) &&
+		   !strcmp(unw_module_path(gone), "/gone/self"),
+		   "it keeps its path and the file's build-id");
+		ok(again == gone, "the same file again: one entry (by build-id)");
+		ok(unw_cache_module(cache, "/gone/self", id, 20) == gone,
+		   "and a mapping record of that path and build-id shares it");
+	}
 	is_u64(unw_table_build_file("/proc/self/status", &bad), -ENOEXEC, "not ELF: -ENOEXEC");
 
 	/* At capture()'s first instruction, found through the mapping of the
