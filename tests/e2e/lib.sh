@@ -35,3 +35,11 @@ build() {
 q() { python3 "$E2E_DIR/sc.py" query "$1" "$2"; }
 # invariants FILE.json: SPEC invariants, checked independently of the tool.
 invariants() { check "SPEC invariants hold in $(basename "$1")" -- python3 "$E2E_DIR/sc.py" invariants "$1"; }
+# report_json DATA OUT.json [REPORT OPTIONS...]: `report --format json` of
+# DATA into OUT.json, then SPEC's invariants on it (two TAP lines).
+report_json() {
+	local data=$1 out=$2; shift 2
+	check "report${*:+ $*} into $(basename "$out")" -- _report_into "$out" -i "$data" --format json "$@"
+	invariants "$out"
+}
+_report_into() { local out=$1; shift; "$STACKCLOCK" report "$@" >"$out"; }

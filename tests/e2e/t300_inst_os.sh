@@ -6,8 +6,7 @@
 build e2e_os e2e_os.c -O1 -finstrument-functions || exit 1
 D=$TMP/os.data
 check "record -m instrument succeeds" -- "$STACKCLOCK" record -m instrument -o "$D" -- "$TMP/e2e_os" "$TMP"
-check "report json" -- sh -c "'$STACKCLOCK' report -i '$D' --format json > '$TMP/os.json'"
-invariants "$TMP/os.json"
+report_json "$D" "$TMP/os.json"
 ms() { q "$TMP/os.json" "row('$1')['$2'] / 1e6"; }
 check "sleeper EI is about 200 ms ($(ms sleeper elapsed_inclusive_ns) ms)" -- \
 	q "$TMP/os.json" "exit(0 if 190e6 <= row('sleeper')['elapsed_inclusive_ns'] <= 400e6 else 1)"
@@ -28,8 +27,7 @@ check "context switches and system calls were observed" -- \
 check "session EI is close to the duration" -- \
 	q "$TMP/os.json" "exit(0 if 0.8 * s['duration_ns'] <= s['elapsed_inclusive_ns'] <= s['duration_ns'] else 1)"
 
-check "report --app-time=exact" -- sh -c "'$STACKCLOCK' report -i '$D' --app-time=exact --format json > '$TMP/exact.json'"
-invariants "$TMP/exact.json"
+report_json "$D" "$TMP/exact.json" --app-time=exact
 check "exact mode: sleeper's Application time is under 10% of its Elapsed time" -- \
 	q "$TMP/exact.json" "exit(0 if row('sleeper')['application_inclusive_ns'] <= 0.1 * row('sleeper')['elapsed_inclusive_ns'] else 1)"
 check "exact mode: spinner keeps about its 100 ms of CPU as Application time" -- \
@@ -37,8 +35,7 @@ check "exact mode: spinner keeps about its 100 ms of CPU as Application time" --
 
 D2=$TMP/none.data
 check "record --os-events=none" -- "$STACKCLOCK" record -m instrument --os-events=none -o "$D2" -- "$TMP/e2e_os" "$TMP"
-check "report json (no OS events)" -- sh -c "'$STACKCLOCK' report -i '$D2' --format json > '$TMP/none.json'"
-invariants "$TMP/none.json"
+report_json "$D2" "$TMP/none.json"
 check "without OS events Application time equals Elapsed time" -- \
 	q "$TMP/none.json" "exit(0 if s['application_inclusive_ns'] == s['elapsed_inclusive_ns'] else 1)"
 check "table report fits 80 columns" -- sh -c "'$STACKCLOCK' report -i '$D' | awk 'length > 80 { bad = 1 } END { exit bad }'"

@@ -6,8 +6,7 @@ build e2e_unbalanced e2e_unbalanced.c -O1 -finstrument-functions || exit 1
 build e2e_exception e2e_exception.cc -O1 -finstrument-functions || exit 1
 D=$TMP/u.data
 check "record longjmp+recursion" -- "$STACKCLOCK" record -m instrument -o "$D" -- "$TMP/e2e_unbalanced"
-check "report json" -- sh -c "'$STACKCLOCK' report -i '$D' --format json > '$TMP/u.json'"
-invariants "$TMP/u.json"
+report_json "$D" "$TMP/u.json"
 check "jump_leaf/jump_mid entered 10 times each" -- \
 	q "$TMP/u.json" "exit(0 if row('jump_leaf')['calls'] == 10 and row('jump_mid')['calls'] == 10 else 1)"
 check "the 20 frames left by longjmp are repaired ($(q "$TMP/u.json" "s['repairs']"))" -- \
@@ -21,14 +20,12 @@ check "no open frames after a normal return" -- q "$TMP/u.json" "exit(0 if s['op
 
 E=$TMP/x.data
 check "record exit() deep" -- "$STACKCLOCK" record -m instrument -o "$E" -- "$TMP/e2e_unbalanced" exit
-check "report json (exit)" -- sh -c "'$STACKCLOCK' report -i '$E' --format json > '$TMP/x.json'"
-invariants "$TMP/x.json"
+report_json "$E" "$TMP/x.json"
 check "exit() three frames deep leaves 3 open frames" -- q "$TMP/x.json" "exit(0 if s['open_frames'] == 3 else 1)"
 
 C=$TMP/c.data
 check "record C++ exceptions" -- "$STACKCLOCK" record -m instrument -o "$C" -- "$TMP/e2e_exception"
-check "report json (exceptions)" -- sh -c "'$STACKCLOCK' report -i '$C' --format json > '$TMP/c.json'"
-invariants "$TMP/c.json"
+report_json "$C" "$TMP/c.json"
 check "thrower and catcher called 20 times" -- \
 	q "$TMP/c.json" "exit(0 if row('thrower(int)')['calls'] == 20 and row('catcher(int)')['calls'] == 20 else 1)"
 # gcc's -finstrument-functions calls the exit probe from the cleanup the
@@ -44,8 +41,7 @@ check "C++ names are demangled" -- q "$TMP/c.json" "exit(0 if any(x['function'] 
 if command -v clang++ >/dev/null; then
 	clang++ -g -O1 -finstrument-functions -o "$TMP/e2e_exception_clang" "$PROGS/e2e_exception.cc"
 	check "record C++ exceptions (clang build)" -- "$STACKCLOCK" record -m instrument -o "$TMP/cc.data" -- "$TMP/e2e_exception_clang"
-	check "report json (clang exceptions)" -- sh -c "'$STACKCLOCK' report -i '$TMP/cc.data' --format json > '$TMP/cc.json'"
-	invariants "$TMP/cc.json"
+	report_json "$TMP/cc.data" "$TMP/cc.json"
 	check "10 throws skip 2 exits each: 20 repairs ($(q "$TMP/cc.json" "s['repairs']"))" -- \
 		q "$TMP/cc.json" "exit(0 if s['repairs'] == 20 and s['open_frames'] == 0 else 1)"
 	check "clang: thrower within middle within catcher, 20 calls each" -- \
@@ -55,8 +51,7 @@ fi
 build e2e_unbalanced_mt e2e_unbalanced.c -O1 -pthread -finstrument-functions || exit 1
 G=$TMP/g.data
 check "record signal handlers" -- "$STACKCLOCK" record -m instrument -o "$G" -- "$TMP/e2e_unbalanced_mt" signal
-check "report json (signals)" -- sh -c "'$STACKCLOCK' report -i '$G' --format json > '$TMP/g.json'"
-invariants "$TMP/g.json"
+report_json "$G" "$TMP/g.json"
 check "the handler ran 20 times on top of the interrupted frames" -- \
 	q "$TMP/g.json" "exit(0 if row('on_alarm')['calls'] == 20 and row('on_alarm')['elapsed_inclusive_ns'] <= row('wait_ticks')['elapsed_inclusive_ns'] else 1)"
 # siglongjmp from on_alarm_jump skips the exits of on_alarm_jump, busy (if
@@ -66,8 +61,7 @@ check "siglongjmp out of a handler: 3 or 4 repairs ($(q "$TMP/g.json" "s['repair
 	q "$TMP/g.json" "exit(0 if 3 <= s['repairs'] <= 4 and s['open_frames'] == 0 else 1)"
 P=$TMP/pe.data
 check "record pthread_exit" -- "$STACKCLOCK" record -m instrument -o "$P" -- "$TMP/e2e_unbalanced_mt" thread
-check "report json (pthread_exit)" -- sh -c "'$STACKCLOCK' report -i '$P' --format json > '$TMP/pe.json'"
-invariants "$TMP/pe.json"
+report_json "$P" "$TMP/pe.json"
 check "pthread_exit three frames deep leaves 3 open frames ($(q "$TMP/pe.json" "s['open_frames']"))" -- \
 	q "$TMP/pe.json" "exit(0 if s['open_frames'] == 3 and s['repairs'] == 0 else 1)"
 check "pexit_inner's time ends at the thread's last event (no runaway)" -- \

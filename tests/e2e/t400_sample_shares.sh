@@ -6,8 +6,7 @@
 build e2e_shares e2e_shares.c -O2 -fomit-frame-pointer || exit 1
 D=$TMP/s.data
 check "record (sampling, default method)" -- "$STACKCLOCK" record -F 999 -o "$D" -- "$TMP/e2e_shares" 2000
-check "report json" -- sh -c "'$STACKCLOCK' report -i '$D' --format json > '$TMP/s.json'"
-invariants "$TMP/s.json"
+report_json "$D" "$TMP/s.json"
 n=$(q "$TMP/s.json" "s['samples']")
 check "999 Hz for 2 s of CPU: $n samples" -- q "$TMP/s.json" "exit(0 if 1700 <= s['samples'] <= 2300 else 1)"
 pct() { q "$TMP/s.json" "round(100.0 * row('$1')['exclusive_samples'] / sum(row(f)['exclusive_samples'] for f in ('part_a','part_b','part_c')), 1)"; }
@@ -22,20 +21,17 @@ check "main is near 100% inclusive ($(q "$TMP/s.json" "row('main')['inclusive_pc
 	q "$TMP/s.json" "exit(0 if row('main')['inclusive_pct'] >= 97 else 1)"
 check "stacks reach the root: $(q "$TMP/s.json" "s['root_reached_pct']")% >= 95%" -- \
 	q "$TMP/s.json" "exit(0 if s['root_reached_pct'] >= 95 else 1)"
-check "report --by line" -- sh -c "'$STACKCLOCK' report -i '$D' --by line --format json > '$TMP/l.json'"
-invariants "$TMP/l.json"
+report_json "$D" "$TMP/l.json" --by line
 check "line rows carry file and line of e2e_shares.c" -- \
 	q "$TMP/l.json" "exit(0 if any(str(x.get('file','')).endswith('e2e_shares.c') and x['line'] > 0 for x in rows) else 1)"
 for by in module thread process address; do
-	check "report --by $by" -- sh -c "'$STACKCLOCK' report -i '$D' --by $by --format json > '$TMP/$by.json'"
-	invariants "$TMP/$by.json"
+	report_json "$D" "$TMP/$by.json" --by $by
 done
 
 build e2e_cputhreads e2e_cputhreads.c -O2 -fomit-frame-pointer -pthread || exit 1
 T=$TMP/t.data
 check "record threads + fork" -- sh -c "'$STACKCLOCK' record -o '$T' -- '$TMP/e2e_cputhreads' > '$TMP/cpu.txt'"
-check "report --by thread" -- sh -c "'$STACKCLOCK' report -i '$T' --by thread --format json > '$TMP/th.json'"
-invariants "$TMP/th.json"
+report_json "$T" "$TMP/th.json" --by thread
 check "per-thread samples follow per-thread CPU time (within 15%)" -- python3 - "$TMP/th.json" "$TMP/cpu.txt" <<'PY'
 import json, sys
 rows = {x["tid"]: x for x in json.load(open(sys.argv[1]))["rows"]}
@@ -48,7 +44,7 @@ for line in open(sys.argv[2]):
     bad |= abs(got - expect) > 0.15 * expect
 sys.exit(bad)
 PY
-check "report --by process" -- sh -c "'$STACKCLOCK' report -i '$T' --by process --format json > '$TMP/pr.json'"
+report_json "$T" "$TMP/pr.json" --by process
 check "the forked child is a process of its own" -- q "$TMP/pr.json" "exit(0 if len(set(x['pid'] for x in rows)) >= 2 else 1)"
 check "child_spin is found in the child" -- sh -c "'$STACKCLOCK' report -i '$T' --format csv | grep -q child_spin"
 
@@ -59,7 +55,6 @@ check "attach with -p for 1 s" -- "$STACKCLOCK" record -p "$pid" --duration 1 -o
 kill -0 "$pid" 2>/dev/null
 ok $? "the attached process is still running after record"
 wait "$pid"
-check "report of the attached recording" -- sh -c "'$STACKCLOCK' report -i '$TMP/a.data' --format json > '$TMP/a.json'"
-invariants "$TMP/a.json"
+report_json "$TMP/a.data" "$TMP/a.json"
 check "attach: at most 1 s of samples ($(q "$TMP/a.json" "s['samples']")), middle on the stacks" -- \
 	q "$TMP/a.json" "exit(0 if 200 <= s['samples'] <= 1100 and row('middle')['inclusive_pct'] > 90 else 1)"
