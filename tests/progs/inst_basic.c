@@ -104,13 +104,16 @@ PATHFN(8) PATHFN(9) PATHFN(10) PATHFN(11) PATHFN(12) PATHFN(13) PATHFN(14) PATHF
 
 __attribute__((noinline)) void sleeper(void) { usleep(60000); }
 
+/* 30 ms of CPU time, nearly all of it in user code: the thread's CPU clock
+ * is a system call, so it is read only every million iterations. */
 __attribute__((noinline)) void spinner(void)
 {
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	do {
-		sink++;
+		for (int i = 0; i < 1000000; i++)
+			sink++;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	} while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 30000000L);
 }
