@@ -38,10 +38,17 @@ static char dir[] = "/tmp/sc-fuzz-elf.XXXXXX";
 static char path[PATH_MAX];
 static volatile size_t sink;
 
+static void remove_files(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	if (!mkdtemp(dir))
 		abort();
+	atexit(remove_files);
 	snprintf(path, sizeof(path), "%s/obj", dir);
 	/* Debug files by build-id or debuglink are looked up in this empty
 	 * directory only, never among the machine's real ones. */
