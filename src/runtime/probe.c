@@ -9,8 +9,8 @@
  * thread's context switches, system calls and page faults there), then the
  * engine's few loads and stores.  No locks, no allocation, no system call.
  * Everything else is a rare path: a thread's first event (state, perf
- * events), a new calling context (module of the function), more memory
- * (fallocate), OS records to read, fork.
+ * events), a new calling context or call site (the module holding it),
+ * more memory (fallocate), OS records to read, fork.
  *
  * Paranoia: this code runs inside someone else's process.  It never writes
  * to the target's stdout/stderr, never exits it, keeps its symbols hidden
