@@ -45,7 +45,7 @@ $(O)/libcore.a: $(CORE_OBJ)
 $(O)/stackclock: $(CMD_OBJ) $(O)/libcore.a
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/libcore.a $(LIBS)
 
-$(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/runtime/shm.h
+$(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
 	$(CC) $(RT_CFLAGS) -shared -Wl,--version-script=src/runtime/runtime.map -o $@ $(RT_SRC) -lpthread -ldl
 
 $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
@@ -55,8 +55,8 @@ $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
 test: all
 	O=$(O) tests/run.sh
 
-# What CI runs: the suite on the normal build, plus the unit tests again
-# under ASan+UBSan; one summary line at the end.
+# What CI runs: the suite on the normal build, plus the unit and
+# end-to-end tests again under ASan+UBSan; one summary line at the end.
 check:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
@@ -66,4 +66,4 @@ clean:
 	rm -rf build build-san
 
 .PHONY: all test check clean
--include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_BIN:=.d)

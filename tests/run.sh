@@ -3,7 +3,8 @@
 # (tests/e2e/t*.sh), the fuzz smoke runs, and with SAN_O set the unit and
 # end-to-end tests again on the sanitizer build.  Every one speaks TAP; this
 # counts "ok"/"not ok" lines.  A program that exits non-zero without a
-# failing line counts as one failure.  Last line: "N passed, N failed".
+# failing line, or prints no TAP line at all, counts as one failure.
+# Last line: "N passed, N failed".
 #
 #   O=build tests/run.sh [PATTERN]     (PATTERN filters test names)
 set -u
@@ -30,6 +31,9 @@ run_one() {
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited with status $rc" >>"$out"
+	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name checked nothing (no TAP line)" >>"$out"
 	fi
 	pass=$((pass + p))
 	fail=$((fail + f))
