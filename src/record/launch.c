@@ -6,7 +6,9 @@
  * must exist before the first instruction of the target (perf events with
  * enable_on_exec, shared memory).  Exec failure travels back through a
  * close-on-exec pipe, so "no such program" is told apart from a target that
- * ran and failed.
+ * ran and failed.  A child that reads EOF instead of the go byte exits
+ * without exec: a recorder that fails (or dies) during its set-up never
+ * leaves the target running unobserved.
  */
 #include "record/record.h"
 #include "util/util.h"
@@ -23,17 +25,27 @@
 
 static void child_run(int go_rd, int err_wr, char **argv, char *const *env_extra)
 {
+	ssize_t n;
 	char c;
 	int err;
 
-	while (read(go_rd, &c, 1) < 0 && errno == EINTR)
-		;
+	do
+		n = read(go_rd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	/*
+	 * EOF instead of the go byte: the recorder gave up (launch_abort) or
+	 * died before its set-up was done.  The target must not run
+	 * unobserved, so leave without a word.
+	 */
+	if (n != 1)
+		_exit(127);
 	close(go_rd);
 	for (; env_extra && *env_extra; env_extra++)
 		putenv(*env_extra);
 	execvp(argv[0], argv);
 	err = errno;
-	if (write(err_wr, &err, sizeof(err)) < 0)
+	/* If the recorder is gone there is no one to tell: exit either way. */
+	if (write(err_wr, &err, sizeof(err)) != sizeof(err))
 		_exit(127);
 	_exit(127);
 }
@@ -73,6 +85,14 @@ int launch_prepare(struct launch *l, char **argv, char *const *env_extra)
 	return 0;
 }
 
+void launch_abort(struct launch *l)
+{
+	close(l->go_fd);          /* EOF: the child leaves without exec */
+	close(l->err_fd);
+	while (waitpid(l->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 int launch_go(struct launch *l)
 {
 	int err = 0;
@@ -80,8 +100,7 @@ int launch_go(struct launch *l)
 
 	if (write(l->go_fd, "g", 1) != 1) {
 		err = errno;
-		close(l->go_fd);
-		close(l->err_fd);
+		launch_abort(l);
 		return -err;
 	}
 	close(l->go_fd);

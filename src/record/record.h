@@ -55,6 +55,12 @@ int launch_prepare(struct launch *l, char **argv, char *const *env_extra);
  */
 int launch_go(struct launch *l);
 /*
+ * Give up on a prepared child instead of releasing it: it exits without
+ * running the program, and is reaped.  For a set-up that failed after
+ * launch_prepare().
+ */
+void launch_abort(struct launch *l);
+/*
  * Wait for the child and every descendant to end.  *status gets the wait
  * status of the first child.  If stop_flag becomes non-zero (signal handler)
  * the target is sent SIGINT once.  Returns 0 or -errno.
