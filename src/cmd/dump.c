@@ -310,6 +310,10 @@ int cmd_dump(int argc, char **argv)
 		pr_err("dump: unexpected argument '%s' (use -i FILE)", argv[optind]);
 		return 2;
 	}
+	if (!*path) {
+		pr_err("dump: -i needs a file name (see 'stackclock dump --help')");
+		return 2;
+	}
 
 	ret = sc_reader_open(path, &r, err, sizeof(err));
 	if (ret) {

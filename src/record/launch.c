@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,8 +144,12 @@ int launch_wait_all(struct launch *l, int *status, volatile int *stop_flag)
 
 void launch_report_exec_error(const char *prog, int err)
 {
+	struct stat st;
+
 	if (err == ENOENT)
 		pr_err("cannot run '%s': no such program (check the path, or PATH)", prog);
+	else if (err == EACCES && !stat(prog, &st) && S_ISDIR(st.st_mode))
+		pr_err("cannot run '%s': it is a directory (name the program itself)", prog);
 	else if (err == EACCES)
 		pr_err("cannot run '%s': permission denied (is it executable?)", prog);
 	else

@@ -51,6 +51,9 @@ one_line_fail "dump of a directory" "is a directory.*-i FILE" -- "$STACKCLOCK" d
 one_line_fail "report of a directory" "is a directory" -- "$STACKCLOCK" report -i "$TMP"
 one_line_fail "dump option without its value" "'-i' needs a value" -- "$STACKCLOCK" dump -i
 one_line_fail "dump with a stray argument" "unexpected argument" -- "$STACKCLOCK" dump extra
+one_line_fail "dump -i ''" "needs a file name" -- "$STACKCLOCK" dump -i ''
+one_line_fail "a directory as the program" "is a directory" -- "$STACKCLOCK" record -- "$TMP"
+one_line_fail "a directory as the program (instrument)" "is a directory" -- "$STACKCLOCK" record -m instrument -- "$TMP"
 one_line_fail "unknown record option" "unknown option" -- "$STACKCLOCK" record --bogus -- true
 one_line_fail "unknown report option" "unknown option|unrecognized" -- "$STACKCLOCK" report --bogus
 one_line_fail "missing program" "no such program" -- "$STACKCLOCK" record -m instrument -- ./does-not-exist
