@@ -83,7 +83,8 @@ static ssize_t src_read(struct sc_reader *r, size_t len, const uint8_t **out)
 	if (r->fd < 0) {
 		size_t left = r->pos < r->mem_len ? r->mem_len - r->pos : 0;
 
-		*out = r->mem + r->pos;
+		/* no arithmetic on the pointer past its end (or on NULL, 0) */
+		*out = left ? r->mem + r->pos : r->mem;
 		return len < left ? len : left;
 	}
 	if (grow_bytes(&r->stored, &r->stored_alloc, len))

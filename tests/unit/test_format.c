@@ -623,6 +623,8 @@ static void test_refusals(void)
 	ok(ret == -EINVAL && strstr(err, "truncated"), "short header refused: %s", err);
 	ret = sc_reader_open_mem(&h, 0, &r, err, sizeof(err));
 	ok(ret == -EINVAL && strstr(err, "empty"), "empty file refused: %s", err);
+	ret = sc_reader_open_mem(NULL, 0, &r, err, sizeof(err));
+	ok(ret == -EINVAL && strstr(err, "empty") && !r, "no buffer at all refused: %s", err);
 
 	ret = sc_reader_open(tmp_path("missing.data"), &r, err, sizeof(err));
 	is_u64(ret, -ENOENT, "missing file: -ENOENT");
