@@ -89,24 +89,30 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* SIGINT & co. arrive on a signalfd polled with the rings; reports its own failure. */
 static int block_signals(struct sampler *s)
 {
 	sigset_t set;
+	int e = 0;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, &s->oldmask) < 0)
-		return -errno;
-	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (s->sigfd < 0) {
-		int e = -errno;
-		sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
-		return e;
+	if (sigprocmask(SIG_BLOCK, &set, &s->oldmask) < 0) {
+		e = -errno;
+	} else {
+		s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (s->sigfd < 0) {
+			e = -errno;
+			sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+		}
 	}
-	return 0;
+	if (e)
+		pr_err("cannot set up signal handling (signalfd): %s; raise 'ulimit -n' or free memory, then retry",
+		       strerror(-e));
+	return e;
 }
 
 static void unblock_signals(struct sampler *s)
@@ -148,7 +154,8 @@ static int write_file(struct sampler *s)
 
 	s->last_write = now_ns();
 	if (ret)
-		pr_err("cannot write '%s': %s", s->o->output, strerror(-ret));
+		pr_err("cannot write the data file '%s': %s (check free space and permissions, or choose another with -o FILE)",
+		       s->o->output, strerror(-ret));
 	return ret;
 }
 
@@ -279,7 +286,8 @@ static int run_launch(struct sampler *s)
 
 	ret = launch_prepare(&l, s->o->argv, NULL);
 	if (ret) {
-		pr_err("cannot start '%s': %s", s->o->argv[0], strerror(-ret));
+		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise 'ulimit -u' or 'ulimit -n', then retry)",
+		       s->o->argv[0], strerror(-ret));
 		return 1;
 	}
 	s->si.target_pid = l.pid;
@@ -290,14 +298,10 @@ static int run_launch(struct sampler *s)
 	follow_kernel_fallback(s);
 	if (ret)
 		smp_perf_explain(ret, l.pid);
-	else if ((ret = block_signals(s)))
-		pr_err("cannot set up signal handling: %s", strerror(-ret));
+	else
+		ret = block_signals(s);
 	if (ret) {
-		/* The child would exec when its pipe closes: stop it first. */
-		kill(l.pid, SIGKILL);
-		close(l.go_fd);
-		close(l.err_fd);
-		waitpid(l.pid, NULL, 0);
+		launch_abort(&l);            /* the held child leaves without exec */
 		return 1;
 	}
 	s->t0 = s->last_write = now_ns();
@@ -465,7 +469,6 @@ static int run_attach(struct sampler *s)
 	s->si.exit_status = -1;
 	ret = block_signals(s);
 	if (ret) {
-		pr_err("cannot set up signal handling: %s", strerror(-ret));
 		if (pidfd >= 0)
 			close(pidfd);
 		return 1;
@@ -497,22 +500,6 @@ static int run_attach(struct sampler *s)
 	return 0;
 }
 
-/* Fail before running anything if the data file cannot be written. */
-static int check_output(const char *path)
-{
-	bool existed = access(path, F_OK) == 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-
-	if (fd < 0) {
-		pr_err("cannot write '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	if (!existed)
-		unlink(path);
-	return 0;
-}
-
 int record_sample(const struct record_opts *opts)
 {
 	struct sampler s = { .o = opts, .sigfd = -1 };
@@ -528,8 +515,6 @@ int record_sample(const struct record_opts *opts)
 	s.si.frequency_hz = opts->frequency_hz;
 	s.si.flags = opts->kernel ? SC_SESS_KERNEL : 0;
 	s.si.exit_status = -1;
-	if (check_output(opts->output))
-		return 1;
 	smp_perf_init(&s.perf, &po);
 	s.model = smp_model_new(&mo);
 	ret = opts->attach_pid ? run_attach(&s) : run_launch(&s);

@@ -314,7 +314,8 @@ void smp_perf_explain(int err, pid_t pid)
 		pr_err("cannot map perf ring buffers: raise kernel.perf_event_mlock_kb or run as root");
 		break;
 	default:
-		pr_err("perf_event_open failed: %s", strerror(-err));
+		pr_err("cannot open the software cpu-clock sampling event for PID %d: %s "
+		       "(check kernel.perf_event_paranoid, or run as root)", (int)pid, strerror(-err));
 		break;
 	}
 }
