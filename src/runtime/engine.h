@@ -217,21 +217,6 @@ _Static_assert(sizeof(struct sc_eng_frame) == 40, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
-/* Initialise a zeroed buffer as an empty arena (tests; the runtime uses shm.h). */
-static inline void sc_eng_arena_init(struct sc_eng_arena *a, void *buf, uint64_t size)
-{
-	a->base = (uint8_t *)buf;
-	a->size = size;
-	a->hdr = (struct sc_eng_arena_hdr *)buf;
-	a->commit = 0;
-	a->newaddr = 0;
-	a->ctx = 0;
-	a->hdr->null_func = 0;
-	a->hdr->size = size;
-	if (a->hdr->bump < sizeof(struct sc_eng_arena_hdr))
-		a->hdr->bump = sizeof(struct sc_eng_arena_hdr);
-}
-
 /* Attach to an arena whose header is already written (size, bump). */
 static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64_t size)
 {
@@ -241,6 +226,16 @@ static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64
 	a->commit = 0;
 	a->newaddr = 0;
 	a->ctx = 0;
+}
+
+/* Initialise a zeroed buffer as an empty arena (tests; the runtime uses shm.h). */
+static inline void sc_eng_arena_init(struct sc_eng_arena *a, void *buf, uint64_t size)
+{
+	sc_eng_arena_attach(a, buf, size);
+	a->hdr->null_func = 0;
+	a->hdr->size = size;
+	if (a->hdr->bump < sizeof(struct sc_eng_arena_hdr))
+		a->hdr->bump = sizeof(struct sc_eng_arena_hdr);
 }
 
 /* Allocate len bytes aligned to 128; returns the offset, or 0 if full. */
