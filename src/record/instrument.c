@@ -385,6 +385,15 @@ static int image_map(const char *dir, const char *name, struct image *im)
 	return 0;
 }
 
+/* The last image before image i that belongs to process pid, or UINT32_MAX. */
+static uint32_t latest_image_of(const struct image *ims, int i, uint32_t pid)
+{
+	for (int j = i - 1; j >= 0; j--)
+		if (ims[j].hdr->pid == pid)
+			return (uint32_t)j;
+	return UINT32_MAX;
+}
+
 /* Which image each image came from: fork (named), exec (same pid, earlier),
  * or the parent process's image live at the time. */
 static void link_parents(struct image *ims, int n)
@@ -402,18 +411,9 @@ static void link_parents(struct image *ims, int n)
 			if (ims[i].parent != UINT32_MAX)
 				continue;
 		}
-		for (j = i - 1; j >= 0; j--)
-			if (ims[j].hdr->pid == h->pid) {
-				ims[i].parent = (uint32_t)j;
-				break;
-			}
-		if (ims[i].parent != UINT32_MAX)
-			continue;
-		for (j = i - 1; j >= 0; j--)
-			if (ims[j].hdr->pid == h->ppid) {
-				ims[i].parent = (uint32_t)j;
-				break;
-			}
+		ims[i].parent = latest_image_of(ims, i, h->pid);
+		if (ims[i].parent == UINT32_MAX)
+			ims[i].parent = latest_image_of(ims, i, h->ppid);
 	}
 }
 
@@ -614,6 +614,13 @@ static void remove_images(const char *dir, const char *stem)
 	closedir(d);
 }
 
+/* The data file could not be created or written (a bad -o path, a full disk). */
+static void data_file_error(const char *path, int err)
+{
+	pr_err("cannot write the data file '%s': %s (free some space on its disk, "
+	       "or choose another file with -o FILE)", path, strerror(-err));
+}
+
 static int write_session(const struct record_opts *opts, struct image *ims, int nims,
 			 const struct sc_tick_conv *conv, uint64_t start_real, uint64_t duration_ns,
 			 int status, pid_t target, struct totals *tot)
@@ -627,7 +634,7 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 
 	ret = sc_writer_open(opts->output, SC_FEAT_INSTRUMENT, &w);
 	if (ret) {
-		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+		data_file_error(opts->output, ret);
 		return ret;
 	}
 	for (i = 0; i < opts->argc; i++)
@@ -655,13 +662,13 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 		ret = sc_writer_add(w, SC_REC_SESSION_END, &e, sizeof(e));
 	}
 	if (ret) {
-		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+		data_file_error(opts->output, ret);
 		sc_writer_close(w);
 		return ret;
 	}
 	ret = sc_writer_close(w);
 	if (ret)
-		pr_err("cannot write '%s': %s", opts->output, strerror(-ret));
+		data_file_error(opts->output, ret);
 	return ret;
 }
 
@@ -730,7 +737,8 @@ int record_instrument(const struct record_opts *opts)
 	start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 	ret = launch_prepare(&l, opts->argv, env);
 	if (ret) {
-		pr_err("cannot start '%s': %s", opts->argv[0], strerror(-ret));
+		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise "
+		       "'ulimit -u' or 'ulimit -n', then retry)", opts->argv[0], strerror(-ret));
 		goto out;
 	}
 	ret = launch_go(&l);
