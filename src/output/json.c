@@ -50,7 +50,7 @@ static void os_events(FILE *f, const struct an_session *s)
 	fputc('{', f);
 	/* a category the kernel did not let us observe has no count: null */
 	for (int c = 0; c < SC_OS_NCAT; c++) {
-		fprintf(f, "\"%s\": ", out_os_cat_name(c));
+		fprintf(f, "\"%s\": ", sc_os_cat_name(c));
 		if (s->os_observed & SC_OS_BIT(c))
 			fprintf(f, "%" PRIu64 ", ", s->os_count[c]);
 		else
@@ -59,14 +59,14 @@ static void os_events(FILE *f, const struct an_session *s)
 	fputs("\"requested\": [", f);
 	for (int c = 0; c < SC_OS_NCAT; c++)
 		if (s->os_requested & SC_OS_BIT(c)) {
-			fprintf(f, "%s\"%s\"", first ? "" : ", ", out_os_cat_name(c));
+			fprintf(f, "%s\"%s\"", first ? "" : ", ", sc_os_cat_name(c));
 			first = false;
 		}
 	fputs("], \"not_observed\": [", f);
 	first = true;
 	for (int c = 0; c < SC_OS_NCAT; c++)
 		if (!(s->os_observed & SC_OS_BIT(c))) {
-			fprintf(f, "%s\"%s\"", first ? "" : ", ", out_os_cat_name(c));
+			fprintf(f, "%s\"%s\"", first ? "" : ", ", sc_os_cat_name(c));
 			first = false;
 		}
 	fputs("]}", f);

@@ -69,16 +69,6 @@ void out_fmt_time(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.0f%s", v, units[u].unit);
 }
 
-const char *out_os_cat_name(int cat)
-{
-	static const char *const names[SC_OS_NCAT] = {
-		[SC_OS_SWITCH] = "switch",
-		[SC_OS_SYSCALL] = "syscall",
-		[SC_OS_FAULT] = "fault",
-	};
-	return cat >= 0 && cat < SC_OS_NCAT ? names[cat] : "?";
-}
-
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
 static size_t utf8_len(const unsigned char *s)
 {

@@ -50,9 +50,6 @@ size_t out_rows_shown(const struct an_report *r, const struct out_options *o);
 /* Human-scaled time, at most 6 characters: "999ns", "1.23us", "45.6ms", "123s". */
 void out_fmt_time(char *buf, size_t len, uint64_t ns);
 
-/* OS-event category name ("switch", "syscall", "fault"). */
-const char *out_os_cat_name(int cat);
-
 /* Write s as a JSON string literal (quotes, escapes, invalid UTF-8 as U+FFFD). */
 void out_json_string(FILE *f, const char *s);
 

@@ -167,7 +167,7 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 	lf(&l, "OS events:");
 	for (int c = 0; c < SC_OS_NCAT; c++)
 		if (s->os_observed & SC_OS_BIT(c)) {
-			lf(&l, "%s %s %" PRIu64, any ? "," : "", out_os_cat_name(c), s->os_count[c]);
+			lf(&l, "%s %s %" PRIu64, any ? "," : "", sc_os_cat_name(c), s->os_count[c]);
 			any = true;
 		}
 	if (!any)
@@ -179,7 +179,7 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 		any = false;
 		for (int c = 0; c < SC_OS_NCAT; c++)
 			if (missing & SC_OS_BIT(c)) {
-				lf(&l, "%s %s", any ? "," : "", out_os_cat_name(c));
+				lf(&l, "%s %s", any ? "," : "", sc_os_cat_name(c));
 				any = true;
 			}
 		lf(&l, "; their time counts as application");
@@ -190,7 +190,7 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 		any = false;
 		for (int c = 0; c < SC_OS_NCAT; c++)
 			if (unasked & SC_OS_BIT(c)) {
-				lf(&l, "%s %s", any ? "," : "", out_os_cat_name(c));
+				lf(&l, "%s %s", any ? "," : "", sc_os_cat_name(c));
 				any = true;
 			}
 		line_out(f, &l, width);
