@@ -381,16 +381,9 @@ static void read_plt(struct sym_obj *o, Elf *e)
 
 static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-
 	/* Greatest symbol start <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SYM_UPPER_BOUND(v, n, addr, addr);
+
 	if (!lo)
 		return NULL;
 	for (size_t i = lo, back = 0; i-- > 0 && back < 8; back++) {
@@ -570,18 +563,16 @@ static void obj_finish(struct sym_obj *o, const char *debug_root)
 		attach_alt(o, debug_root);
 }
 
-struct sym_obj *obj_open(const char *path, const char *debug_root,
-			 struct sym_intern *strings)
+/*
+ * The rest of opening a mapped program image once o->elf is set (a file at
+ * path, or an in-memory copy with path NULL): headers, segments, build-id,
+ * the separate debug file when the image has no DWARF, symbols.
+ */
+static struct sym_obj *obj_load_image(struct sym_obj *o, const char *path,
+				      const char *debug_root)
 {
-	struct sym_obj *o = obj_new(strings);
-	const char *err = NULL;
 	GElf_Ehdr eh;
 
-	o->elf = open_elf(path, &err);
-	if (!o->elf) {
-		o->error = intern_str(strings, err);
-		return o;
-	}
 	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
 		o->error = "no program headers (damaged or not a program)";
 		return o;
@@ -593,9 +584,23 @@ struct sym_obj *obj_open(const char *path, const char *debug_root,
 		o->delf = find_debug_file(o->elf, path, debug_root, o->bid,
 					  o->bid_len);
 	obj_finish(o, debug_root);
-	pr_debug("symbols: %s: %zu functions, %s", path, o->nfuncs,
-		 o->dw ? "DWARF" : "no DWARF");
+	pr_debug("symbols: %s: %zu functions, %s", path ? path : "(image in memory)",
+		 o->nfuncs, o->dw ? "DWARF" : "no DWARF");
 	return o;
+}
+
+struct sym_obj *obj_open(const char *path, const char *debug_root,
+			 struct sym_intern *strings)
+{
+	struct sym_obj *o = obj_new(strings);
+	const char *err = NULL;
+
+	o->elf = open_elf(path, &err);
+	if (!o->elf) {
+		o->error = intern_str(strings, err);
+		return o;
+	}
+	return obj_load_image(o, path, debug_root);
 }
 
 struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
@@ -628,7 +633,6 @@ struct sym_obj *obj_open_memory(const void *image, size_t size,
 				struct sym_intern *strings)
 {
 	struct sym_obj *o = obj_new(strings);
-	GElf_Ehdr eh;
 
 	if (!image || !size) {
 		o->error = "no image";
@@ -643,18 +647,7 @@ struct sym_obj *obj_open_memory(const void *image, size_t size,
 		o->error = "not an ELF image";
 		return o;
 	}
-	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
-		o->error = "no program headers (damaged or not a program)";
-		return o;
-	}
-	o->e_type = eh.e_type;
-	o->offsets_valid = true;
-	o->bid_len = read_build_id(o->elf, o->bid);
-	if (!has_dwarf(o->elf))
-		o->delf = find_debug_file(o->elf, NULL, debug_root, o->bid,
-					  o->bid_len);
-	obj_finish(o, debug_root);
-	return o;
+	return obj_load_image(o, NULL, debug_root);
 }
 
 void obj_free(struct sym_obj *o)
@@ -900,15 +893,8 @@ static const struct range *find_range(const struct range *v, size_t n,
 				      uint64_t addr)
 {
 	const struct range *best = NULL;
-	size_t lo = 0, hi = n;
+	size_t lo = SYM_UPPER_BOUND(v, n, lo, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo, back = 0; i-- > 0 && back < 16; back++) {
 		if (addr < v[i].hi &&
 		    (!best || v[i].hi - v[i].lo < best->hi - best->lo))

@@ -161,18 +161,11 @@ bool kallsyms_usable(const struct sym_kallsyms *k)
 
 const char *kallsyms_lookup(struct sym_kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!kallsyms_usable(k))
 		return NULL;
-	hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SYM_UPPER_BOUND(k->v, k->n, addr, addr);
 	if (!lo)
 		return NULL;
 	if (!k->v[lo - 1].name)

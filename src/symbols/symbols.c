@@ -244,21 +244,6 @@ static void proc_sort(struct proc *p)
 	p->sorted = true;
 }
 
-/* Index of the last map with start <= addr, plus one (0 if none). */
-static size_t upper_bound(const struct map *v, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* ---- objects ---------------------------------------------------------- */
 
 /*
@@ -366,13 +351,13 @@ static struct map *find_map(struct sym_session *s, struct proc *p,
 	size_t i, top;
 
 	proc_sort(p);
-	i = upper_bound(p->ranges, p->nranges, addr);
+	i = SYM_UPPER_BOUND(p->ranges, p->nranges, start, addr);
 	for (size_t back = 0; i-- > 0 && back < 8; back++) {
 		if (addr < p->ranges[i].end)
 			return &p->ranges[i];
 	}
 
-	top = i = upper_bound(p->bases, p->nbases, addr);
+	top = i = SYM_UPPER_BOUND(p->bases, p->nbases, start, addr);
 	while (i-- > 0) {
 		struct map *m = &p->bases[i];
 		map_resolve(s, m);
