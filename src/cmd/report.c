@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -50,21 +49,6 @@ struct report_opts {
 	bool check;
 };
 
-static int parse_count(const char *opt, const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max) {
-		pr_err("invalid %s '%s' (expected a whole number from 0 to %lu)", opt, s, max);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
@@ -92,7 +76,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_BY:
 			g = an_group_lookup(optarg);
 			if (g < 0) {
-				pr_err("unknown --by '%s' (use function, module, thread, process, "
+				pr_err("report: unknown --by '%s' (use function, module, thread, process, "
 				       "callsite, line or address)", optarg);
 				return -EINVAL;
 			}
@@ -101,14 +85,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_FORMAT:
 			o->format = out_format_find(optarg);
 			if (!o->format) {
-				pr_err("unknown --format '%s' (use %s)", optarg, out_format_list());
+				pr_err("report: unknown --format '%s' (use %s)", optarg, out_format_list());
 				return -EINVAL;
 			}
 			break;
 		case OPT_SORT:
 			/* aliases are resolved against the report's columns later */
 			if (!an_column_known(optarg)) {
-				pr_err("unknown --sort column '%s' (use a JSON column name such as "
+				pr_err("report: unknown --sort column '%s' (use a JSON column name such as "
 				       "elapsed_inclusive_ns, or ei, ee, ai, ae, calls, inclusive, "
 				       "exclusive, function)", optarg);
 				return -EINVAL;
@@ -116,17 +100,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->sort = optarg;
 			break;
 		case OPT_TOP:
-			if (parse_count("--top", optarg, 1000000000UL, &v) < 0)
+			if (cmd_parse_ulong("report", "--top", optarg, 0, 1000000000UL, &v))
 				return -EINVAL;
 			o->out.top = v;
 			break;
 		case OPT_WIDTH:
-			if (parse_count("--width", optarg, 1000, &v) < 0)
+			/* a table needs at least 60 columns */
+			if (cmd_parse_ulong("report", "--width", optarg, 60, 1000, &v))
 				return -EINVAL;
-			if (v < 60) {
-				pr_err("invalid --width '%s' (a table needs at least 60 columns)", optarg);
-				return -EINVAL;
-			}
 			o->out.width = (unsigned)v;
 			break;
 		case OPT_APP_TIME:
@@ -135,7 +116,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			} else if (!strcmp(optarg, "exact")) {
 				o->an.app_time = AN_APP_EXACT;
 			} else {
-				pr_err("unknown --app-time '%s' (use interval or exact)", optarg);
+				pr_err("report: unknown --app-time '%s' (use interval or exact)", optarg);
 				return -EINVAL;
 			}
 			o->app_time_given = true;
@@ -146,20 +127,28 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			fputs(report_usage, stdout);
 			return 1;
-		case ':':
-			pr_err("option '%s' needs a value (see 'stackclock report --help')",
-			       argv[optind - 1]);
-			return -EINVAL;
 		default:
-			pr_err("unknown option '%s' (see 'stackclock report --help')", argv[optind - 1]);
+			cmd_bad_option("report", c, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		pr_err("unexpected argument '%s' (the data file is given with -i)", argv[optind]);
+		pr_err("report: unexpected argument '%s' (the data file is given with -i)", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* "function, module, calls, ...": the report's columns, for --sort's error. */
+static const char *column_names(const struct an_report *r, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < r->ncols && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+			      an_column_info(r->cols[i])->name);
+	return buf;
 }
 
 /* A wider terminal gets longer names; files and pipes get 80 columns. */
@@ -182,7 +171,7 @@ int cmd_report(int argc, char **argv)
 	struct an_profile *p = NULL;
 	struct an_report *r = NULL;
 	const char *damaged = NULL;
-	char err[512], why[512];
+	char err[512], why[512], names[1024];
 	int ret, status = 1;
 
 	ret = parse_args(argc, argv, &o);
@@ -192,29 +181,27 @@ int cmd_report(int argc, char **argv)
 	p = an_profile_new(NULL);
 	ret = an_profile_load(p, o.input, &damaged, err, sizeof(err));
 	if (ret < 0) {
-		if (ret == -ENOENT)
-			pr_err("cannot open %s: no such file (record one with 'stackclock record', "
-			       "or name it with -i)", o.input);
-		else
-			pr_err("cannot read %s", err);
+		/* err names the file, the problem and what to do (a missing file:
+		 * record one with 'stackclock record') */
+		pr_err("report: cannot read %s", err);
 		goto out;
 	}
 	if (damaged)
 		pr_warn("%s is damaged (%s); showing the data read before the damage",
 			o.input, damaged);
 	if (o.app_time_given && an_profile_method(p) == SC_METHOD_SAMPLE) {
-		pr_err("--app-time applies to instrumentation recordings; %s holds samples", o.input);
+		pr_err("report: --app-time applies to instrumentation recordings; %s holds samples", o.input);
 		goto out;
 	}
 	ret = an_report_build(p, &o.an, &r, err, sizeof(err));
 	if (ret < 0) {
-		pr_err("%s: %s", o.input, err);
+		pr_err("report: %s: %s", o.input, err);
 		goto out;
 	}
 	if (o.sort && an_report_sort_by_name(r, o.sort) < 0) {
-		pr_err("--sort %s: no such column in a %s report by %s", o.sort,
-		       r->session.method == SC_METHOD_SAMPLE ? "sampling" : "instrumentation",
-		       an_group_name(r->by));
+		pr_err("report: --sort %s: no such column in a %s report by %s (use one of: %s)",
+		       o.sort, r->session.method == SC_METHOD_SAMPLE ? "sampling" : "instrumentation",
+		       an_group_name(r->by), column_names(r, names, sizeof(names)));
 		status = 2;
 		goto out;
 	}
@@ -222,11 +209,11 @@ int cmd_report(int argc, char **argv)
 		o.out.width = terminal_width();
 	ret = o.format->write(stdout, r, &o.out);
 	if (ret < 0) {
-		pr_err("writing the report failed: %s", strerror(-ret));
+		pr_err("report: writing the report failed: %s", strerror(-ret));
 		goto out;
 	}
 	if (o.check && an_report_check(r, why, sizeof(why)) < 0) {
-		pr_err("%s: SPEC invariant violated: %s", o.input, why);
+		pr_err("report: %s: SPEC invariant violated: %s", o.input, why);
 		goto out;
 	}
 	status = 0;

@@ -22,8 +22,8 @@ fails() {	# fails MESSAGE PATTERN -- COMMAND...: non-zero, one stderr line match
 }
 cd "$TMP"
 R="$STACKCLOCK report"
-fails "no stackclock.data here" "cannot open stackclock.data.*stackclock record" -- $R
-fails "missing -i file" "cannot open nope.data" -- $R -i nope.data
+fails "no stackclock.data here" "report: cannot read stackclock.data: no such file.*stackclock record" -- $R
+fails "missing -i file" "report: cannot read nope.data: no such file" -- $R -i nope.data
 fails "a directory" "cannot read $TMP" -- $R -i "$TMP"
 : >empty.data
 fails "an empty file" "empty.data" -- $R -i empty.data
@@ -32,7 +32,7 @@ fails "a text file" "text.data: .*not a stackclock data file" -- $R -i text.data
 fails "unknown --by" "unknown --by 'nonsense'" -- $R -i i.data --by nonsense
 fails "unknown --format" "unknown --format 'xml' \(use table\|csv\|json\)" -- $R -i i.data --format xml
 fails "unknown --sort column" "unknown --sort column 'bogus'" -- $R -i i.data --sort bogus
-fails "a sampling column in an instrumentation report" "--sort inclusive_samples: no such column" -- $R -i i.data --sort inclusive_samples
+fails "a sampling column in an instrumentation report" "--sort inclusive_samples: no such column.*\(use one of: .*elapsed_inclusive_ns" -- $R -i i.data --sort inclusive_samples
 fails "negative --top" "invalid --top '-1'" -- $R -i i.data --top -1
 fails "non-numeric --top" "invalid --top 'ten'" -- $R -i i.data --top ten
 fails "unknown --app-time" "unknown --app-time 'precise'" -- $R -i i.data --app-time=precise
