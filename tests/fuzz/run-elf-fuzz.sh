@@ -6,31 +6,14 @@
 # zlib- and zstd-compressed DWARF, DWARF 5 from clang, stripped), runs ~20 s
 # and prints one TAP line.  FUZZ_SECONDS overrides the duration.
 set -u
-cd "$(dirname "$0")/../.."
-O=${O:-build}
-out=$O/fuzz-elf
-secs=${FUZZ_SECONDS:-20}
-mkdir -p "$out"
+# shellcheck source=tests/fuzz/lib.sh
+. "$(dirname "$0")/lib.sh"
+fuzz_init fuzz-elf
 
-CC=${FUZZ_CC:-clang}
-if ! command -v "$CC" >/dev/null 2>&1 ||
-   ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
-     "$CC" -fsanitize=fuzzer -x c - -o "$out/probe" >/dev/null 2>&1; then
-	echo "not ok 1 - clang with libFuzzer missing (apt-get install clang libclang-rt-14-dev)"
-	exit 1
-fi
-rm -f "$out/probe"
-
-srcs="src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c"
-libs="-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm"
-flags="-std=gnu11 -g -O1 -Isrc -D_GNU_SOURCE -Wall -Wno-unused-parameter"
-# shellcheck disable=SC2086
-if ! "$CC" $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-o "$out/fuzz_elf" tests/fuzz/fuzz_elf.c $srcs $libs >"$out/build.log" 2>&1; then
-	sed 's/^/# /' "$out/build.log" | head -20
-	echo "not ok 1 - ELF fuzz harness does not build"
-	exit 1
-fi
+srcs=(src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c)
+libs=(-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm)
+fuzz_build fuzz_elf tests/fuzz/fuzz_elf.c "${srcs[@]}" "${libs[@]}" ||
+	fuzz_build_failed "ELF fuzz harness"
 
 # Seeds: one small program, several ways.
 rm -rf "$out/seeds"
@@ -61,17 +44,6 @@ for f in gz_zlib gz_zstd; do
 	printf '\001' | dd of="$out/seeds/$f.eager" bs=1 seek=15 conv=notrunc 2>/dev/null
 done
 
-log=$out/fuzz.log
 # -close_fd_mask=2: the readers warn once per damaged file on stderr (every
 # input); sanitizer reports still reach the log.
-"$out/fuzz_elf" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
-	-close_fd_mask=2 -artifact_prefix="$out/" "$out/corpus" "$out/seeds" >"$log" 2>&1
-rc=$?
-runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
-if [ "$rc" -eq 0 ] && [ -n "$runs" ]; then
-	echo "ok 1 - fuzz ELF/DWARF readers $runs runs, no crash"
-else
-	grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -10 | sed 's/^/# /'
-	echo "not ok 1 - fuzz ELF/DWARF readers crashed or failed (status $rc, log $log)"
-	exit 1
-fi
+fuzz_run fuzz_elf "ELF/DWARF readers" -close_fd_mask=2
