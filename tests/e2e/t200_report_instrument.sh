@@ -3,24 +3,12 @@
 # --check on each, JSON parsed back, CSV read with Python's csv module,
 # exact call counts, recursion charged once, --sort and --top, 80 columns.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/rep_lib.sh"
 build rep_calls rep_calls.c -O1 -finstrument-functions || exit 1
 D=$TMP/i.data
 check "record -m instrument" -- "$STACKCLOCK" record -m instrument -o "$D" -- "$TMP/rep_calls" recurse
 
-for by in function module thread process; do
-	for fmt in table csv json; do
-		check "report --by $by --format $fmt --check" -- \
-			sh -c "'$STACKCLOCK' report -i '$D' --by $by --format $fmt --check > '$TMP/$by.$fmt'"
-	done
-	invariants "$TMP/$by.json"
-	check "by $by: table fits 80 columns" -- awk 'length > 80 { bad = 1 } END { exit bad }' "$TMP/$by.table"
-	check "by $by: CSV rows have the header's field count" -- python3 - "$TMP/$by.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="")))
-assert len(rows) >= 2, "no rows"
-assert all(len(r) == len(rows[0]) for r in rows), "ragged CSV"
-PY
-done
+report_every_format "$D" function module thread process
 
 J=$TMP/function.json
 check "work() called exactly 1004 times" -- q "$J" "exit(0 if row('work')['calls'] == 1004 else 1)"
