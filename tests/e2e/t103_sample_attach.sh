@@ -66,13 +66,18 @@ one_line_fail "a program that does not exist" "no such program" -- \
 	"$STACKCLOCK" record -o "$TMP/x.data" -- "$TMP/does-not-exist"
 # A process of another user (as root: drop to nobody and attach to ours).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# nobody must be able to create the data file (the output check
+	# comes first): a sticky world-writable directory inside $TMP, which
+	# becomes traversable (not listable) for it; lib.sh's trap removes both.
+	chmod 711 "$TMP" && mkdir -m 1777 "$TMP/nobody" || exit 1
 	sleep 5 &
 	spid=$!
 	one_line_fail "a process of another user: not permitted" "not permitted to profile PID $spid" -- \
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$STACKCLOCK" record -p "$spid" --duration 1 -o /tmp/sc-e2e-nobody.$$.data
+		"$STACKCLOCK" record -p "$spid" --duration 1 -o "$TMP/nobody/x.data"
 	kill "$spid"
 	wait "$spid" 2>/dev/null
+	[ ! -e "$TMP/nobody/x.data" ]; ok $? "no data file left behind for another user's process"
 fi
 # A kernel that refuses perf events: smp_noperf.so makes perf_event_open
 # fail with EACCES, as kernel.perf_event_paranoid does for a plain user.
