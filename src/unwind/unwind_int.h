@@ -1,4 +1,26 @@
-/* Internal structures of the unwind module (see unwind.h). */
+/*
+ * unwind_int.h — the structures behind the opaque types of unwind.h, shared
+ * by table.c (unw_table: building and searching one object's rows), cache.c
+ * (unw_cache/unw_module: one entry per file + build-id) and unwind.c (the
+ * walk).  Not a public contract: only src/unwind and its unit test include it.
+ *
+ * Invariants:
+ *  - unw_table addresses are the object's own link-time vaddrs; a row's
+ *    start/end are relative to table->base and fit in 32 bits.
+ *  - fdes are sorted by lo and disjoint; rows are sorted, disjoint and only
+ *    grow (a lookup may insert one), so a struct unw_row pointer is valid
+ *    only until the next lookup in the same table (the array may move).
+ *  - module->tried set means the table was built once: table NULL then means
+ *    "no usable CFI" for good (no retry), unless a new fd source resets it.
+ *
+ * Ownership: a unw_table owns its arrays, its Elf/Dwarf handles, its fd
+ * (-1 for an in-memory image) and the private image copy; unw_table_free()
+ * releases all of it and accepts NULL.  A unw_cache owns every unw_module in
+ * its hash chains; a module owns its table, path, source string and fd (when
+ * source is set); unw_cache_free() releases them all.
+ *
+ * Thread-safety: none, as for unwind.h (the recorder is single-threaded).
+ */
 #ifndef SC_UNWIND_INT_H
 #define SC_UNWIND_INT_H
 
