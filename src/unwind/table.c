@@ -36,7 +36,9 @@
 
 /* ---- decoding FDE addresses ------------------------------------------ */
 
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* One LEB128 number at *p (sign-extended if is_signed); false if cut short. */
+static bool read_leb128(const uint8_t **p, const uint8_t *end, bool is_signed,
+			uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
@@ -47,27 +49,9 @@ static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 			x |= (uint64_t)(c & 0x7f) << shift;
 		shift += 7;
 		if (!(c & 0x80)) {
-			*v = x;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t x = 0;
-	unsigned shift = 0;
-
-	while (*p < end) {
-		uint8_t c = *(*p)++;
-		if (shift < 64)
-			x |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-		if (!(c & 0x80)) {
-			if (shift < 64 && (c & 0x40))
+			if (is_signed && shift < 64 && (c & 0x40))
 				x |= ~(uint64_t)0 << shift;
-			*v = (int64_t)x;
+			*v = x;
 			return true;
 		}
 	}
@@ -85,7 +69,6 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
 {
 	const uint8_t *q = *p;
 	uint64_t v;
-	int64_t sv;
 	size_t n;
 
 	if (enc == DW_EH_PE_omit)
@@ -96,14 +79,9 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
 	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: n = 4; break;
 	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: n = 8; break;
 	case DW_EH_PE_uleb128:
-		if (!read_uleb(&q, end, &v))
-			return false;
-		n = 0;
-		break;
 	case DW_EH_PE_sleb128:
-		if (!read_sleb(&q, end, &sv))
+		if (!read_leb128(&q, end, (enc & 0x0f) == DW_EH_PE_sleb128, &v))
 			return false;
-		v = (uint64_t)sv;
 		n = 0;
 		break;
 	default:
