@@ -268,6 +268,17 @@ static const char *str_or(const struct an_row *row, enum an_col c, const char *d
 }
 
 /* The row's name column in w characters. */
+/* prefix, then s fitted by fit() into what is left of w columns. */
+static void prefixed(char *dst, size_t w, const char *prefix,
+		     void (*fit)(char *, size_t, const char *), const char *s)
+{
+	char rest[NAME_MAX_BUF];
+	size_t n = strlen(prefix);
+
+	fit(rest, w > n ? w - n : 0, s);
+	snprintf(dst, w + 1, "%s%s", prefix, rest);
+}
+
 static void label(char *dst, size_t w, const struct an_report *r, const struct an_row *row)
 {
 	char a[NAME_MAX_BUF], b[NAME_MAX_BUF], c[NAME_MAX_BUF];
@@ -287,8 +298,7 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		break;
 	case AN_BY_PROCESS:
 		snprintf(a, sizeof(a), "%" PRIu64 " ", row->v[AN_COL_PID].u);
-		fit_tail(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_EXECUTABLE, "?"));
-		snprintf(dst, w + 1, "%s%s", a, b);
+		prefixed(dst, w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
 		break;
 	case AN_BY_LINE:
 		if (row->v[AN_COL_FILE].present)
@@ -296,13 +306,11 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 				 row->v[AN_COL_LINE].u);
 		else
 			snprintf(a, sizeof(a), "?? ");
-		fit_name(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_FUNCTION, "?"));
-		snprintf(dst, w + 1, "%s%s", a, b);
+		prefixed(dst, w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
 		break;
 	case AN_BY_ADDRESS:
 		snprintf(a, sizeof(a), "0x%" PRIx64 " ", row->v[AN_COL_ADDRESS].u);
-		fit_name(b, w > strlen(a) ? w - strlen(a) : 0, str_or(row, AN_COL_FUNCTION, "?"));
-		snprintf(dst, w + 1, "%s%s", a, b);
+		prefixed(dst, w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
 		break;
 	case AN_BY_CALLSITE:
 		/* "caller:line -> callee" */

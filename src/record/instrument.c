@@ -574,8 +574,9 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 	return ims;
 }
 
-/* Files left by recorders that were killed before they could clean up. */
-static void remove_stale(const char *dir)
+/* Unlink every file of dir whose name doom() accepts. */
+static void unlink_matching(const char *dir, bool (*doom)(const char *name, const void *arg),
+			    const void *arg)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -584,10 +585,8 @@ static void remove_stale(const char *dir)
 		return;
 	while ((de = readdir(d))) {
 		char path[PATH_MAX];
-		int pid;
 
-		if (sscanf(de->d_name, "stackclock-%d-", &pid) != 1 || pid <= 0 ||
-		    !kill(pid, 0) || errno != ESRCH)
+		if (!doom(de->d_name, arg))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		unlink(path);
@@ -595,23 +594,21 @@ static void remove_stale(const char *dir)
 	closedir(d);
 }
 
-static void remove_images(const char *dir, const char *stem)
+/* A file of a recorder that was killed before it could clean up. */
+static bool is_stale(const char *name, const void *arg)
+{
+	int pid;
+
+	return sscanf(name, "stackclock-%d-", &pid) == 1 && pid > 0 &&
+	       kill(pid, 0) && errno == ESRCH;
+}
+
+/* An image file of this session: "<stem>.<n>". */
+static bool is_image_of(const char *name, const void *stem)
 {
 	size_t len = strlen(stem);
-	struct dirent *de;
-	DIR *d = opendir(dir);
 
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX];
-
-		if (strncmp(de->d_name, stem, len) || de->d_name[len] != '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
+	return !strncmp(name, stem, len) && name[len] == '.';
 }
 
 /* The data file could not be created or written (a bad -o path, a full disk). */
@@ -715,7 +712,7 @@ int record_instrument(const struct record_opts *opts)
 		return 1;
 	}
 	dir = shm_dir();
-	remove_stale(dir);
+	unlink_matching(dir, is_stale, NULL);
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
@@ -744,7 +741,7 @@ int record_instrument(const struct record_opts *opts)
 	ret = launch_go(&l);
 	if (ret) {
 		launch_report_exec_error(opts->argv[0], -ret);
-		remove_images(dir, stem);
+		unlink_matching(dir, is_image_of, stem);
 		goto out;
 	}
 	ret = launch_wait_all(&l, &status, &stop_flag);
@@ -768,7 +765,7 @@ int record_instrument(const struct record_opts *opts)
 	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot);
 	for (i = 0; i < nims; i++)
 		munmap((void *)ims[i].base, ims[i].len);
-	remove_images(dir, stem);
+	unlink_matching(dir, is_image_of, stem);
 	if (!ret) {
 		rc = 0;
 		pr_debug("wrote %s: %d process image(s), %lu thread(s), %lu events, %lu lost",

@@ -568,18 +568,29 @@ static void obj_finish(struct sym_obj *o, const char *debug_root)
  * path, or an in-memory copy with path NULL): headers, segments, build-id,
  * the separate debug file when the image has no DWARF, symbols.
  */
-static struct sym_obj *obj_load_image(struct sym_obj *o, const char *path,
-				      const char *debug_root)
+/*
+ * ELF header, segments and build-id of o->elf; false (with o->error set to
+ * error) if it has no usable program headers.
+ */
+static bool obj_read_headers(struct sym_obj *o, const char *error)
 {
 	GElf_Ehdr eh;
 
 	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
-		o->error = "no program headers (damaged or not a program)";
-		return o;
+		o->error = error;
+		return false;
 	}
 	o->e_type = eh.e_type;
-	o->offsets_valid = true;
 	o->bid_len = read_build_id(o->elf, o->bid);
+	return true;
+}
+
+static struct sym_obj *obj_load_image(struct sym_obj *o, const char *path,
+				      const char *debug_root)
+{
+	if (!obj_read_headers(o, "no program headers (damaged or not a program)"))
+		return o;
+	o->offsets_valid = true;
 	if (!has_dwarf(o->elf))
 		o->delf = find_debug_file(o->elf, path, debug_root, o->bid,
 					  o->bid_len);
@@ -609,7 +620,6 @@ struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 {
 	struct sym_obj *o = obj_new(strings);
 	char *path = build_id_path(debug_root, bid, bid_len);
-	GElf_Ehdr eh;
 
 	o->elf = try_debug_file(path, bid, bid_len, false, 0);
 	free(path);
@@ -617,13 +627,9 @@ struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 		o->error = "no debug file for its build-id";
 		return o;
 	}
-	if (!gelf_getehdr(o->elf, &eh) || read_segments(o) != 0) {
-		o->error = "debug file without program headers";
+	if (!obj_read_headers(o, "debug file without program headers"))
 		return o;
-	}
-	o->e_type = eh.e_type;
 	o->offsets_valid = false;
-	o->bid_len = read_build_id(o->elf, o->bid);
 	obj_finish(o, debug_root);
 	return o;
 }

@@ -393,6 +393,26 @@ static int cmp_fde(const void *a, const void *b)
 }
 
 /*
+ * The CFI entry at *off, or the next well-formed one after damage (*off
+ * moves to it); false at the end of the section or when damage leaves no
+ * way forward.  *next is where the entry after it starts.
+ */
+static bool next_cfi_entry(const unsigned char *ident, Elf_Data *data, bool eh_frame,
+			   Dwarf_Off *off, Dwarf_Off *next, Dwarf_CFI_Entry *ent)
+{
+	while (*off != (Dwarf_Off)-1) {
+		int rc = dwarf_next_cfi(ident, data, eh_frame, *off, next, ent);
+
+		if (rc == 0)
+			return true;
+		if (rc > 0 || *next == (Dwarf_Off)-1 || *next <= *off)
+			return false;
+		*off = *next;
+	}
+	return false;
+}
+
+/*
  * Index the FDEs of one CFI section.  .eh_frame is scanned first; a
  * .debug_frame FDE that overlaps one of its FDEs (neh of them, sorted) is
  * left out.
@@ -418,15 +438,7 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 		return;
 
 	/* Pass 1: the CIEs' pointer encodings. */
-	for (off = 0; off != (Dwarf_Off)-1; off = next) {
-		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &ent);
-		if (rc > 0)
-			break;
-		if (rc < 0) {
-			if (next == (Dwarf_Off)-1 || next <= off)
-				break;
-			continue;
-		}
+	for (off = 0; next_cfi_entry(ident, data, eh_frame, &off, &next, &ent); off = next) {
 		if (dwarf_cfi_cie_p(&ent)) {
 			ALLOC_GROW(cies, ncies + 1, cie_alloc);
 			cies[ncies].off = off;
@@ -437,20 +449,12 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 		qsort(cies, ncies, sizeof(*cies), cmp_cie);
 
 	/* Pass 2: the FDEs. */
-	for (off = 0; off != (Dwarf_Off)-1; off = next) {
-		int rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &ent);
+	for (off = 0; next_cfi_entry(ident, data, eh_frame, &off, &next, &ent); off = next) {
 		struct cie_enc key, *c;
 		const uint8_t *p, *end;
 		uint64_t lo, len;
 		uint8_t enc;
 
-		if (rc > 0)
-			break;
-		if (rc < 0) {
-			if (next == (Dwarf_Off)-1 || next <= off)
-				break;
-			continue;
-		}
 		if (dwarf_cfi_cie_p(&ent))
 			continue;
 		key.off = ent.fde.CIE_pointer;

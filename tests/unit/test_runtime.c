@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -305,19 +306,26 @@ static void test_kill(struct rec *r)
 	ok(times_sane(r), "killed: times are sane");
 }
 
+/* The indexes of the first image (no parent) and of the one made from it. */
+static bool two_images(const struct rec *r, int *first, int *second)
+{
+	*first = *second = -1;
+	for (int i = 0; i < r->nproc; i++) {
+		if (r->proc[i].parent_proc_id == UINT32_MAX)
+			*first = i;
+		else
+			*second = i;
+	}
+	return *first >= 0 && *second >= 0;
+}
+
 static void test_fork(struct rec *r)
 {
-	int parent = -1, child = -1;
+	int parent, child;
 
 	is_u64(record("", "fork", r), 0, "fork: recorded");
 	is_u64(r->nproc, 2, "two process images");
-	for (int i = 0; i < r->nproc; i++) {
-		if (r->proc[i].parent_proc_id == UINT32_MAX)
-			parent = i;
-		else
-			child = i;
-	}
-	if (!ok(parent >= 0 && child >= 0, "one parent, one child"))
+	if (!ok(two_images(r, &parent, &child), "one parent, one child"))
 		return;
 	is_u64(r->proc[child].parent_proc_id, r->proc[parent].proc_id, "the child's parent is the parent image");
 	is_u64(r->proc[child].ppid, r->proc[parent].pid, "the child's ppid is the parent's pid");
@@ -334,17 +342,11 @@ static void test_fork(struct rec *r)
 
 static void test_exec(struct rec *r)
 {
-	int first = -1, second = -1;
+	int first, second;
 
 	is_u64(record("", "exec ./inst_basic", r), 0, "exec: recorded");
 	is_u64(r->nproc, 2, "two process images");
-	for (int i = 0; i < r->nproc; i++) {
-		if (r->proc[i].parent_proc_id == UINT32_MAX)
-			first = i;
-		else
-			second = i;
-	}
-	if (!ok(first >= 0 && second >= 0, "the exec'd image has a parent"))
+	if (!ok(two_images(r, &first, &second), "the exec'd image has a parent"))
 		return;
 	is_u64(r->proc[second].pid, r->proc[first].pid, "same pid across exec");
 	is_u64(r->proc[second].parent_proc_id, r->proc[first].proc_id, "exec'd image points at the first");
