@@ -712,24 +712,20 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 }
 
 /*
- * Rebuild the open frames 1..n of another thread's stack (frames, e.g. the
- * parent's in a forked child, still mapped) as open frames of t entered at
- * now, so that the exits still to come balance.  Call sites are kept when
- * the frame's call-site pointer is readable (same address space).
- * Returns the frames rebuilt.
+ * A frame inherited from another thread's stack (the parent's, in a forked
+ * child): entered at now so that the exits still to come balance, but not a
+ * new call of func (nor of its call site).
  */
-SC_ENG_SLOW uint64_t sc_eng_rebuild(struct sc_eng_thread *t, const struct sc_eng_frame *frames,
-				    uint64_t n, uint64_t now)
+SC_ENG_SLOW void sc_eng_inherit(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
 {
-	uint64_t i, done = 0;
+	struct sc_eng_frame *below = t->top;
 
-	for (i = 1; i <= n && !t->drop_depth; i++) {
-		if (frames[i].node->func == SC_ENG_DROP_FUNC)
-			continue;
-		sc_eng_enter(t, frames[i].node->func, frames[i].cs->site, now);
-		done++;
+	sc_eng_enter(t, func, site, now);
+	if (t->top == below + 1 && t->top->node != t->drop_node) {
+		t->top->node->calls--;
+		if (t->top->cs->calls)
+			t->top->cs->calls--;
 	}
-	return done;
 }
 
 #endif

@@ -4,26 +4,38 @@
  * feeds each thread's events to the attribution engine (engine.h), whose
  * state lives in a shared-memory file the recorder reads afterwards (shm.h).
  *
- * Hot path, per event: one initial-exec TLS load, rdtsc, one compare of
- * the thread's perf ring head with the last one seen (the kernel logs the
- * thread's context switches, system calls and page faults there), then the
- * engine's few loads and stores.  No locks, no allocation, no system call.
- * Everything else is a rare path: a thread's first event (state, perf
- * events), a new calling context or call site (the module holding it),
- * more memory (fallocate), OS records to read, fork.
+ * Hot path, per event: one initial-exec TLS load, one load of the "same
+ * process" word, rdtsc, one compare of the thread's perf ring head with the
+ * last one seen (the kernel logs the thread's context switches, system calls
+ * and page faults there), then the engine's few loads and stores.  No locks,
+ * no allocation, no system call.  Everything else is a rare path: a
+ * thread's first event (state, perf events), a new calling context or call
+ * site (the module holding it), more memory (fallocate), OS records to
+ * read, fork.
  *
  * Paranoia: this code runs inside someone else's process.  It never writes
  * to the target's stdout/stderr, never exits it, keeps its symbols hidden
- * (runtime.map exports the hooks only), and a probe that interrupts a probe
- * (a signal handler) is dropped and counted rather than corrupting state.
- * When the shared memory or the kernel's perf events are refused, the
- * program runs as it would without us and the loss is recorded.
+ * (runtime.map exports the hooks and the seccomp guards only), never calls
+ * a function the program could define (system calls are made directly, see
+ * sys.h), keeps its descriptors far above the program's (close-on-exec,
+ * never 0-2), and a probe that interrupts a probe (a signal handler) is
+ * queued rather than corrupting state.  When the shared memory, the
+ * kernel's perf events or a resource limit refuse us, the program runs as
+ * it would without us and the loss, with its reason, is recorded.
+ *
+ * Processes: fork() is followed in the child by a new image file whose
+ * forking thread starts from the parent's stack as it was at the fork call
+ * (a snapshot taken before the fork, so the parent running on cannot change
+ * it; inherited frames are not new calls).  A fork made without libc's
+ * handlers (syscall(SYS_fork), clone() without CLONE_VM) is detected at the
+ * child's first probe: a page mapped with MADV_WIPEONFORK reads zero there.
  */
 /* Vectorised pairs of loads over the frame just pushed stall on store
  * forwarding; scalar code is faster here. */
 #pragma GCC optimize("no-tree-slp-vectorize")
 
 #include "runtime/shm.h"
+#include "runtime/sys.h"
 #include "format/scdata.h"
 
 #include <dlfcn.h>
@@ -31,25 +43,27 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/perf_event.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 #include <x86intrin.h>
 
 #define HOOK __attribute__((visibility("default")))
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 #define RING_PAGES 4          /* data pages of a thread's OS-event ring */
+#define PAGE       4096ul
+#define COMMIT_STEP (256ul << 10)   /* the file grows by at least this much */
+#define SECCOMP_RESERVE (8ul << 20) /* committed before a sandbox closes */
+#define FD_BASE    1000       /* our descriptors start here when the limit allows */
 
 enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, NEV };
 
@@ -72,6 +86,13 @@ struct rt_pending {
 };
 #define RT_PENDING 64
 
+/* The forking thread's stack at a fork(): {function, call site} of each
+ * open frame, outermost first, in private memory the child inherits. */
+struct rt_snap {
+	uint64_t n, map_len;
+	uint64_t fs[][2];
+};
+
 struct rt_tls {
 	struct sc_eng_thread *t;       /* the thread's engine state, or NULL */
 	uintptr_t busy;                /* stack pointer of the probe running, 0 */
@@ -80,52 +101,91 @@ struct rt_tls {
 	uint32_t npending;             /* events in pending[] */
 	int state;                     /* RT_* */
 	uint64_t pending_lost;
+	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
+	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
 };
-enum { RT_NEW, RT_ON, RT_OFF };
+enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
 
 static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
 
+/*
+ * Nonzero in the process that set the runtime up, zero in a child made by
+ * fork or clone without CLONE_VM: it points into a MADV_WIPEONFORK page
+ * once the runtime is on (before that, and on kernels without the advice,
+ * at a constant).
+ */
+static const uint64_t rt_alive_const = 1;
+static const volatile uint64_t *rt_alive = &rt_alive_const;
+static volatile uint64_t *rt_alive_page;
+
 static struct {
 	int state;                     /* RT_NEW until init, then RT_ON / RT_OFF */
+	int pid;                       /* the process the state belongs to */
 	int fd;                        /* our file, see shm_fd() */
-	dev_t dev;
-	ino_t ino;
+	int dirfd;                     /* its directory (reachable after chroot) */
+	dev_t dev, dir_dev;
+	ino_t ino, dir_ino;
 	struct sc_shm_header *hdr;
 	struct sc_eng_arena arena;
-	char path[512];
-	char prefix[400];
+	uint64_t cap;                  /* bytes of the mapping (limits applied) */
+	uint64_t fsize_max;            /* RLIMIT_FSIZE, or UINT64_MAX */
+	uint64_t committed;            /* the file is backed up to here */
+	char name[256];                /* our file's name in dirfd */
+	char stem[256];                /* basename of $STACKCLOCK_SHM */
+	char dir[400];                 /* dirname of $STACKCLOCK_SHM */
 	uint32_t os_mask;
+	uint32_t why;                  /* SC_SHM_WHY_* found before the header existed */
 	uint64_t tp_enter, tp_exit;
 	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
+	double ticks_per_ns;           /* measured from clock0 to rate_tsc, 0 unknown */
+	uint64_t rate_tsc;
 	long fds_held, fds_budget;       /* perf fds open; at most a quarter of
 	                                    RLIMIT_NOFILE, the rest is the program's */
+	int fd_base;                   /* lowest descriptor number we take */
+	int sandboxed;                 /* the program entered seccomp */
 	pthread_key_t key;
 	int rebuilding;
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
+static void why(uint32_t bits)
+{
+	if (rt.hdr)
+		__atomic_fetch_or(&rt.hdr->lost_why, bits, __ATOMIC_RELAXED);
+	else
+		rt.why |= bits;
+}
+
 static uint64_t mono_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+	struct timespec ts = { 0, 0 };
+
+	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
  * OS records are timed in CLOCK_MONOTONIC nanoseconds, probes in TSC ticks.
  * The kernel does not always publish its TSC rate (cap_user_time), so the
  * rate is measured from a pair taken early (the recorder's, passed in the
- * environment, else our own) to now: rare path only.
+ * environment, else our own) to a later one, refreshed at most about once
+ * a second (a system call), never inside a sandbox.
  */
 static uint64_t ns_to_ticks(uint64_t ns)
 {
-	uint64_t tsc = __rdtsc(), mono = mono_ns();
+	uint64_t tsc = __rdtsc();
 
-	if (mono <= rt.clock0_ns || tsc <= rt.clock0_tsc)
-		return ns;
-	return (uint64_t)((double)ns * (double)(tsc - rt.clock0_tsc) / (double)(mono - rt.clock0_ns));
+	if (!rt.sandboxed && (!rt.ticks_per_ns || tsc - rt.rate_tsc > (1ull << 32))) {
+		uint64_t mono = mono_ns();
+
+		if (mono > rt.clock0_ns + 1000000 && tsc > rt.clock0_tsc) {
+			rt.ticks_per_ns = (double)(tsc - rt.clock0_tsc) / (double)(mono - rt.clock0_ns);
+			rt.rate_tsc = tsc;
+		}
+	}
+	return rt.ticks_per_ns ? (uint64_t)((double)ns * rt.ticks_per_ns) : ns;
 }
 
 /* ---- OS events ------------------------------------------------------- */
@@ -258,15 +318,44 @@ static __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t,
 		sc_eng_os_exact(t, now, os_ns ? ns_to_ticks(os_ns) : 0);
 }
 
+
+/* ---- descriptors -------------------------------------------------------- */
+
+/*
+ * fd, moved to rt.fd_base or above (close-on-exec), so that the program's
+ * own open() calls get the numbers they would get without us and fds 0-2
+ * (closed by some programs at start) are never ours.  Returns the new
+ * descriptor, or -1 (fd closed) when there is no room up there: the
+ * runtime then goes without rather than crowd the program.
+ */
+static int fd_high(long fd)
+{
+	long hi;
+
+	if (fd < 0)
+		return -1;
+	if (fd >= rt.fd_base)
+		return (int)fd;
+	hi = rt_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, rt.fd_base);
+	rt_close((int)fd);
+	if (hi < 0) {
+		why(SC_SHM_WHY_FDCAP);
+		return -1;
+	}
+	return (int)hi;
+}
+
+/* ---- OS-event descriptors ---------------------------------------------- */
+
 static long perf_open(struct perf_event_attr *a)
 {
-	long fd = syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	long fd = rt_sys5(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (fd < 0 && !a->exclude_kernel && (errno == EACCES || errno == EPERM)) {
+	if ((fd == -EACCES || fd == -EPERM) && !a->exclude_kernel) {
 		a->exclude_kernel = 1;
-		fd = syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = rt_sys5(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
-	return fd;
+	return fd < 0 ? -1 : fd_high(fd);
 }
 
 /*
@@ -283,8 +372,9 @@ static void close_events(struct sc_eng_thread *t)
 		uint64_t id = 0;
 		int fd = (int)t->user[i] - 1;
 
-		if (t->user[i] && !ioctl(fd, PERF_EVENT_IOC_ID, &id) && id == t->user[NEV + i]) {
-			close(fd);
+		if (t->user[i] && !rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) &&
+		    id == t->user[NEV + i]) {
+			rt_close(fd);
 			__atomic_fetch_sub(&rt.fds_held, 1, __ATOMIC_RELAXED);
 		}
 		t->user[i] = t->user[NEV + i] = 0;
@@ -294,7 +384,7 @@ static void close_events(struct sc_eng_thread *t)
 static void os_close(struct sc_eng_thread *t)
 {
 	if (tls.ring.pg)
-		munmap(tls.ring.pg, tls.ring.map_len);
+		rt_sys2(SYS_munmap, tls.ring.pg, tls.ring.map_len);
 	memset(&tls.ring, 0, sizeof(tls.ring));
 	tls.ring_head = &tls.ring_seen;
 	if (t)
@@ -331,9 +421,9 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 	fd = perf_open(&a);
 	if (fd < 0)
 		return -1;
-	if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
-	    ioctl((int)fd, PERF_EVENT_IOC_ID, &id) < 0) {
-		close((int)fd);
+	if (rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0 ||
+	    rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		rt_close((int)fd);
 		return -1;
 	}
 	t->user[which] = (uint64_t)fd + 1;
@@ -353,15 +443,14 @@ static void os_open(struct sc_eng_thread *t)
 	uint32_t want = rt.os_mask;
 	struct perf_event_attr a;
 	struct rt_ring *r = &tls.ring;
-	long page = sysconf(_SC_PAGESIZE);
-	void *map;
-	long fd;
+	long fd, map;
 
 	tls.ring_head = &tls.ring_seen;
-	if (!want)
+	if (!want || rt.sandboxed)
 		return;
 	if (__atomic_load_n(&rt.fds_held, __ATOMIC_RELAXED) + NEV > rt.fds_budget) {
 		os_failed(want);           /* so many threads: leave fds to the program */
+		why(SC_SHM_WHY_FDCAP);
 		return;
 	}
 	memset(&a, 0, sizeof(a));
@@ -379,20 +468,20 @@ static void os_open(struct sc_eng_thread *t)
 		os_failed(want);
 		return;
 	}
-	r->map_len = (size_t)(1 + RING_PAGES) * page;
-	map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (map == MAP_FAILED) {
-		close((int)fd);
+	r->map_len = (size_t)(1 + RING_PAGES) * PAGE;
+	map = rt_sys6(SYS_mmap, 0, (long)r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rt_mmap_failed(map)) {
+		rt_close((int)fd);
 		os_failed(want);
 		return;
 	}
 	t->user[EV_SWITCH] = (uint64_t)fd + 1;
-	if (!ioctl((int)fd, PERF_EVENT_IOC_ID, &t->user[NEV + EV_SWITCH]))
+	if (!rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &t->user[NEV + EV_SWITCH]))
 		tls.ring.id[EV_SWITCH] = t->user[NEV + EV_SWITCH];
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
-	r->pg = map;
-	r->data = (uint8_t *)map + page;
-	r->mask = (uint64_t)RING_PAGES * page - 1;
+	r->pg = (struct perf_event_mmap_page *)map;
+	r->data = (uint8_t *)map + PAGE;
+	r->mask = (uint64_t)RING_PAGES * PAGE - 1;
 	if (want & SC_OS_BIT(SC_OS_SWITCH))
 		os_opened(SC_OS_BIT(SC_OS_SWITCH));
 	if (want & SC_OS_BIT(SC_OS_SYSCALL)) {
@@ -416,20 +505,30 @@ static void os_open(struct sc_eng_thread *t)
 /* ---- shared memory ---------------------------------------------------- */
 
 /*
- * Back [off, off+len) of the arena before first use: fallocate (a full
- * tmpfs fails here rather than with SIGBUS later), then map the pages in
- * now, so that the page faults are ours, made here, and forgotten with the
- * ring's records instead of being charged to the program.
+ * The directory of our files, checked like shm_fd() checks the file: held
+ * open so that a chroot does not hide it, reopened by path if the program
+ * closed it, never a directory of the program's that took its number.
  */
-/* A descriptor of our file far from the small numbers programs expect. */
-static int fd_high(int fd)
+static int dir_fd(void)
 {
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 700);
+	int fd = rt.dirfd;
+	struct stat st;
+	long nfd;
 
-	if (hi < 0)
+	if (fd >= 0 && !rt_sys2(SYS_fstat, fd, &st) && st.st_dev == rt.dir_dev && st.st_ino == rt.dir_ino)
 		return fd;
-	close(fd);
-	return hi;
+	nfd = rt_sys4(SYS_openat, AT_FDCWD, rt.dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	nfd = fd_high(nfd);
+	if (nfd < 0)
+		return -1;
+	if (rt_sys2(SYS_fstat, nfd, &st) || (rt.dir_ino && (st.st_dev != rt.dir_dev || st.st_ino != rt.dir_ino))) {
+		rt_close((int)nfd);
+		return -1;
+	}
+	rt.dir_dev = st.st_dev;
+	rt.dir_ino = st.st_ino;
+	rt.dirfd = (int)nfd;
+	return (int)nfd;
 }
 
 /*
@@ -442,44 +541,106 @@ static int shm_fd(void)
 	int fd = __atomic_load_n(&rt.fd, __ATOMIC_RELAXED), nfd;
 	struct stat st;
 
-	if (fd >= 0 && !fstat(fd, &st) && st.st_dev == rt.dev && st.st_ino == rt.ino)
+	if (fd >= 0 && !rt_sys2(SYS_fstat, fd, &st) && st.st_dev == rt.dev && st.st_ino == rt.ino)
 		return fd;
-	nfd = open(rt.path, O_RDWR | O_CLOEXEC);
-	if (nfd < 0 || fstat(nfd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino) {
-		if (nfd >= 0)
-			close(nfd);
+	nfd = dir_fd();
+	if (nfd >= 0)
+		nfd = (int)rt_sys4(SYS_openat, nfd, rt.name, O_RDWR | O_CLOEXEC, 0);
+	if (nfd < 0)
+		return -1;
+	if (rt_sys2(SYS_fstat, nfd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino) {
+		rt_close(nfd);
 		return -1;
 	}
 	nfd = fd_high(nfd);
+	if (nfd < 0)
+		return -1;
 	if (!__atomic_compare_exchange_n(&rt.fd, &fd, nfd, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-		close(nfd);
+		rt_close(nfd);
 		return fd;
 	}
 	return nfd;
 }
 
+/*
+ * Back [off, off+len) of the arena before first use.  The file grows in
+ * steps of at least COMMIT_STEP (never past the file-size limit: a target
+ * must not get SIGXFSZ because of us): fallocate, so that a full tmpfs
+ * fails here rather than with SIGBUS later, then the pages are mapped in
+ * now, so that the page faults are ours, made here, and forgotten with the
+ * ring's records instead of being charged to the program.  Inside a
+ * sandbox only what was committed before it closed is used.
+ */
+static int commit_to(uint64_t end)
+{
+	uint64_t have = __atomic_load_n(&rt.committed, __ATOMIC_ACQUIRE), want;
+	int fd;
+	long ret;
+
+	if (end <= have)
+		return 0;
+	if (rt.sandboxed) {
+		why(SC_SHM_WHY_SECCOMP);
+		return -1;
+	}
+	if (end > rt.fsize_max) {
+		why(SC_SHM_WHY_FSIZE);
+		return -1;
+	}
+	want = (end + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
+	if (want < have + COMMIT_STEP)
+		want = have + COMMIT_STEP;
+	if (want > rt.cap)
+		want = rt.cap;
+	if (want > rt.fsize_max)
+		want = rt.fsize_max & ~(PAGE - 1);
+	if (want < end)
+		want = end;
+	fd = shm_fd();
+	if (fd < 0)
+		return -1;
+	ret = rt_sys4(SYS_fallocate, fd, 0, (long)have, (long)(want - have));
+	if (ret) {
+		why(ret == -ENOSPC ? SC_SHM_WHY_SPACE : ret == -EFBIG ? SC_SHM_WHY_FSIZE : 0);
+		return -1;
+	}
+	if (rt_sys3(SYS_madvise, rt.arena.base + have, want - have, MADV_POPULATE_WRITE)) {
+		uint8_t *p;
+
+		for (p = rt.arena.base + have; p < rt.arena.base + want; p += PAGE)
+			*(volatile uint8_t *)p = *(volatile uint8_t *)p;
+	}
+	while (have < want &&
+	       !__atomic_compare_exchange_n(&rt.committed, &have, want, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_ACQUIRE))
+		;
+	return 0;
+}
+
 static int rt_commit(struct sc_eng_arena *a, uint64_t off, uint64_t len)
 {
-	int fd = shm_fd();
-	int ret = fd < 0 ? -1 : fallocate(fd, 0, (off_t)off, (off_t)len);
+	int ret = commit_to(off + len);
 
-	if (!ret) {
-		uint8_t *p = a->base + off, *end = p + len;
-		uintptr_t page = 4096, start = (uintptr_t)p & ~(page - 1);
-
-		if (madvise((void *)start, (size_t)((uintptr_t)end - start), MADV_POPULATE_WRITE))
-			for (p = (uint8_t *)start; p < end; p += page)
-				*(volatile uint8_t *)p = *(volatile uint8_t *)p;
-	}
+	(void)a;
 	ring_discard();
-	return ret ? -1 : 0;
+	return ret;
+}
+
+static int rt_memeq(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+
+	while (n--)
+		if (*x++ != *y++)
+			return 0;
+	return 1;
 }
 
 static void module_add(uint64_t base, const char *path)
 {
 	struct sc_shm_header *h = rt.hdr;
 	uint32_t i, n = __atomic_load_n(&h->nmodules, __ATOMIC_ACQUIRE);
-	size_t len = strlen(path);
+	size_t len = rt_strlen(path);
 	uint64_t off;
 
 	if (len >= SC_SHM_PATH_MAX)
@@ -489,7 +650,7 @@ static void module_add(uint64_t base, const char *path)
 	for (i = 0; i < n && i < SC_SHM_MAX_MODULES; i++)
 		if (__atomic_load_n(&h->modules[i].valid, __ATOMIC_ACQUIRE) && h->modules[i].base == base &&
 		    h->modules[i].path_len == len &&
-		    !memcmp(rt.arena.base + h->modules[i].path_off, path, len))
+		    rt_memeq(rt.arena.base + h->modules[i].path_off, path, len))
 			return;
 	i = __atomic_fetch_add(&h->nmodules, 1, __ATOMIC_RELAXED);
 	off = i < SC_SHM_MAX_MODULES ? sc_eng_alloc(&rt.arena, len + 1) : 0;
@@ -523,58 +684,107 @@ static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 	module_add((uint64_t)info.dli_fbase, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
 }
 
-/* Create this image's file, map it, write the header.  0 or -1. */
-static int image_open(const char *parent_file)
+/*
+ * The most of the arena we may map and fill: SC_SHM_ARENA_SIZE, no more
+ * than the file-size limit allows, and no more than a sixteenth of an
+ * address-space limit (the rest is the program's).
+ */
+static void arena_limits(void)
+{
+	struct rlimit lim;
+
+	rt.cap = SC_SHM_ARENA_SIZE;
+	rt.fsize_max = UINT64_MAX;
+	if (!rt_sys4(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, &lim) && lim.rlim_cur != RLIM_INFINITY) {
+		rt.fsize_max = (uint64_t)lim.rlim_cur & ~(PAGE - 1);
+		if (rt.cap > rt.fsize_max)
+			rt.cap = rt.fsize_max;
+	}
+	if (!rt_sys4(SYS_prlimit64, 0, RLIMIT_AS, 0, &lim) && lim.rlim_cur != RLIM_INFINITY &&
+	    rt.cap > ((uint64_t)lim.rlim_cur / 16 & ~(PAGE - 1))) {
+		rt.cap = (uint64_t)lim.rlim_cur / 16 & ~(PAGE - 1);
+		rt.why |= SC_SHM_WHY_AS;
+	}
+}
+
+/*
+ * Create this image's file, map it, write the header.  parent: the fork
+ * parent's header (NULL for a new program).  0 or -1.
+ */
+static int image_open(const struct sc_shm_header *parent)
 {
 	struct sc_shm_header *h;
 	struct stat st;
-	int fd = -1, n;
-	void *map;
+	int fd = -1, n, pid = rt_getpid(), dfd = dir_fd();
+	long map;
+	char *p;
 
-	for (n = 0; n < 10000; n++) {
-		snprintf(rt.path, sizeof(rt.path), "%s.%d.%d", rt.prefix, (int)getpid(), n);
-		fd = open(rt.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0 || errno != EEXIST)
+	if (dfd < 0)
+		return -1;
+	arena_limits();
+	if (rt.cap < SC_SHM_HEADER_SIZE + COMMIT_STEP) {
+		why(rt.cap < rt.fsize_max ? SC_SHM_WHY_AS : SC_SHM_WHY_FSIZE);
+		return -1;
+	}
+	for (n = 0; n < 100; n++) {
+		p = rt_stpcpy(rt.name, rt.stem, sizeof(rt.name));
+		p = rt_stpcpy(p, ".", sizeof(rt.name) - (size_t)(p - rt.name));
+		p = rt_utoa(p, (uint64_t)pid, sizeof(rt.name) - (size_t)(p - rt.name));
+		p = rt_stpcpy(p, ".", sizeof(rt.name) - (size_t)(p - rt.name));
+		rt_utoa(p, __rdtsc(), sizeof(rt.name) - (size_t)(p - rt.name));
+		fd = (int)rt_sys4(SYS_openat, dfd, rt.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd != -EEXIST)
 			break;
 	}
+	fd = fd_high(fd);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)SC_SHM_ARENA_SIZE) ||
-	    fallocate(fd, 0, 0, (off_t)SC_SHM_HEADER_SIZE))
-		goto fail;
-	map = mmap(NULL, SC_SHM_ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	if (map == MAP_FAILED)
-		goto fail;
-	h = map;
-	h->arena.size = SC_SHM_ARENA_SIZE;
-	h->arena.bump = SC_SHM_HEADER_SIZE;
-	h->version = SC_SHM_VERSION;
-	h->pid = (uint32_t)getpid();
-	h->ppid = (uint32_t)getppid();
-	h->start_tsc = __rdtsc();
-	h->start_ns = mono_ns();
-	h->os_requested = rt.os_mask;
-	if (parent_file) {
-		const char *slash = strrchr(parent_file, '/');
-		snprintf(h->parent_file, sizeof(h->parent_file), "%s", slash ? slash + 1 : parent_file);
-		h->flags |= SC_SHM_FORKED;
-	}
-	n = (int)readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
-	h->exe[n > 0 ? n : 0] = 0;
-	rt.fd = fd_high(fd);
-	if (!fstat(rt.fd, &st)) {
+	rt.committed = 0;
+	rt.fd = fd;
+	if (!rt_sys2(SYS_fstat, fd, &st)) {
 		rt.dev = st.st_dev;
 		rt.ino = st.st_ino;
 	}
+	map = rt_sys6(SYS_mmap, 0, (long)rt.cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (rt_mmap_failed(map)) {
+		if (map == -ENOMEM)
+			why(SC_SHM_WHY_AS);
+		goto fail;
+	}
+	rt.arena.base = (uint8_t *)map;
+	if (commit_to(SC_SHM_HEADER_SIZE)) {
+		rt_sys2(SYS_munmap, map, rt.cap);
+		goto fail;
+	}
+	h = (struct sc_shm_header *)map;
+	h->arena.size = rt.cap;
+	h->arena.bump = SC_SHM_HEADER_SIZE;
+	h->version = SC_SHM_VERSION;
+	h->pid = (uint32_t)pid;
+	h->ppid = (uint32_t)rt_sys0(SYS_getppid);
+	h->start_tsc = __rdtsc();
+	h->start_ns = mono_ns();
+	h->os_requested = rt.os_mask;
+	h->fd_base = (uint32_t)rt.fd_base;
+	h->lost_why = rt.why;
+	if (parent) {
+		h->flags |= SC_SHM_FORKED;     /* parent_file: set by the caller */
+		memcpy(h->exe, parent->exe, sizeof(h->exe));   /* a chroot hides /proc */
+	} else {
+		n = (int)rt_sys3(SYS_readlink, "/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+		h->exe[n > 0 ? n : 0] = 0;
+	}
 	rt.hdr = h;
-	sc_eng_arena_attach(&rt.arena, map, SC_SHM_ARENA_SIZE);
+	sc_eng_arena_attach(&rt.arena, (void *)map, rt.cap);
 	rt.arena.commit = rt_commit;
 	rt.arena.newaddr = rt_newaddr;
+	rt.pid = pid;
 	__atomic_store_n(&h->magic, SC_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 fail:
-	close(fd);
-	unlink(rt.path);
+	rt_close(fd);
+	rt_sys3(SYS_unlinkat, dfd, rt.name, 0);
+	rt.fd = -1;
 	return -1;
 }
 
@@ -584,7 +794,7 @@ static void thread_name(struct sc_eng_thread *t)
 {
 	char name[17] = { 0 };
 
-	if (!prctl(PR_GET_NAME, name))
+	if (!rt.sandboxed && !rt_sys2(SYS_prctl, PR_GET_NAME, name))
 		memcpy(t->name, name, sizeof(t->name));
 }
 
@@ -601,6 +811,9 @@ static void rt_thread_exit(void *arg)
 {
 	struct sc_eng_thread *t = arg;
 
+	if (rt.sandboxed || !*rt_alive)
+		return;                    /* no system calls; or a fork child's copy of
+					      its parent's thread, not ours to touch */
 	tls.busy = stack_pointer();    /* a signal's probes wait meanwhile */
 	barrier();
 	os_close(t);
@@ -609,96 +822,209 @@ static void rt_thread_exit(void *arg)
 	tls.busy = 0;
 }
 
+/* The "same process" word: a fresh MADV_WIPEONFORK page holding 1. */
+static void alive_arm(void)
+{
+	long p;
+
+	if (!rt_alive_page) {
+		p = rt_sys6(SYS_mmap, 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rt_mmap_failed(p))
+			return;
+		if (rt_sys3(SYS_madvise, p, PAGE, MADV_WIPEONFORK)) {
+			rt_sys2(SYS_munmap, p, PAGE);
+			return;
+		}
+		rt_alive_page = (volatile uint64_t *)p;
+	}
+	*rt_alive_page = 1;
+	__atomic_store_n(&rt_alive, rt_alive_page, __ATOMIC_RELEASE);
+}
+
+static void rt_atfork_prepare(void);
+static void rt_atfork_parent(void);
 static void rt_atfork_child(void);
 
 static void rt_process_init(void)
 {
-	const char *prefix = getenv(SC_SHM_ENV_PREFIX), *s;
+	char **envp = __environ;
+	const char *prefix = rt_getenv(envp, SC_SHM_ENV_PREFIX), *s, *slash = NULL, *end;
 	struct rlimit lim;
+	size_t len;
 
 	rt.state = RT_OFF;
-	if (!prefix || !*prefix || strlen(prefix) >= sizeof(rt.prefix))
+	rt.fd = rt.dirfd = -1;
+	if (!prefix || !*prefix || (len = rt_strlen(prefix)) >= sizeof(rt.dir))
 		return;
-	snprintf(rt.prefix, sizeof(rt.prefix), "%s", prefix);
-	s = getenv(SC_SHM_ENV_OS);
-	rt.os_mask = s ? (uint32_t)strtoul(s, NULL, 10) & SC_OS_ALL : SC_OS_ALL;
-	s = getenv(SC_SHM_ENV_CLOCK0);
+	for (s = prefix; *s; s++)
+		if (*s == '/')
+			slash = s;
+	if (!slash || rt_strlen(slash + 1) >= sizeof(rt.stem) - 64)
+		return;
+	rt_stpcpy(rt.dir, prefix, (size_t)(slash - prefix) + 1 + (slash == prefix));
+	rt_stpcpy(rt.stem, slash + 1, sizeof(rt.stem));
+	s = rt_getenv(envp, SC_SHM_ENV_OS);
+	rt.os_mask = s ? (uint32_t)rt_atou(s, NULL) & SC_OS_ALL : SC_OS_ALL;
+	s = rt_getenv(envp, SC_SHM_ENV_CLOCK0);
 	if (s) {
-		char *end;
-		rt.clock0_tsc = strtoull(s, &end, 10);
-		rt.clock0_ns = *end == ',' ? strtoull(end + 1, NULL, 10) : 0;
+		rt.clock0_tsc = rt_atou(s, &end);
+		rt.clock0_ns = *end == ',' ? rt_atou(end + 1, NULL) : 0;
 	}
 	if (!rt.clock0_ns) {
 		rt.clock0_tsc = __rdtsc();
 		rt.clock0_ns = mono_ns();
 	}
-	s = getenv(SC_SHM_ENV_TP);
+	s = rt_getenv(envp, SC_SHM_ENV_TP);
 	if (s) {
-		char *end;
-		rt.tp_enter = strtoull(s, &end, 10);
-		rt.tp_exit = *end == ',' ? strtoull(end + 1, NULL, 10) : 0;
+		rt.tp_enter = rt_atou(s, &end);
+		rt.tp_exit = *end == ',' ? rt_atou(end + 1, NULL) : 0;
 	}
-	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur != RLIM_INFINITY)
+	/* descriptors: a quarter of RLIMIT_NOFILE at most, from the top quarter
+	 * (or from FD_BASE when the limit is high) */
+	if (!rt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, &lim) && lim.rlim_cur != RLIM_INFINITY) {
 		rt.fds_budget = (long)(lim.rlim_cur / 4);
-	else
+		rt.fd_base = lim.rlim_cur >= 2 * FD_BASE ? FD_BASE : (int)(lim.rlim_cur - lim.rlim_cur / 4);
+	} else {
 		rt.fds_budget = 1 << 16;
+		rt.fd_base = FD_BASE;
+	}
+	if (rt.fd_base < 3)
+		rt.fd_base = 3;
 	if (image_open(NULL))
 		return;
 	if (pthread_key_create(&rt.key, rt_thread_exit))
 		return;
-	pthread_atfork(NULL, NULL, rt_atfork_child);
+	alive_arm();
 	rt.state = RT_ON;
 }
 
+/*
+ * Set up before main (the first probe may come later, or never): libc's
+ * calls made from here (pthread_atfork may allocate, and a program may
+ * define malloc itself, instrumented) find this thread "off" and are not
+ * counted as the program's.
+ */
+static __attribute__((constructor)) void rt_ctor(void)
+{
+	int saved = tls.state;
+
+	tls.state = RT_SELF;
+	pthread_once(&rt_once, rt_process_init);
+	if (rt.state == RT_ON)
+		pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
+	tls.state = saved;
+}
+
 /* A thread's first event: its engine state, its OS-event ring. */
-static struct sc_eng_thread *thread_start(void)
+static struct sc_eng_thread *thread_start(uintptr_t sp)
 {
 	struct sc_eng_thread *t;
 
-	tls.state = RT_OFF;            /* while starting, probes are ignored */
+	tls.state = RT_SELF;           /* our own calls into libc are not the program's */
 	barrier();
 	pthread_once(&rt_once, rt_process_init);
+	tls.state = RT_OFF;            /* until the thread is on: its events are lost */
 	if (rt.state != RT_ON)
 		return NULL;
-	t = sc_eng_thread_new(&rt.arena, (uint32_t)syscall(SYS_gettid), __rdtsc());
+	/* in a sandbox: gettid, perf events, no more system calls */
+	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), __rdtsc());
 	if (!t) {
 		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
+	tls.state = RT_SELF;
 	thread_name(t);
 	os_open(t);
 	pthread_setspecific(rt.key, t);
 	tls.t = t;
+	tls.sp_first = sp;
 	tls.state = RT_ON;
 	return t;
 }
 
+/* ---- fork ---------------------------------------------------------------- */
+
+/* Before fork(), in the forking thread: its stack, into private memory. */
+static void rt_atfork_prepare(void)
+{
+	struct sc_eng_thread *t = tls.t;
+	struct rt_snap *s;
+	uint64_t depth, i, n = 0, len;
+	long map;
+
+	tls.snap = NULL;
+	if (rt.state != RT_ON || !t || rt.sandboxed)
+		return;
+	depth = (uint64_t)(t->top - t->stack);
+	len = (sizeof(*s) + depth * sizeof(s->fs[0]) + PAGE - 1) & ~(PAGE - 1);
+	map = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(map))
+		return;
+	s = (struct rt_snap *)map;
+	for (i = 1; i <= depth; i++) {
+		if (t->stack[i].node->func == SC_ENG_DROP_FUNC)
+			continue;
+		s->fs[n][0] = t->stack[i].node->func;
+		s->fs[n][1] = t->stack[i].cs->site;
+		n++;
+	}
+	s->n = n;
+	s->map_len = len;
+	tls.snap = s;
+}
+
+static void snap_free(void)
+{
+	if (tls.snap)
+		rt_sys2(SYS_munmap, tls.snap, tls.snap->map_len);
+	tls.snap = NULL;
+}
+
+static void rt_atfork_parent(void)
+{
+	snap_free();
+}
+
 /*
- * In the child of fork(): the parent's file, ring and perf fds are not ours.
- * Start a new file for this image and rebuild the forking thread's stack in
- * it, so that the exits to come balance; the other threads do not exist
- * here.  Only system calls and the engine: fork may have left locks held.
+ * The first moment in a new process (the child of fork, or of a clone
+ * without CLONE_VM, which ran no handler): the parent's file, ring and perf
+ * fds are not ours.  Start a new file for this image and give the forking
+ * thread its stack as it was at the fork (the snapshot, or for a raw fork
+ * the shared stack as the child finds it), as frames that are open but not
+ * new calls; the other threads do not exist here.  A clone child that runs
+ * on a stack of its own (sp far from this thread's) starts empty.  Only
+ * system calls and the engine: fork may have left locks held.
  */
-static void rt_atfork_child(void)
+static void child_start(uintptr_t sp)
 {
 	struct sc_eng_arena old_arena = rt.arena;
 	struct sc_eng_thread *old_t = tls.t, *t = NULL;
 	struct sc_shm_header *old_hdr = rt.hdr;
-	char old_path[512];
-	uint64_t off, now;
-	uint32_t i;
-	int old_fd = rt.fd;
+	char old_name[256];
+	uint64_t off, now, i;
+	int old_fd = rt.fd, own_stack;
 	struct stat st;
 
-	if (rt.state != RT_ON)
+	if (rt.state != RT_ON || rt.pid == rt_getpid()) {
+		snap_free();
 		return;
-	if (fstat(old_fd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino)
+	}
+	if (rt.sandboxed) {            /* the sandbox is inherited: no calls of ours */
+		rt.state = RT_OFF;
+		tls.state = RT_OFF;
+		tls.t = NULL;
+		return;
+	}
+	own_stack = !tls.snap && tls.sp_first &&
+		    (sp > tls.sp_first || tls.sp_first - sp > (64ul << 20));
+	if (rt_sys2(SYS_fstat, old_fd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino)
 		old_fd = -1;               /* closed by the program: not ours now */
-	memcpy(old_path, rt.path, sizeof(old_path));
+	memcpy(old_name, rt.name, sizeof(old_name));
 	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
 	tls.ring_head = &tls.ring_seen;
 	tls.t = NULL;
 	tls.npending = 0;
+	tls.busy = 0;
 	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
 		struct sc_eng_thread *o = (struct sc_eng_thread *)(old_arena.base + off);
 		uint64_t ids[2 * NEV];
@@ -710,48 +1036,130 @@ static void rt_atfork_child(void)
 		off = o->next_off;
 	}
 	rt.fds_held = 0;
-	if (image_open(old_path)) {
+	rt.hdr = NULL;
+	rt.why = 0;
+	if (image_open(old_hdr)) {
 		rt.state = RT_OFF;
 		tls.state = RT_OFF;
-		munmap(old_arena.base, old_arena.size);
+		rt_sys2(SYS_munmap, old_arena.base, old_arena.size);
 		if (old_fd >= 0)
-			close(old_fd);
+			rt_close(old_fd);
+		snap_free();
 		return;
 	}
+	rt_stpcpy(rt.hdr->parent_file, old_name, sizeof(rt.hdr->parent_file));
 	for (i = 0; i < old_hdr->nmodules && i < SC_SHM_MAX_MODULES; i++)
 		if (old_hdr->modules[i].valid)
 			module_add(old_hdr->modules[i].base,
 				   (const char *)old_arena.base + old_hdr->modules[i].path_off);
 	now = __rdtsc();
 	if (old_t) {
-		t = sc_eng_thread_new(&rt.arena, (uint32_t)syscall(SYS_gettid), now);
+		t = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
 		if (t) {
 			rt.rebuilding = 1;
-			sc_eng_rebuild(t, old_t->stack, (uint64_t)(old_t->top - old_t->stack), now);
+			if (tls.snap) {
+				for (i = 0; i < tls.snap->n; i++)
+					sc_eng_inherit(t, tls.snap->fs[i][0], tls.snap->fs[i][1], now);
+			} else if (!own_stack) {
+				for (i = 1; old_t->stack + i <= old_t->top; i++)
+					if (old_t->stack[i].node->func != SC_ENG_DROP_FUNC)
+						sc_eng_inherit(t, old_t->stack[i].node->func,
+							       old_t->stack[i].cs->site, now);
+			}
 			rt.rebuilding = 0;
 			memcpy(t->name, old_t->name, sizeof(t->name));
 		}
 	}
-	munmap(old_arena.base, old_arena.size);
+	snap_free();
+	rt_sys2(SYS_munmap, old_arena.base, old_arena.size);
 	if (old_fd >= 0)
-		close(old_fd);
+		rt_close(old_fd);
+	alive_arm();
 	tls.state = t ? RT_ON : RT_NEW;
 	if (t) {
 		pthread_setspecific(rt.key, t);
 		os_open(t);
 		tls.t = t;
+		if (own_stack)
+			tls.sp_first = sp;
 	}
+}
+
+static void rt_atfork_child(void)
+{
+	child_start(stack_pointer());
 }
 
 /* The image ends (exit, or return from main): note when. */
 static __attribute__((destructor)) void rt_fini(void)
 {
-	if (rt.state != RT_ON)
+	if (rt.state != RT_ON || !*rt_alive)
 		return;
 	rt.hdr->end_tsc = __rdtsc();
 	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
 	if (tls.t)
 		thread_name(tls.t);
+}
+
+/* ---- sandboxes ------------------------------------------------------------ */
+
+/*
+ * A program that enters seccomp (strict mode, or a filter that may forbid
+ * mmap, fallocate, perf_event_open ...) would be killed by our next system
+ * call.  These wrappers see it coming: the runtime commits a last reserve
+ * of memory while it still may, then makes no system call again (new
+ * threads, more memory and OS events are given up and the loss recorded
+ * with its reason).  The program's call itself is passed on unchanged.
+ */
+static void sandbox_enter(void)
+{
+	if (rt.state != RT_ON || rt.sandboxed || !*rt_alive)
+		return;
+	commit_to(__atomic_load_n(&rt.hdr->arena.bump, __ATOMIC_RELAXED) + SECCOMP_RESERVE);
+	__atomic_store_n(&rt.sandboxed, 1, __ATOMIC_RELEASE);
+	why(SC_SHM_WHY_SECCOMP);
+}
+
+static long sys_result(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+HOOK int prctl(int option, ...);
+HOOK long syscall(long nr, ...);
+
+int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int i;
+
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		sandbox_enter();
+	return (int)sys_result(rt_sys5(SYS_prctl, option, a[0], a[1], a[2], a[3]));
+}
+
+long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+	int i;
+
+	va_start(ap, nr);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))
+		sandbox_enter();
+	return sys_result(rt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }
 
 /* ---- the hooks --------------------------------------------------------- */
@@ -827,20 +1235,31 @@ static int on_alt_stack(void)
 {
 	stack_t ss;
 
-	return !sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK);
+	return !rt_sys2(SYS_sigaltstack, 0, &ss) && (ss.ss_flags & SS_ONSTACK);
 }
 
 /*
- * A probe with no engine state (first event, off) or inside a probe.  sp is
- * the hook's stack pointer: compared with the running probe's, it tells a
- * signal handler (below it) from code a longjmp took back above it.
+ * A probe with no engine state (first event, off), inside a probe, or the
+ * first one of a process made without fork's handlers.  sp is the hook's
+ * stack pointer: compared with the running probe's, it tells a signal
+ * handler (below it) from code a longjmp took back above it.
  */
 static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t site, int is_exit,
 						       uintptr_t sp)
 {
 	uint64_t now = __rdtsc();
-	struct sc_eng_thread *t = tls.t;
+	struct sc_eng_thread *t;
 
+	if (!*rt_alive && rt.state == RT_ON) {
+		child_start(sp);
+		if (tls.t && tls.state == RT_ON && !tls.busy) {
+			tls.busy = sp;
+			barrier();
+			probe_slow(tls.t, fn, site, __rdtsc(), is_exit);
+			return;
+		}
+	}
+	t = tls.t;
 	if (tls.busy) {
 		uint32_t n = tls.npending;
 
@@ -870,7 +1289,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 	}
 	tls.busy = sp;
 	barrier();
-	t = thread_start();
+	t = thread_start(sp);
 	if (!t) {
 		tls.busy = 0;
 		return;
@@ -886,7 +1305,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now;
 
-	if (unlikely(!t || tls.busy)) {
+	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 0, stack_pointer());
 		return;
 	}
@@ -906,7 +1325,7 @@ void __cyg_profile_func_exit(void *fn, void *site)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now;
 
-	if (unlikely(!t || tls.busy)) {
+	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 1, stack_pointer());
 		return;
 	}

@@ -5,14 +5,22 @@
  * Each process image (the first one, every forked child, every exec) that
  * runs an instrumented function creates its own file
  *
- *	$STACKCLOCK_SHM.<pid>.<n>        (a sparse file on /dev/shm)
+ *	$STACKCLOCK_SHM.<pid>.<n>        (a file on /dev/shm; <n> unique per
+ *	                                  image, from the TSC, so that a
+ *	                                  process re-exec'ing itself never
+ *	                                  searches for a free name)
  *
  * maps it shared, and keeps its whole profile there: this header, then an
  * engine arena (src/runtime/engine.h) holding every thread's calling-context
  * tree.  The recorder reads the files after the target has ended (or been
  * killed: nothing needs flushing, the kernel keeps the pages) and removes
- * them.  Memory is committed with fallocate before first use, so a full
- * tmpfs makes the runtime drop events (counted) instead of taking SIGBUS.
+ * them.  The file grows as the arena does, in bounded steps committed with
+ * fallocate before first use (a full tmpfs makes the runtime drop events,
+ * counted, instead of taking SIGBUS); the mapping reserves address space
+ * for at most SC_SHM_ARENA_SIZE, less under a file-size or address-space
+ * limit (arena.size then says how much), and the file never passes
+ * RLIMIT_FSIZE (no SIGXFSZ for the target).  Why events were lost is in
+ * lost_why.
  *
  * The header is the arena's first bytes (struct sc_eng_arena_hdr must come
  * first: it is node index 0).  Everything the recorder follows is an offset
@@ -36,8 +44,8 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      1
-#define SC_SHM_ARENA_SIZE   (64ull << 30)            /* virtual; sparse */
+#define SC_SHM_VERSION      2
+#define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_MAX_MODULES  1024
 #define SC_SHM_PATH_MAX     4096
 
@@ -49,6 +57,14 @@
 /* sc_shm_header.flags */
 #define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
 #define SC_SHM_ENDED        (1u << 1)   /* the runtime saw the image end */
+
+/* sc_shm_header.lost_why: what kept the runtime from recording everything */
+#define SC_SHM_WHY_FSIZE    (1u << 0)   /* the file-size limit (ulimit -f) was reached */
+#define SC_SHM_WHY_AS       (1u << 1)   /* the address-space limit (ulimit -v) made the arena small */
+#define SC_SHM_WHY_SPACE    (1u << 2)   /* the shared-memory file system is full */
+#define SC_SHM_WHY_SECCOMP  (1u << 3)   /* the program entered seccomp: no more system calls of ours */
+#define SC_SHM_WHY_FDCAP    (1u << 4)   /* the runtime's descriptor cap left threads without OS events */
+#define SC_SHM_WHY_STACK    (1u << 5)   /* a stack deeper than the engine keeps */
 
 struct sc_shm_module {
 	uint64_t base;             /* dladdr()'s dli_fbase of the object */
@@ -71,6 +87,8 @@ struct sc_shm_header {
 	uint32_t os_failed;              /* categories some thread could not open */
 	uint32_t nmodules;               /* slots handed out (may exceed max) */
 	uint64_t modules_lost;
+	uint32_t lost_why;               /* SC_SHM_WHY_* */
+	uint32_t fd_base;                /* lowest descriptor the runtime uses */
 	char parent_file[256];           /* fork parent's file name, "" if none */
 	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */
 	struct sc_shm_module modules[SC_SHM_MAX_MODULES];
