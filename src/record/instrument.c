@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -117,6 +118,93 @@ static int elf_has_hooks(const char *path)
 	elf_end(e);
 	close(fd);
 	return found;
+}
+
+/* Is the ELF file statically linked (no program interpreter)?  1, 0, or -1. */
+static int elf_is_static(const char *path)
+{
+	Elf *e;
+	size_t i, n;
+	int fd, is_static = -1;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
+		is_static = 1;
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+				is_static = 0;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return is_static;
+}
+
+/*
+ * No process image at all: say why if a limit we share with the target
+ * explains it (the runtime needs its header and a first step of memory).
+ */
+static void explain_no_image(const char *prog)
+{
+	const uint64_t need = SC_SHM_HEADER_SIZE + (256u << 10);
+	struct rlimit lim;
+
+	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)
+		pr_warn("nothing recorded: the file-size limit (ulimit -f %lu) leaves the runtime no room "
+			"for its shared memory, which needs %lu KiB (raise 'ulimit -f'; '%s' ran unprofiled)",
+			(unsigned long)(lim.rlim_cur / 1024), (unsigned long)(need / 1024), prog);
+	else if (!getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur / 16 < need)
+		pr_warn("nothing recorded: the address-space limit (ulimit -v %lu) leaves the runtime no room: "
+			"it takes at most a sixteenth of it and needs %lu KiB (raise 'ulimit -v'; '%s' ran unprofiled)",
+			(unsigned long)(lim.rlim_cur / 1024), (unsigned long)(need / 1024), prog);
+	else
+		pr_warn("no instrumented function ran in '%s' (was it built with -finstrument-functions?)",
+			prog);
+}
+
+struct totals {
+	uint64_t events, lost, threads, nodes;
+	uint32_t os_opened, os_failed;
+	uint32_t why;             /* SC_SHM_WHY_* of every image */
+	uint32_t why_procs[6];    /* images per SC_SHM_WHY_* bit */
+	uint32_t fd_base;
+};
+
+/* What kept the runtime from recording everything, one line per reason. */
+static void explain_losses(const struct totals *tot)
+{
+	struct rlimit lim;
+	unsigned long kib;
+
+	if (tot->why & SC_SHM_WHY_FSIZE) {
+		kib = !getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY ? lim.rlim_cur / 1024 : 0;
+		pr_warn("%u process(es) reached the file-size limit (ulimit -f %lu): the runtime's memory could "
+			"not grow and later events were lost (%lu lost; raise 'ulimit -f')",
+			tot->why_procs[0], kib, (unsigned long)tot->lost);
+	}
+	if ((tot->why & SC_SHM_WHY_AS) && tot->lost) {
+		kib = !getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur != RLIM_INFINITY ? lim.rlim_cur / 1024 : 0;
+		pr_warn("the address-space limit (ulimit -v %lu) gave the runtime a sixteenth of it; it ran out "
+			"and %lu events were lost (raise 'ulimit -v')", kib, (unsigned long)tot->lost);
+	}
+	if (tot->why & SC_SHM_WHY_SPACE)
+		pr_warn("the shared-memory file system is full: %lu events were lost (free space in /dev/shm, "
+			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost);
+	if (tot->why & SC_SHM_WHY_SECCOMP)
+		pr_warn("%u process(es) entered a seccomp sandbox: from then on the runtime made no system call "
+			"(new threads, OS events and memory beyond its reserve were given up; %lu events lost)",
+			tot->why_procs[3], (unsigned long)tot->lost);
+	if (tot->why & SC_SHM_WHY_FDCAP)
+		pr_warn("the runtime's descriptor cap (a quarter of 'ulimit -n', from fd %u up) left some threads "
+			"without OS events: their OS time counts as application time (raise 'ulimit -n')",
+			tot->fd_base);
 }
 
 /* The runtime: $STACKCLOCK_RUNTIME, or libstackclock.so beside the tool. */
@@ -417,10 +505,6 @@ static void link_parents(struct image *ims, int n)
 	}
 }
 
-struct totals {
-	uint64_t events, lost, threads, nodes;
-	uint32_t os_opened, os_failed;
-};
 
 static int emit_image(struct sc_writer *w, const struct image *im, const struct sc_tick_conv *conv,
 		      struct totals *tot)
@@ -521,6 +605,12 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 	}
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
+	tot->why |= h->lost_why;
+	for (i = 0; i < ARRAY_SIZE(tot->why_procs); i++)
+		if (h->lost_why & (1u << i))
+			tot->why_procs[i]++;
+	if (h->fd_base > tot->fd_base)
+		tot->fd_base = h->fd_base;
 	return ret;
 }
 
@@ -706,6 +796,11 @@ int record_instrument(const struct record_opts *opts)
 		       opts->argv[0]);
 		return 1;
 	}
+	if (elf_is_static(prog) == 1) {
+		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
+		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
+		return 1;
+	}
 	if (find_runtime(runtime, sizeof(runtime))) {
 		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
 		       runtime);
@@ -760,9 +855,13 @@ int record_instrument(const struct record_opts *opts)
 	link_parents(ims, nims);
 	report_status(opts->argv[0], status);
 	if (!nims)
-		pr_warn("no instrumented function ran in '%s' (was it built with -finstrument-functions?)",
-			opts->argv[0]);
+		explain_no_image(opts->argv[0]);
+	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
+	 * instead of killing us; the target has its own disposition */
+	signal(SIGXFSZ, SIG_IGN);
 	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot);
+	signal(SIGXFSZ, SIG_DFL);
+	explain_losses(&tot);
 	for (i = 0; i < nims; i++)
 		munmap((void *)ims[i].base, ims[i].len);
 	unlink_matching(dir, is_image_of, stem);

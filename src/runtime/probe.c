@@ -583,8 +583,8 @@ static int commit_to(uint64_t end)
 		why(SC_SHM_WHY_SECCOMP);
 		return -1;
 	}
-	if (end > rt.fsize_max) {
-		why(SC_SHM_WHY_FSIZE);
+	if (end > rt.cap) {
+		why(rt.cap == rt.fsize_max ? SC_SHM_WHY_FSIZE : rt.cap < SC_SHM_ARENA_SIZE ? SC_SHM_WHY_AS : 0);
 		return -1;
 	}
 	want = (end + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
@@ -592,8 +592,6 @@ static int commit_to(uint64_t end)
 		want = have + COMMIT_STEP;
 	if (want > rt.cap)
 		want = rt.cap;
-	if (want > rt.fsize_max)
-		want = rt.fsize_max & ~(PAGE - 1);
 	if (want < end)
 		want = end;
 	fd = shm_fd();
@@ -775,7 +773,9 @@ static int image_open(const struct sc_shm_header *parent)
 		h->exe[n > 0 ? n : 0] = 0;
 	}
 	rt.hdr = h;
-	sc_eng_arena_attach(&rt.arena, (void *)map, rt.cap);
+	/* the engine may ask for more than the mapping: commit_to() refuses
+	 * it, naming the limit */
+	sc_eng_arena_attach(&rt.arena, (void *)map, SC_SHM_ARENA_SIZE);
 	rt.arena.commit = rt_commit;
 	rt.arena.newaddr = rt_newaddr;
 	rt.pid = pid;
