@@ -616,12 +616,23 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 
 /* ---- the driver -------------------------------------------------------- */
 
-static volatile int stop_flag;
+static struct launch_stop stop;
 
-static void on_signal(int sig)
+/* SIGINT/SIGTERM: the wait forwards the first and gives up at the second;
+ * a third one ends the recorder (default action restored). */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
-	stop_flag = 1;
+	struct sigaction dfl;
+
+	(void)uc;
+	stop.sig = sig;
+	stop.to_us_only = si && si->si_code == SI_USER;
+	if (++stop.count >= 2) {
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGINT, &dfl, NULL);
+		sigaction(SIGTERM, &dfl, NULL);
+	}
 }
 
 static char *shm_dir(void)
@@ -784,7 +795,7 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1, tp_hold;
+	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0;
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
 	if (ret) {
@@ -821,7 +832,8 @@ int record_instrument(const struct record_opts *opts)
 	env[4] = tp_enter ? xasprintf("%s=%s", SC_SHM_ENV_TP, tp) : NULL;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;    /* no SA_RESTART: the wait must see it */
+	sa.sa_sigaction = on_signal;  /* no SA_RESTART: the wait must see it */
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
@@ -839,9 +851,13 @@ int record_instrument(const struct record_opts *opts)
 		unlink_matching(dir, is_image_of, stem);
 		goto out;
 	}
-	ret = launch_wait_all(&l, &status, &stop_flag);
+	ret = launch_wait_all(&l, &status, &stop, &left);
 	if (ret)
 		pr_warn("waiting for '%s': %s", opts->argv[0], strerror(-ret));
+	if (stop.count && left)
+		pr_warn("stopped by %s: %d process(es) of '%s' that left its process group (daemons) still "
+			"run, unrecorded from here (stop them yourself: kill them by pid)",
+			strsignal(stop.sig), left, opts->argv[0]);
 	c1 = clock_pair_now();
 
 	rate = kernel_ns_per_tick();

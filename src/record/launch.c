@@ -14,6 +14,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -116,30 +117,112 @@ int launch_go(struct launch *l)
 	return 0;
 }
 
-int launch_wait_all(struct launch *l, int *status, volatile int *stop_flag)
+/*
+ * The children of pid (/proc/PID/task/PID/children: those of its main
+ * thread), into out[max]; how many there are.
+ */
+static int children_of(pid_t pid, pid_t *out, int max)
 {
-	bool signalled = false;
-	*status = -1;
+	char path[64];
+	int n = 0;
+	long v;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (n < max)
+			out[n] = (pid_t)v;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Send sig to pid and every descendant of it still in group pgid. */
+static void kill_tree(pid_t pid, pid_t pgid, int sig, int depth)
+{
+	pid_t kids[256];
+	int i, n = children_of(pid, kids, 256);
+
+	kill(pid, sig);
+	for (i = 0; i < n && i < 256 && depth < 64; i++)
+		if (getpgid(kids[i]) == pgid)
+			kill_tree(kids[i], pgid, sig, depth + 1);
+}
+
+/* Has a child of ours in process group pgid not been reaped yet? */
+static bool group_has_child(pid_t pgid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return pgid > 0 && !waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG | WNOWAIT);
+}
+
+/*
+ * The stop signal goes to the target's process group, unless the terminal
+ * sent it there already.  When the target shares our group (which may hold
+ * the shell script that started us), only the target and its descendants
+ * in that group get it.
+ */
+static void forward_stop(struct launch *l, const struct launch_stop *stop, pid_t target_pgid)
+{
+	int sig = stop->sig ? stop->sig : SIGINT;
+
+	if (target_pgid > 0 && target_pgid != getpgrp())
+		kill(-target_pgid, sig);
+	else if (stop->to_us_only && target_pgid > 0)
+		kill_tree(l->pid, target_pgid, sig, 0);
+}
+
+int launch_wait_all(struct launch *l, int *status, struct launch_stop *stop, int *left)
+{
+	pid_t target_pgid = getpgid(l->pid);
+	bool forwarded = false, target_done = false;
+
+	*status = -1;
+	*left = 0;
 	for (;;) {
 		int st;
-		pid_t p = waitpid(-1, &st, 0);
+		pid_t p;
 
-		if (p < 0) {
-			if (errno == EINTR) {
-				if (stop_flag && *stop_flag && !signalled) {
-					kill(l->pid, SIGINT);
-					signalled = true;
-				}
-				continue;
-			}
-			if (errno == ECHILD)
-				return 0;
-			return -errno;
+		if (stop && stop->count >= 2)
+			break;
+		if (stop && stop->count && !forwarded) {
+			pid_t g = target_done ? -1 : getpgid(l->pid);
+
+			if (g > 0)
+				target_pgid = g;
+			forward_stop(l, stop, target_done ? -1 : target_pgid);
+			forwarded = true;
 		}
-		if (p == l->pid)
-			*status = st;
+		p = waitpid(-1, &st, forwarded ? WNOHANG : 0);
+		if (p > 0) {
+			if (p == l->pid) {
+				*status = st;
+				target_done = true;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0 && errno == ECHILD)
+			return 0;
+		if (p < 0)
+			return -errno;
+		/* stopping, and children remain: are any still the target's? */
+		if (!group_has_child(getpgrp()) && !group_has_child(target_pgid))
+			break;
+		usleep(20000);
 	}
+	/* what remains left the target's group (daemons), or we were told twice */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	*left = children_of(getpid(), NULL, 0);
+	return 0;
 }
 
 void launch_report_exec_error(const char *prog, int err)

@@ -16,6 +16,7 @@
 #define SC_RECORD_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -61,11 +62,28 @@ int launch_go(struct launch *l);
  */
 void launch_abort(struct launch *l);
 /*
- * Wait for the child and every descendant to end.  *status gets the wait
- * status of the first child.  If stop_flag becomes non-zero (signal handler)
- * the target is sent SIGINT once.  Returns 0 or -errno.
+ * What the recorder's SIGINT/SIGTERM handler leaves for launch_wait_all():
+ * how many such signals came, the last one, and whether it was sent to the
+ * recorder alone (kill, SI_USER) rather than to its whole process group by
+ * the terminal (Ctrl-C).
  */
-int launch_wait_all(struct launch *l, int *status, volatile int *stop_flag);
+struct launch_stop {
+	volatile sig_atomic_t count;
+	volatile sig_atomic_t sig;
+	volatile sig_atomic_t to_us_only;
+};
+/*
+ * Wait for the child and every descendant to end.  *status gets the wait
+ * status of the first child.
+ *
+ * A first signal (stop->count 1) is forwarded to the target and to its
+ * process group when the terminal did not already deliver it there; from
+ * then on only processes still in the target's process group (or the
+ * recorder's) are waited for: a daemon that left it keeps running and is no
+ * longer waited for (*left counts such processes).  A second signal stops
+ * the wait at once.  Returns 0 or -errno.
+ */
+int launch_wait_all(struct launch *l, int *status, struct launch_stop *stop, int *left);
 
 /* Explain a failed exec in one line ("no such program: ./x"). */
 void launch_report_exec_error(const char *prog, int err);
