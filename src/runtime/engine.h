@@ -27,6 +27,18 @@
  *    deeper in the stack: every frame above it is closed at that time (one
  *    repair each), then it is popped.  Exit of a function not on the stack:
  *    ignored, one repair.  Frames still open at the end are open frames.
+ *  - Stack positions (SPEC section 2): an entry may carry its canonical
+ *    frame address (CFA, the stack pointer before the call; see
+ *    sc_eng_enter_sp).  A live callee's CFA is below its caller's, so an
+ *    entry whose CFA is at or above an open frame's proves that frame gone
+ *    (longjmp, an exception through frames without exit hooks): it is
+ *    closed at that time, one repair each, before the entry is pushed.
+ *    Equal CFAs are the one ambiguity: a function inlined into the frame on
+ *    top shares its CFA and its call site (the physical frame's return
+ *    address), so an equal CFA closes the top frame only if it is the same
+ *    function or was entered from another site.  An inlined frame then gets
+ *    its container's CFA minus one, so that its own entries stay on the
+ *    fast path.  Frames with no known CFA (UINT64_MAX) are never closed so.
  *  - Call sites: per (site, callee) calls, EE and AE of every call, EI and AI
  *    of the outermost ones only (no call of the same site and callee below
  *    on the stack), so that a call-site row obeys the invariants of any
@@ -87,6 +99,12 @@
 #define SC_ENG_DROP_FUNC    UINT64_MAX         /* func of the "dropping" frame */
 #define SC_ENG_NO_SITE      UINT64_MAX         /* a node's empty call-site cache */
 #define SC_ENG_THREAD_MAGIC 0x3130445248544353ull  /* "SCTHRD01" */
+#define SC_ENG_NO_CFA       UINT64_MAX         /* a frame's position is unknown */
+#define SC_ENG_CFA_NEAR     (64ull << 20)      /* a jump up the same stack spans less */
+
+/* sc_eng_node.flags */
+#define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
+#define SC_ENG_NODE_INLINED (1u << 1)          /* shares the parent's physical frame */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
 struct sc_eng_arena_hdr {
@@ -108,6 +126,13 @@ typedef int (*sc_eng_commit_fn)(struct sc_eng_arena *a, uint64_t off, uint64_t l
  * module holding it.  Rare path only, never per event.
  */
 typedef void (*sc_eng_newaddr_fn)(struct sc_eng_arena *a, uint64_t addr);
+/*
+ * The CFA of function func whose entry probe ran with stack pointer sp and
+ * was given call site `site` (its return address), or SC_ENG_NO_CFA.  Slow
+ * path only: its result is learned per CCT node as an offset from sp.
+ * NULL: the sp passed to sc_eng_enter_sp() is the CFA itself (tests).
+ */
+typedef uint64_t (*sc_eng_cfa_fn)(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
 
 /* Process-local description of an arena (never stored in the arena). */
 struct sc_eng_arena {
@@ -116,6 +141,7 @@ struct sc_eng_arena {
 	struct sc_eng_arena_hdr *hdr;
 	sc_eng_commit_fn commit;      /* NULL: memory already backed */
 	sc_eng_newaddr_fn newaddr;    /* NULL: nothing to do */
+	sc_eng_cfa_fn cfa_of;         /* NULL: sp is the CFA */
 	void *ctx;
 };
 
@@ -133,8 +159,8 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint64_t osx;                      /* measured OS ticks on top */
 	uint32_t id;                       /* thread-local id, root = 0 */
 	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
-	uint32_t flags;                    /* none yet */
-	uint32_t reserved32;
+	uint32_t flags;                    /* SC_ENG_NODE_* */
+	int32_t cfa_k;                     /* CFA - stack pointer of its entries */
 	uint64_t cs_site;                  /* the call site it was last entered from */
 	struct sc_eng_cs *cs;              /* and that site's entry (a cache) */
 	uint64_t reserved;
@@ -150,12 +176,13 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t active;                   /* its frames open now */
 };
 
-struct sc_eng_frame {                  /* 40 bytes */
+struct sc_eng_frame {                  /* 48 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint64_t entry;
 	uint64_t child_incl;               /* inclusive ticks of completed children */
 	uint64_t osb_entry;                /* thread osb_total at entry */
+	uint64_t cfa;                      /* its position, SC_ENG_NO_CFA if unknown */
 };
 
 /* A chunk of nodes: node slot 0 of the chunk holds this header. */
@@ -213,7 +240,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 40, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 48, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -225,6 +252,7 @@ static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64
 	a->hdr = (struct sc_eng_arena_hdr *)buf;
 	a->commit = 0;
 	a->newaddr = 0;
+	a->cfa_of = 0;
 	a->ctx = 0;
 }
 
@@ -308,6 +336,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	n->flags = flags;
 	n->cs_site = SC_ENG_NO_SITE;
 	n->cs = 0;
+	n->cfa_k = 0;
 	t->nnodes++;
 	__atomic_store_n(&c->used, c->used + 1, __ATOMIC_RELEASE);
 	return n;
@@ -534,7 +563,7 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 
 /* Function entry at now: node and call site already found. */
 static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
-			       struct sc_eng_cs *cs, uint64_t now)
+			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa)
 {
 	struct sc_eng_frame *f = t->top + 1;
 
@@ -543,30 +572,66 @@ static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->entry = now;
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
+	f->cfa = cfa;
 	cs->calls++;
 	cs->active++;
 	n->calls++;
 	t->top = f;
 }
 
-SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+/*
+ * Close the frames an entry at physical CFA `cfa` (from `site`, of func)
+ * proves gone; see the rules at the top.  Returns the entry's effective CFA
+ * against the frame now on top (its container's minus one if inlined).
+ */
+static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t func, uint64_t site,
+					 uint64_t cfa, uint64_t now)
 {
-	struct sc_eng_frame *f = t->top;
+	struct sc_eng_frame *f;
+
+	if (cfa == SC_ENG_NO_CFA)
+		return cfa;
+	for (f = t->top; f > t->stack; f = t->top) {
+		if (f->node == t->drop_node || f->cfa == SC_ENG_NO_CFA || cfa < f->cfa ||
+		    cfa - f->cfa >= SC_ENG_CFA_NEAR)
+			break;
+		if (cfa - f->cfa < 64 && f->cs->site == site && f->node->func != func &&
+		    (cfa == f->cfa || (f->node->flags & SC_ENG_NODE_INLINED)))
+			return f->cfa - 1;         /* inlined into the frame on top */
+		sc_eng_pop(t, now);
+		t->repair_closed++;
+	}
+	return cfa;
+}
+
+SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				   uint64_t sp)
+{
+	struct sc_eng_frame *f;
 	struct sc_eng_node *n;
 	struct sc_eng_cs *cs;
+	uint64_t phys = SC_ENG_NO_CFA, cfa;
 
 	if (t->drop_depth) {
 		t->drop_depth++;
 		t->lost++;
 		return;
 	}
+	if (sp)
+		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, func, site, sp) : sp;
+	cfa = sc_eng_cfa_repair(t, func, site, phys, now);
+	f = t->top;
 	if (f == t->limit && sc_eng_stack_grow(t))
 		goto drop;
 	n = sc_eng_child_slow(t, func);
 	if (!n)
 		goto drop;
+	if (phys != SC_ENG_NO_CFA && !(n->flags & SC_ENG_NODE_CFA) && phys - sp < (1u << 30)) {
+		n->cfa_k = (int32_t)(phys - sp);
+		n->flags |= SC_ENG_NODE_CFA | (cfa != phys ? SC_ENG_NODE_INLINED : 0);
+	}
 	cs = sc_eng_cs_slow(t, site, func);
-	sc_eng_push(t, n, cs, now);
+	sc_eng_push(t, n, cs, now, cfa);
 	return;
 drop:
 	/* A frame that keeps the stack's shape while events are dropped; its
@@ -579,6 +644,7 @@ drop:
 	f->entry = now;
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
+	f->cfa = SC_ENG_NO_CFA;
 	t->top = f;
 	t->drop_depth = 1;
 	t->lost++;
@@ -590,13 +656,20 @@ drop:
  * stack frame: 1 if done, 0 if nothing was changed and sc_eng_enter() must
  * handle the event.
  */
-static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				    uint64_t sp)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = sc_eng_node_at(t, f->node->first_child);
 	struct sc_eng_cs *cs;
+	uint64_t cfa;
 
 	if (unlikely(n->func != func || f == t->limit))
+		return 0;
+	/* position: learned offset from sp, or just below an inlining container;
+	 * at or above the top frame's, the slow path decides what it closes */
+	cfa = likely(!(n->flags & SC_ENG_NODE_INLINED)) ? sp + (uint64_t)(int64_t)n->cfa_k : f->cfa - 1;
+	if (unlikely(!(n->flags & SC_ENG_NODE_CFA) || !sp || cfa >= f->cfa))
 		return 0;
 	if (likely(n->cs_site == site)) {
 		cs = n->cs;                /* most nodes are entered from one site */
@@ -610,14 +683,25 @@ static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint
 		n->cs_site = site;
 		n->cs = cs;
 	}
-	sc_eng_push(t, n, cs, sc_eng_now(t, now));
+	sc_eng_push(t, n, cs, sc_eng_now(t, now), cfa);
 	return 1;
+}
+
+/*
+ * An entry whose probe ran with stack pointer sp (0: position unknown, then
+ * the frame is never closed by position).  With arena->cfa_of NULL, sp is
+ * the CFA itself.
+ */
+static inline void sc_eng_enter_sp(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				   uint64_t sp)
+{
+	if (!sc_eng_enter_fast(t, func, site, now, sp))
+		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), sp);
 }
 
 static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
 {
-	if (!sc_eng_enter_fast(t, func, site, now))
-		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now));
+	sc_eng_enter_sp(t, func, site, now, 0);
 }
 
 SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64_t now)
@@ -701,6 +785,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->stack[0].node = root;
 	t->stack[0].cs = &t->cs_root;
 	t->stack[0].entry = now;
+	t->stack[0].cfa = SC_ENG_NO_CFA;
 	t->top = t->stack;
 	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;
 	head = __atomic_load_n(&a->hdr->threads, __ATOMIC_RELAXED);
@@ -713,15 +798,18 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 
 /*
  * A frame inherited from another thread's stack (the parent's, in a forked
- * child): entered at now so that the exits still to come balance, but not a
- * new call of func (nor of its call site).
+ * child, at the same addresses): entered at now with its position cfa so
+ * that the exits still to come balance, but not a new call of func (nor of
+ * its call site).
  */
-SC_ENG_SLOW void sc_eng_inherit(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
+SC_ENG_SLOW void sc_eng_inherit(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				uint64_t cfa)
 {
 	struct sc_eng_frame *below = t->top;
 
-	sc_eng_enter(t, func, site, now);
+	sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), 0);
 	if (t->top == below + 1 && t->top->node != t->drop_node) {
+		t->top->cfa = cfa;
 		t->top->node->calls--;
 		if (t->top->cs->calls)
 			t->top->cs->calls--;

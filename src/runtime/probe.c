@@ -82,15 +82,16 @@ struct rt_ring {
  * signal handler's), kept for that probe to apply when it is done. */
 struct rt_pending {
 	uint64_t fn, site, tsc;
-	uint64_t is_exit;
+	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
 };
 #define RT_PENDING 64
+#define RT_CFA_CACHE 256
 
 /* The forking thread's stack at a fork(): {function, call site} of each
  * open frame, outermost first, in private memory the child inherits. */
 struct rt_snap {
 	uint64_t n, map_len;
-	uint64_t fs[][2];
+	uint64_t fs[][3];              /* function, call site, CFA */
 };
 
 struct rt_tls {
@@ -103,6 +104,7 @@ struct rt_tls {
 	uint64_t pending_lost;
 	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
 	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
+	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
 };
@@ -682,6 +684,37 @@ static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 	module_add((uint64_t)info.dli_fbase, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
 }
 
+extern void *__libc_stack_end;
+
+/*
+ * The CFA of func, entered with call site `site` and a probe whose stack
+ * pointer was sp.  The call site is the return address the call pushed, at
+ * CFA - 8: found by a short scan up the stack the first time, then known as
+ * an offset from sp (cached per thread, checked with one load each time).
+ * The scan stops at the top of the main thread's stack; SC_ENG_NO_CFA if
+ * the address is not found (the frame is then never closed by position).
+ */
+static uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp)
+{
+	typeof(tls.cfa_cache[0]) *e = &tls.cfa_cache[(func >> 4) % RT_CFA_CACHE];
+	uint64_t limit = sp + (16u << 10), end = (uint64_t)__libc_stack_end;
+	const uint64_t *p;
+
+	(void)a;
+	if (e->fn == func && ((const uint64_t *)(sp + e->k))[-1] == site)
+		return sp + e->k;
+	if (end > sp && end < limit)
+		limit = end;
+	for (p = (const uint64_t *)sp; (uint64_t)(p + 1) <= limit; p++) {
+		if (*p == site) {
+			e->fn = func;
+			e->k = (uint64_t)(p + 1) - sp;
+			return (uint64_t)(p + 1);
+		}
+	}
+	return SC_ENG_NO_CFA;
+}
+
 /*
  * The most of the arena we may map and fill: SC_SHM_ARENA_SIZE, no more
  * than the file-size limit allows, and no more than a sixteenth of an
@@ -778,6 +811,7 @@ static int image_open(const struct sc_shm_header *parent)
 	sc_eng_arena_attach(&rt.arena, (void *)map, SC_SHM_ARENA_SIZE);
 	rt.arena.commit = rt_commit;
 	rt.arena.newaddr = rt_newaddr;
+	rt.arena.cfa_of = rt_cfa_of;
 	rt.pid = pid;
 	__atomic_store_n(&h->magic, SC_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
@@ -805,6 +839,14 @@ static inline uintptr_t stack_pointer(void)
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	return sp;
 }
+
+/*
+ * In a hook: the instrumented function's stack pointer at its call of the
+ * hook (just above the return address the call pushed), from the hook's
+ * frame pointer (the runtime keeps frame pointers).  Unlike the hook's own
+ * stack pointer it does not depend on what the hook saves on the stack.
+ */
+#define caller_sp() ((uintptr_t)__builtin_frame_address(0) + 16)
 
 /* pthread key destructor: the thread is ending. */
 static void rt_thread_exit(void *arg)
@@ -966,6 +1008,7 @@ static void rt_atfork_prepare(void)
 			continue;
 		s->fs[n][0] = t->stack[i].node->func;
 		s->fs[n][1] = t->stack[i].cs->site;
+		s->fs[n][2] = t->stack[i].cfa;
 		n++;
 	}
 	s->n = n;
@@ -1059,12 +1102,14 @@ static void child_start(uintptr_t sp)
 			rt.rebuilding = 1;
 			if (tls.snap) {
 				for (i = 0; i < tls.snap->n; i++)
-					sc_eng_inherit(t, tls.snap->fs[i][0], tls.snap->fs[i][1], now);
+					sc_eng_inherit(t, tls.snap->fs[i][0], tls.snap->fs[i][1], now,
+						       tls.snap->fs[i][2]);
 			} else if (!own_stack) {
 				for (i = 1; old_t->stack + i <= old_t->top; i++)
 					if (old_t->stack[i].node->func != SC_ENG_DROP_FUNC)
 						sc_eng_inherit(t, old_t->stack[i].node->func,
-							       old_t->stack[i].cs->site, now);
+							       old_t->stack[i].cs->site, now,
+							       old_t->stack[i].cfa);
 			}
 			rt.rebuilding = 0;
 			memcpy(t->name, old_t->name, sizeof(t->name));
@@ -1177,14 +1222,15 @@ long syscall(long nr, ...)
  * is consistent at every instruction boundary but the stores that update a
  * frame, so an abandoned probe costs at most one call's statistics.
  */
-static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uint64_t now, int is_exit)
+/* One event: an entry whose probe ran at stack pointer sp, or (sp 0) an exit. */
+static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uint64_t now, uintptr_t sp)
 {
 	if (*tls.ring_head != tls.ring_seen)
 		rt_os_drain(t, now);
-	if (is_exit)
+	if (!sp)
 		sc_eng_exit(t, fn, now);
 	else
-		sc_eng_enter(t, fn, site, now);
+		sc_eng_enter_sp(t, fn, site, now, sp);
 }
 
 /* Apply the events queued by signal handlers (with tls.busy set). */
@@ -1196,7 +1242,7 @@ static __attribute__((noinline, cold)) void probe_replay(struct sc_eng_thread *t
 		n = __atomic_load_n(&tls.npending, __ATOMIC_RELAXED);
 		for (; i < n && i < RT_PENDING; i++) {
 			const struct rt_pending *e = &tls.pending[i];
-			probe_apply(t, e->fn, e->site, e->tsc, (int)e->is_exit);
+			probe_apply(t, e->fn, e->site, e->tsc, e->sp);
 		}
 		if (__atomic_compare_exchange_n(&tls.npending, &n, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			break;
@@ -1225,9 +1271,9 @@ static inline void probe_done(struct sc_eng_thread *t)
 }
 
 static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64_t fn, uint64_t site,
-						 uint64_t now, int is_exit)
+						 uint64_t now, uintptr_t sp)
 {
-	probe_apply(t, fn, site, now, is_exit);
+	probe_apply(t, fn, site, now, sp);
 	probe_done(t);
 }
 
@@ -1255,7 +1301,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 		if (tls.t && tls.state == RT_ON && !tls.busy) {
 			tls.busy = sp;
 			barrier();
-			probe_slow(tls.t, fn, site, __rdtsc(), is_exit);
+			probe_slow(tls.t, fn, site, __rdtsc(), is_exit ? 0 : sp);
 			return;
 		}
 	}
@@ -1269,7 +1315,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 				tls.pending_lost++;
 				return;
 			}
-			tls.pending[n] = (struct rt_pending){ fn, site, now, (uint64_t)is_exit };
+			tls.pending[n] = (struct rt_pending){ fn, site, now, is_exit ? 0 : sp };
 			barrier();
 			tls.npending = n + 1;
 			return;
@@ -1279,7 +1325,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 		barrier();
 		if (tls.npending)
 			probe_replay(t);
-		probe_slow(t, fn, site, now, is_exit);
+		probe_slow(t, fn, site, now, is_exit ? 0 : sp);
 		return;
 	}
 	if (t || tls.state != RT_NEW) {
@@ -1294,7 +1340,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 		tls.busy = 0;
 		return;
 	}
-	probe_slow(t, fn, site, __rdtsc(), is_exit);
+	probe_slow(t, fn, site, __rdtsc(), is_exit ? 0 : sp);
 }
 
 HOOK void __cyg_profile_func_enter(void *fn, void *site);
@@ -1303,18 +1349,19 @@ HOOK void __cyg_profile_func_exit(void *fn, void *site);
 void __cyg_profile_func_enter(void *fn, void *site)
 {
 	struct sc_eng_thread *t = tls.t;
+	uintptr_t sp = caller_sp();
 	uint64_t now;
 
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
-		probe_cold((uint64_t)fn, (uint64_t)site, 0, stack_pointer());
+		probe_cold((uint64_t)fn, (uint64_t)site, 0, sp);
 		return;
 	}
-	tls.busy = stack_pointer();
+	tls.busy = sp;
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
-	    unlikely(!sc_eng_enter_fast(t, (uint64_t)fn, (uint64_t)site, now))) {
-		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, 0);
+	    unlikely(!sc_eng_enter_fast(t, (uint64_t)fn, (uint64_t)site, now, sp))) {
+		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, sp);
 		return;
 	}
 	probe_done(t);
@@ -1326,15 +1373,15 @@ void __cyg_profile_func_exit(void *fn, void *site)
 	uint64_t now;
 
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
-		probe_cold((uint64_t)fn, (uint64_t)site, 1, stack_pointer());
+		probe_cold((uint64_t)fn, (uint64_t)site, 1, caller_sp());
 		return;
 	}
-	tls.busy = stack_pointer();
+	tls.busy = caller_sp();
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
 	    unlikely(!sc_eng_exit_fast(t, (uint64_t)fn, now))) {
-		probe_slow(t, (uint64_t)fn, 0, now, 1);
+		probe_slow(t, (uint64_t)fn, 0, now, 0);
 		return;
 	}
 	probe_done(t);
