@@ -34,11 +34,15 @@
  *    (longjmp, an exception through frames without exit hooks): it is
  *    closed at that time, one repair each, before the entry is pushed.
  *    Equal CFAs are the one ambiguity: a function inlined into the frame on
- *    top shares its CFA and its call site (the physical frame's return
- *    address), so an equal CFA closes the top frame only if it is the same
- *    function or was entered from another site.  An inlined frame then gets
- *    its container's CFA minus one, so that its own entries stay on the
- *    fast path.  Frames with no known CFA (UINT64_MAX) are never closed so.
+ *    top (even the same function, inlined into itself) shares its CFA and
+ *    its call site (the physical frame's return address), so an equal CFA
+ *    closes the top frame only if its entry probe was called from the same
+ *    instruction (pc: then it is a new activation at the same place, the
+ *    old one is gone) or the entry comes from another site.  An inlined frame then gets
+ *    its container's CFA minus one (learned, like any node's, as an offset
+ *    from the probe's stack pointer), so that its entries stay on the fast
+ *    path.  Frames with no known CFA (UINT64_MAX, or above every real one)
+ *    are never closed so.
  *  - Call sites: per (site, callee) calls, EE and AE of every call, EI and AI
  *    of the outermost ones only (no call of the same site and callee below
  *    on the stack), so that a call-site row obeys the invariants of any
@@ -101,6 +105,7 @@
 #define SC_ENG_THREAD_MAGIC 0x3130445248544353ull  /* "SCTHRD01" */
 #define SC_ENG_NO_CFA       UINT64_MAX         /* a frame's position is unknown */
 #define SC_ENG_CFA_NEAR     (64ull << 20)      /* a jump up the same stack spans less */
+#define SC_ENG_CFA_UNKNOWN  INT32_MAX          /* sp + this is above any frame: slow path */
 
 /* sc_eng_node.flags */
 #define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
@@ -160,7 +165,8 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	uint32_t id;                       /* thread-local id, root = 0 */
 	uint32_t parent;                   /* parent's id, UINT32_MAX for the root */
 	uint32_t flags;                    /* SC_ENG_NODE_* */
-	int32_t cfa_k;                     /* CFA - stack pointer of its entries */
+	int32_t cfa_k;                     /* CFA - stack pointer of its entries;
+	                                      SC_ENG_CFA_UNKNOWN until learned */
 	uint64_t cs_site;                  /* the call site it was last entered from */
 	struct sc_eng_cs *cs;              /* and that site's entry (a cache) */
 	uint64_t reserved;
@@ -176,13 +182,14 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t active;                   /* its frames open now */
 };
 
-struct sc_eng_frame {                  /* 48 bytes */
+struct sc_eng_frame {                  /* 56 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint64_t entry;
 	uint64_t child_incl;               /* inclusive ticks of completed children */
 	uint64_t osb_entry;                /* thread osb_total at entry */
 	uint64_t cfa;                      /* its position, SC_ENG_NO_CFA if unknown */
+	uint64_t pc;                       /* where its entry probe was called from */
 };
 
 /* A chunk of nodes: node slot 0 of the chunk holds this header. */
@@ -240,7 +247,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 48, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 56, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -336,7 +343,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	n->flags = flags;
 	n->cs_site = SC_ENG_NO_SITE;
 	n->cs = 0;
-	n->cfa_k = 0;
+	n->cfa_k = SC_ENG_CFA_UNKNOWN;
 	t->nnodes++;
 	__atomic_store_n(&c->used, c->used + 1, __ATOMIC_RELEASE);
 	return n;
@@ -563,7 +570,7 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 
 /* Function entry at now: node and call site already found. */
 static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
-			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa)
+			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa, uint64_t pc)
 {
 	struct sc_eng_frame *f = t->top + 1;
 
@@ -573,6 +580,7 @@ static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = cfa;
+	f->pc = pc;
 	cs->calls++;
 	cs->active++;
 	n->calls++;
@@ -580,11 +588,12 @@ static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 }
 
 /*
- * Close the frames an entry at physical CFA `cfa` (from `site`, of func)
- * proves gone; see the rules at the top.  Returns the entry's effective CFA
- * against the frame now on top (its container's minus one if inlined).
+ * Close the frames an entry at physical CFA `cfa` (from `site`, probe called
+ * at pc) proves gone; see the rules at the top.  Returns the entry's
+ * effective CFA against the frame now on top (its container's minus one if
+ * inlined).
  */
-static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t func, uint64_t site,
+static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site, uint64_t pc,
 					 uint64_t cfa, uint64_t now)
 {
 	struct sc_eng_frame *f;
@@ -595,7 +604,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t func,
 		if (f->node == t->drop_node || f->cfa == SC_ENG_NO_CFA || cfa < f->cfa ||
 		    cfa - f->cfa >= SC_ENG_CFA_NEAR)
 			break;
-		if (cfa - f->cfa < 64 && f->cs->site == site && f->node->func != func &&
+		if (cfa - f->cfa < 64 && f->cs->site == site && f->pc != pc &&
 		    (cfa == f->cfa || (f->node->flags & SC_ENG_NODE_INLINED)))
 			return f->cfa - 1;         /* inlined into the frame on top */
 		sc_eng_pop(t, now);
@@ -605,7 +614,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t func,
 }
 
 SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				   uint64_t sp)
+				   uint64_t sp, uint64_t pc)
 {
 	struct sc_eng_frame *f;
 	struct sc_eng_node *n;
@@ -619,19 +628,19 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 	}
 	if (sp)
 		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, func, site, sp) : sp;
-	cfa = sc_eng_cfa_repair(t, func, site, phys, now);
+	cfa = sc_eng_cfa_repair(t, site, pc, phys, now);
 	f = t->top;
 	if (f == t->limit && sc_eng_stack_grow(t))
 		goto drop;
 	n = sc_eng_child_slow(t, func);
 	if (!n)
 		goto drop;
-	if (phys != SC_ENG_NO_CFA && !(n->flags & SC_ENG_NODE_CFA) && phys - sp < (1u << 30)) {
-		n->cfa_k = (int32_t)(phys - sp);
+	if (phys != SC_ENG_NO_CFA && !(n->flags & SC_ENG_NODE_CFA) && cfa >= sp && cfa - sp < (1u << 30)) {
+		n->cfa_k = (int32_t)(cfa - sp);
 		n->flags |= SC_ENG_NODE_CFA | (cfa != phys ? SC_ENG_NODE_INLINED : 0);
 	}
 	cs = sc_eng_cs_slow(t, site, func);
-	sc_eng_push(t, n, cs, now, cfa);
+	sc_eng_push(t, n, cs, now, cfa, pc);
 	return;
 drop:
 	/* A frame that keeps the stack's shape while events are dropped; its
@@ -645,6 +654,7 @@ drop:
 	f->child_incl = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = SC_ENG_NO_CFA;
+	f->pc = 0;
 	t->top = f;
 	t->drop_depth = 1;
 	t->lost++;
@@ -657,19 +667,18 @@ drop:
  * handle the event.
  */
 static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				    uint64_t sp)
+				    uint64_t sp, uint64_t pc)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = sc_eng_node_at(t, f->node->first_child);
 	struct sc_eng_cs *cs;
 	uint64_t cfa;
 
-	if (unlikely(n->func != func || f == t->limit))
-		return 0;
-	/* position: learned offset from sp, or just below an inlining container;
-	 * at or above the top frame's, the slow path decides what it closes */
-	cfa = likely(!(n->flags & SC_ENG_NODE_INLINED)) ? sp + (uint64_t)(int64_t)n->cfa_k : f->cfa - 1;
-	if (unlikely(!(n->flags & SC_ENG_NODE_CFA) || !sp || cfa >= f->cfa))
+	/* position: a learned offset from sp (not learned yet: above every
+	 * frame); at or above the top frame's, the slow path decides what it
+	 * closes */
+	cfa = sp + (uint64_t)(int64_t)n->cfa_k;
+	if (unlikely(n->func != func || f == t->limit || cfa >= f->cfa))
 		return 0;
 	if (likely(n->cs_site == site)) {
 		cs = n->cs;                /* most nodes are entered from one site */
@@ -683,25 +692,26 @@ static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint
 		n->cs_site = site;
 		n->cs = cs;
 	}
-	sc_eng_push(t, n, cs, sc_eng_now(t, now), cfa);
+	sc_eng_push(t, n, cs, sc_eng_now(t, now), cfa, pc);
 	return 1;
 }
 
 /*
  * An entry whose probe ran with stack pointer sp (0: position unknown, then
- * the frame is never closed by position).  With arena->cfa_of NULL, sp is
- * the CFA itself.
+ * the frame is never closed by position, and the slow path is taken),
+ * called from instruction pc.  With arena->cfa_of NULL, sp is the CFA
+ * itself.
  */
 static inline void sc_eng_enter_sp(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				   uint64_t sp)
+				   uint64_t sp, uint64_t pc)
 {
-	if (!sc_eng_enter_fast(t, func, site, now, sp))
-		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), sp);
+	if (!sp || !sc_eng_enter_fast(t, func, site, now, sp, pc))
+		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), sp, pc);
 }
 
 static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
 {
-	sc_eng_enter_sp(t, func, site, now, 0);
+	sc_eng_enter_sp(t, func, site, now, 0, 0);
 }
 
 SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64_t now)
@@ -798,16 +808,16 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 
 /*
  * A frame inherited from another thread's stack (the parent's, in a forked
- * child, at the same addresses): entered at now with its position cfa so
+ * child, at the same addresses): entered at now with its position (cfa, pc) so
  * that the exits still to come balance, but not a new call of func (nor of
  * its call site).
  */
 SC_ENG_SLOW void sc_eng_inherit(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				uint64_t cfa)
+				uint64_t cfa, uint64_t pc)
 {
 	struct sc_eng_frame *below = t->top;
 
-	sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), 0);
+	sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), 0, pc);
 	if (t->top == below + 1 && t->top->node != t->drop_node) {
 		t->top->cfa = cfa;
 		t->top->node->calls--;

@@ -91,7 +91,7 @@ struct rt_pending {
  * open frame, outermost first, in private memory the child inherits. */
 struct rt_snap {
 	uint64_t n, map_len;
-	uint64_t fs[][3];              /* function, call site, CFA */
+	uint64_t fs[][4];              /* function, call site, CFA, pc */
 };
 
 struct rt_tls {
@@ -701,6 +701,8 @@ static uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, 
 	const uint64_t *p;
 
 	(void)a;
+	if (e->fn == func && !e->k)
+		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
 	if (e->fn == func && ((const uint64_t *)(sp + e->k))[-1] == site)
 		return sp + e->k;
 	if (end > sp && end < limit)
@@ -712,6 +714,8 @@ static uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, 
 			return (uint64_t)(p + 1);
 		}
 	}
+	e->fn = func;
+	e->k = 0;
 	return SC_ENG_NO_CFA;
 }
 
@@ -840,13 +844,6 @@ static inline uintptr_t stack_pointer(void)
 	return sp;
 }
 
-/*
- * In a hook: the instrumented function's stack pointer at its call of the
- * hook (just above the return address the call pushed), from the hook's
- * frame pointer (the runtime keeps frame pointers).  Unlike the hook's own
- * stack pointer it does not depend on what the hook saves on the stack.
- */
-#define caller_sp() ((uintptr_t)__builtin_frame_address(0) + 16)
 
 /* pthread key destructor: the thread is ending. */
 static void rt_thread_exit(void *arg)
@@ -1009,6 +1006,7 @@ static void rt_atfork_prepare(void)
 		s->fs[n][0] = t->stack[i].node->func;
 		s->fs[n][1] = t->stack[i].cs->site;
 		s->fs[n][2] = t->stack[i].cfa;
+		s->fs[n][3] = t->stack[i].pc;
 		n++;
 	}
 	s->n = n;
@@ -1103,13 +1101,13 @@ static void child_start(uintptr_t sp)
 			if (tls.snap) {
 				for (i = 0; i < tls.snap->n; i++)
 					sc_eng_inherit(t, tls.snap->fs[i][0], tls.snap->fs[i][1], now,
-						       tls.snap->fs[i][2]);
+						       tls.snap->fs[i][2], tls.snap->fs[i][3]);
 			} else if (!own_stack) {
 				for (i = 1; old_t->stack + i <= old_t->top; i++)
 					if (old_t->stack[i].node->func != SC_ENG_DROP_FUNC)
 						sc_eng_inherit(t, old_t->stack[i].node->func,
 							       old_t->stack[i].cs->site, now,
-							       old_t->stack[i].cfa);
+							       old_t->stack[i].cfa, old_t->stack[i].pc);
 			}
 			rt.rebuilding = 0;
 			memcpy(t->name, old_t->name, sizeof(t->name));
@@ -1230,7 +1228,7 @@ static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uin
 	if (!sp)
 		sc_eng_exit(t, fn, now);
 	else
-		sc_eng_enter_sp(t, fn, site, now, sp);
+		sc_eng_enter_sp(t, fn, site, now, sp, ((const uint64_t *)sp)[-1]);
 }
 
 /* Apply the events queued by signal handlers (with tls.busy set). */
@@ -1343,13 +1341,36 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 	probe_slow(t, fn, site, __rdtsc(), is_exit ? 0 : sp);
 }
 
-HOOK void __cyg_profile_func_enter(void *fn, void *site);
-HOOK void __cyg_profile_func_exit(void *fn, void *site);
+/*
+ * The hooks are two-instruction trampolines: they pass the instrumented
+ * function's stack pointer at its call of the hook (just above the return
+ * address the call pushed) to the C probes.  Unlike a stack pointer read in
+ * C, it does not depend on what the compiler makes the probe save on the
+ * stack, and it costs no frame.
+ */
+__asm__(".text\n"
+	".globl __cyg_profile_func_enter\n"
+	".type __cyg_profile_func_enter, @function\n"
+	"__cyg_profile_func_enter:\n"
+	"\tendbr64\n"
+	"\tlea 8(%rsp), %rdx\n"
+	"\tjmp sc_rt_enter\n"
+	".size __cyg_profile_func_enter, .-__cyg_profile_func_enter\n"
+	".globl __cyg_profile_func_exit\n"
+	".type __cyg_profile_func_exit, @function\n"
+	"__cyg_profile_func_exit:\n"
+	"\tendbr64\n"
+	"\tlea 8(%rsp), %rdx\n"
+	"\tjmp sc_rt_exit\n"
+	".size __cyg_profile_func_exit, .-__cyg_profile_func_exit\n");
 
-void __cyg_profile_func_enter(void *fn, void *site)
+/* hidden: reached only from the trampolines (a direct jump, no PLT) */
+__attribute__((used, visibility("hidden"))) void sc_rt_enter(void *fn, void *site, uintptr_t sp);
+__attribute__((used, visibility("hidden"))) void sc_rt_exit(void *fn, void *site, uintptr_t sp);
+
+void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 {
 	struct sc_eng_thread *t = tls.t;
-	uintptr_t sp = caller_sp();
 	uint64_t now;
 
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
@@ -1360,23 +1381,26 @@ void __cyg_profile_func_enter(void *fn, void *site)
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
-	    unlikely(!sc_eng_enter_fast(t, (uint64_t)fn, (uint64_t)site, now, sp))) {
-		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, sp);
+	    unlikely(!sc_eng_enter_fast(t, (uint64_t)fn, (uint64_t)site, now, sp,
+					((const uint64_t *)sp)[-1]))) {
+		/* sp again from tls.busy: one register less to keep on the way */
+		probe_slow(t, (uint64_t)fn, (uint64_t)site, now, tls.busy);
 		return;
 	}
 	probe_done(t);
 }
 
-void __cyg_profile_func_exit(void *fn, void *site)
+void sc_rt_exit(void *fn, void *site, uintptr_t sp)
 {
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now;
 
+	(void)site;
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
-		probe_cold((uint64_t)fn, (uint64_t)site, 1, caller_sp());
+		probe_cold((uint64_t)fn, (uint64_t)site, 1, sp);
 		return;
 	}
-	tls.busy = caller_sp();
+	tls.busy = sp;
 	barrier();
 	now = __rdtsc();
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
