@@ -109,7 +109,6 @@
 
 /* sc_eng_node.flags */
 #define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
-#define SC_ENG_NODE_INLINED (1u << 1)          /* shares the parent's physical frame */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
 struct sc_eng_arena_hdr {
@@ -604,8 +603,9 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 		if (f->node == t->drop_node || f->cfa == SC_ENG_NO_CFA || cfa < f->cfa ||
 		    cfa - f->cfa >= SC_ENG_CFA_NEAR)
 			break;
-		if (cfa - f->cfa < 64 && f->cs->site == site && f->pc != pc &&
-		    (cfa == f->cfa || (f->node->flags & SC_ENG_NODE_INLINED)))
+		/* a physical callee is at least 16 bytes lower (an aligned call
+		 * pushes 8): closer is a chain of inlined frames */
+		if (cfa - f->cfa < 16 && f->cs->site == site && f->pc != pc)
 			return f->cfa - 1;         /* inlined into the frame on top */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
@@ -637,7 +637,7 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 		goto drop;
 	if (phys != SC_ENG_NO_CFA && !(n->flags & SC_ENG_NODE_CFA) && cfa >= sp && cfa - sp < (1u << 30)) {
 		n->cfa_k = (int32_t)(cfa - sp);
-		n->flags |= SC_ENG_NODE_CFA | (cfa != phys ? SC_ENG_NODE_INLINED : 0);
+		n->flags |= SC_ENG_NODE_CFA;
 	}
 	cs = sc_eng_cs_slow(t, site, func);
 	sc_eng_push(t, n, cs, now, cfa, pc);

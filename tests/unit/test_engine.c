@@ -773,6 +773,66 @@ static void run_full_arena(void)
 	free(s.ev);
 }
 
+/*
+ * Stack positions (SPEC section 2): entries carry their CFA (sp, with no
+ * cfa_of callback) and the pc of their probe.  Checked on the engine's own
+ * state: which frames are open, how many repairs, and each node's calls.
+ */
+static uint64_t depth_of(const struct sc_eng_thread *t) { return (uint64_t)(t->top - t->stack); }
+
+static void run_cfa(void)
+{
+	uint64_t len = 1 << 20, i;
+	uint8_t *buf = calloc(1, len);
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t;
+	const uint64_t MAIN = FUNC(1), STEP = FUNC(2), OP = FUNC(3), FAIL = FUNC(4), AFTER = FUNC(5);
+	const uint64_t S_MAIN = 0x100, S_STEP = 0x200, S_OP = 0x300, S_FAIL = 0x400, S_AFTER = 0x500;
+
+	sc_eng_arena_init(&a, buf, len);
+	t = sc_eng_thread_new(&a, 9, 0);
+	/* main at 0x10000; an interpreter loop: step -> op -> fail, longjmp */
+	sc_eng_enter_sp(t, MAIN, S_MAIN, 1, 0x10000, 0xa0);
+	for (i = 0; i < 1000; i++) {
+		uint64_t now = 10 + 4 * i;
+		sc_eng_enter_sp(t, STEP, S_STEP, now, 0xff00, 0xb0);
+		sc_eng_enter_sp(t, OP, S_OP, now + 1, 0xfe00, 0xc0);
+		sc_eng_enter_sp(t, FAIL, S_FAIL, now + 2, 0xfd00, 0xd0);
+	}
+	is_u64(depth_of(t), 4, "cfa: 1000 jumps leave main + one step/op/fail open (not 3001 frames)");
+	is_u64(t->repair_closed, 999 * 3, "cfa: 3 repairs per jump so far");
+	/* a callee below fail is a live call: nothing closed */
+	sc_eng_enter_sp(t, AFTER, S_AFTER, 5000, 0xfc00, 0xe0);
+	is_u64(depth_of(t), 5, "cfa: a deeper entry closes nothing");
+	sc_eng_exit(t, AFTER, 5001);
+	/* an entry back at main's level closes step, op and fail at that time */
+	sc_eng_enter_sp(t, AFTER, S_AFTER, 6000, 0xff00, 0xe0);
+	is_u64(t->repair_closed, 1000 * 3, "cfa: the last jump's 3 frames closed by the next entry above them");
+	is_u64(depth_of(t), 2, "cfa: main and after_work open");
+	ok(t->stack[1].entry == 1 && t->stack[1].node->func == MAIN, "cfa: main itself is never closed");
+	sc_eng_exit(t, AFTER, 6100);
+	/* a function inlined into main: same CFA, same site, another pc */
+	sc_eng_enter_sp(t, STEP, S_MAIN, 6200, 0x10000, 0xa8);
+	is_u64(depth_of(t), 2, "cfa: an inlined entry (equal CFA, same site, other pc) keeps main open");
+	is_u64(t->top->cfa, 0x10000 - 1, "cfa: the inlined frame sits just below its container");
+	/* and inlined into itself: again another pc */
+	sc_eng_enter_sp(t, STEP, S_MAIN, 6300, 0x10000, 0xa9);
+	is_u64(depth_of(t), 3, "cfa: inlined recursion keeps both frames");
+	sc_eng_exit(t, STEP, 6400);
+	sc_eng_exit(t, STEP, 6500);
+	/* the same pc at the same CFA is a new activation: the old one is gone */
+	sc_eng_enter_sp(t, STEP, S_STEP, 6600, 0xff00, 0xb0);
+	sc_eng_enter_sp(t, STEP, S_STEP, 6700, 0xff00, 0xb0);
+	is_u64(depth_of(t), 2, "cfa: re-entry at the same place and pc replaces the old frame");
+	is_u64(t->repair_closed, 3001, "cfa: one repair for it");
+	/* frames without a position are never closed by one */
+	sc_eng_enter(t, OP, S_OP, 6800);
+	sc_eng_enter_sp(t, FAIL, S_FAIL, 6900, 0xff80, 0xd0);
+	is_u64(depth_of(t), 4, "cfa: a frame with no known CFA is not closed by position");
+	ok(t->top->node->func == FAIL && t->top[-1].node->func == OP, "cfa: it stays below the new entry");
+	free(buf);
+}
+
 /* The emitter on garbage: refuses, never crashes. */
 static void run_damaged(void)
 {
@@ -825,6 +885,7 @@ int main(void)
 	run_random();
 	run_deep_and_wide();
 	run_full_arena();
+	run_cfa();
 	run_damaged();
 	unlink(tmpfile_path);
 	return tap_done();
