@@ -40,6 +40,11 @@ struct sym_frame {
 	const char *file;         /* source file, or NULL if no line info */
 	unsigned    line;         /* 0 if unknown */
 	bool        inlined;      /* an inlined frame inside the next one */
+	bool        unnamed;      /* no symbol: named "FILE+0xOFFSET" of the
+				     start of its CFI range (SPEC section 9) */
+	uint64_t    module_offset;/* the address relative to its module's
+				     first segment (the absolute address when
+				     it lies in no known module) */
 };
 
 struct sym_session *sym_session_new(void);
