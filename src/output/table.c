@@ -237,6 +237,18 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 			line_out(f, &l, width);
 		}
 	}
+	if (s->nunnamed) {
+		lf(&l, "Without symbols %.1f%% of %s, in functions named FILE+0xOFFSET:",
+		   s->unnamed_pct, s->method == SC_METHOD_SAMPLE ? "samples" : "time");
+		line_out(f, &l, width);
+		for (size_t i = 0; i < s->nunnamed; i++) {
+			lf(&l, "  %s %.1f%%: %s", s->unnamed[i].module, s->unnamed[i].pct,
+			   s->unnamed[i].hint);
+			line_out(f, &l, width);
+		}
+		lf(&l, "  or fetch debug files: DEBUGINFOD_URLS=https://debuginfod.debian.net");
+		line_out(f, &l, width);
+	}
 	if (s->damage) {
 		lf(&l, "DAMAGED FILE, read up to: %s", s->damage);
 		line_out(f, &l, width);

@@ -13,7 +13,9 @@
  *
  * Objects are keyed by path (and, for debug-file stand-ins, by build-id), so
  * a library mapped by a hundred processes is read once; "[vdso]" is our own
- * vdso image, read from memory.  The object of a
+ * vdso image, read from memory, or the kernel's unstripped copy of it
+ * (/lib/modules/RELEASE/vdso/vdso64.so, STACKCLOCK_VDSO_DIR for tests) when
+ * its build-id is the same.  The object of a
  * mapping and its bias are worked out on the mapping's first use; a file that
  * cannot be read gives unknown names and one warning.
  */
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "symbols/sym_int.h"
 #include "util/util.h"
@@ -257,9 +261,39 @@ static struct sym_obj *open_vdso(struct sym_session *s)
 	const void *image = vdso_image(&size);
 	struct sym_obj *o = obj_open_memory(image, size, s->debug_root,
 					    &s->strings);
+	const char *dir = getenv("STACKCLOCK_VDSO_DIR");
+	const uint8_t *bid, *dbid;
+	unsigned len, dlen;
+	struct utsname u;
+	struct sym_obj *d;
+	char *path;
 
 	if (!image)
 		pr_debug("symbols: this process has no vdso to read");
+	/*
+	 * The kernel's build keeps the vdso unstripped, with its local
+	 * functions (the clock readers), under /lib/modules/RELEASE/vdso/:
+	 * better names than offsets when it is the same image.
+	 */
+	if (dir && *dir)
+		path = xasprintf("%s/vdso64.so", dir);
+	else if (uname(&u) == 0)
+		path = xasprintf("/lib/modules/%s/vdso/vdso64.so", u.release);
+	else
+		return o;
+	len = obj_build_id(o, &bid);
+	d = access(path, R_OK) == 0 ? obj_open(path, s->debug_root, &s->strings) : NULL;
+	if (d && !obj_error(d) && len && (dlen = obj_build_id(d, &dbid)) == len &&
+	    !memcmp(bid, dbid, len)) {
+		pr_debug("symbols: vdso symbols from %s", path);
+		obj_free(o);
+		o = d;
+	} else {
+		if (d)
+			pr_debug("symbols: %s is not this kernel's vdso, ignored", path);
+		obj_free(d);
+	}
+	free(path);
 	return o;
 }
 

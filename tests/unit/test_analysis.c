@@ -99,18 +99,18 @@ static int fake_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_retu
 		if (n < max)
 			out[n++] = (struct sym_frame){
 				.function = fns[j].name, .module = fns[i].module,
-				.file = files[j], .inlined = true, .module_offset = a,
+				.file = files[j], .inlined = true, .module_offset = addr,
 				.line = 10u * (unsigned)j + (unsigned)((a - fake_addr(i)) % 7) };
 		if (n < max)
 			out[n++] = (struct sym_frame){
 				.function = fns[i].name, .module = fns[i].module,
-				.file = files[i], .line = fns[i].inl_line, .module_offset = a };
+				.file = files[i], .line = fns[i].inl_line, .module_offset = addr };
 		return n;
 	}
 	if (n < max)
 		out[n++] = (struct sym_frame){
 			.function = fns[i].name, .module = fns[i].module, .file = files[i],
-			.line = fake_line(i, a), .module_offset = a };
+			.line = fake_line(i, a), .module_offset = addr };
 	return n;
 }
 
