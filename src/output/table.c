@@ -334,7 +334,11 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		fit_name(b, half, str_or(row, AN_COL_CALLEE, "?"));
 		fit_name(a, w > strlen(c) + strlen(b) ? w - strlen(c) - strlen(b) : 0,
 			 str_or(row, AN_COL_FUNCTION, "?"));
-		snprintf(dst, w + 1, "%s%s%s", a, c, b);
+		/* the parts were fitted to w; a longer total is cut there */
+		dst[0] = '\0';
+		strncat(dst, a, w);
+		strncat(dst, c, w - strlen(dst));
+		strncat(dst, b, w - strlen(dst));
 		break;
 	default:
 		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));
