@@ -335,10 +335,20 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		fit_name(a, w > strlen(c) + strlen(b) ? w - strlen(c) - strlen(b) : 0,
 			 str_or(row, AN_COL_FUNCTION, "?"));
 		/* the parts were fitted to w; a longer total is cut there */
-		dst[0] = '\0';
-		strncat(dst, a, w);
-		strncat(dst, c, w - strlen(dst));
-		strncat(dst, b, w - strlen(dst));
+		{
+			const char *parts[3] = { a, c, b };
+			size_t len = 0;
+
+			for (int i = 0; i < 3; i++) {
+				size_t n = strlen(parts[i]);
+
+				if (n > w - len)
+					n = w - len;
+				memcpy(dst + len, parts[i], n);
+				len += n;
+			}
+			dst[len] = '\0';
+		}
 		break;
 	default:
 		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));
