@@ -186,7 +186,7 @@ struct an_row {
 };
 
 /*
- * Code without symbols (SPEC section 9), per module: the exclusive samples
+ * Code without symbols (docs/values.md, "Code without symbols"), per module: the exclusive samples
  * (sampling) or elapsed exclusive ns (instrumentation) of its functions
  * named by offset, their share of the session total, and what to install
  * for names.

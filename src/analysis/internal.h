@@ -55,7 +55,7 @@ void an_strtab_release(struct an_strtab *t);
 struct an_func {
 	uint32_t name, module;    /* string ids */
 	uint32_t mod;             /* dense module id */
-	bool unnamed;             /* named by offset: no symbol (SPEC 9) */
+	bool unnamed;             /* named by offset: no symbol (docs/values.md) */
 };
 
 /* One symbolized frame; inline frames come before the function holding them. */
@@ -164,7 +164,7 @@ struct an_profile {
  * Resolve addr of proc_id through the cache: the span of its frames
  * (innermost first, at least one).
  */
-/* Add value to the unnamed total of module id mod (SPEC section 9). */
+/* Add value to the unnamed total of module id mod (docs/values.md, "Code without symbols"). */
 void an_unnamed_add(const struct an_profile *p, struct an_report *r, uint32_t mod,
 		    uint64_t value);
 

@@ -89,7 +89,7 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 			sp = an_resolve(p, proc_id, ip, i > 0 && !(prev_kernel && !kernel));
 		prev_kernel = kernel;
 		if (by == AN_BY_ADDRESS) {
-			/* module-relative: the same row in every run (SPEC 9) */
+			/* module-relative: the same row in every run (docs/values.md) */
 			const struct an_frame *f = &p->frames[sp.first];
 			struct counts *c = tally_key(t, sp.module_offset, f->func);
 

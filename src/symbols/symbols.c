@@ -415,7 +415,7 @@ static const char *hex_name(struct sym_session *s, uint64_t addr)
 	return intern_str(&s->strings, buf);
 }
 
-/* "gzip+0x4330": offset in the module whose path is given (SPEC section 9). */
+/* "gzip+0x4330": offset in the module whose path is given (docs/values.md, "Code without symbols"). */
 static const char *offset_name(struct sym_session *s, const char *path,
 			       uint64_t off)
 {

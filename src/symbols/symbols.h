@@ -26,7 +26,7 @@
  * DEBUGINFOD_URLS (and libdebuginfod's other variables) enable a debuginfod
  * server as the last place to find a debug file.
  *
- * Code no symbol names is named "FILE+0xOFFSET" (SPEC section 9): the
+ * Code no symbol names is named "FILE+0xOFFSET" (docs/values.md, "Code without symbols"): the
  * start of the CFI range holding the address, relative to the module's
  * first segment, so the same function has the same name in every run.
  * An unreadable or damaged file never fails a lookup: its addresses get
@@ -50,7 +50,7 @@ struct sym_frame {
 	unsigned    line;         /* 0 if unknown */
 	bool        inlined;      /* an inlined frame inside the next one */
 	bool        unnamed;      /* no symbol: named "FILE+0xOFFSET" of the
-				     start of its CFI range (SPEC section 9) */
+				     start of its CFI range (docs/values.md, "Code without symbols") */
 	uint64_t    module_offset;/* the address relative to its module's
 				     first segment (the absolute address when
 				     it lies in no known module) */

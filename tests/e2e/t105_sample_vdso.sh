@@ -31,7 +31,7 @@ ok $? "report"
 invariants "$TMP/v.json"
 # Rows of the vdso: every one named, by its symbol or, for the local
 # functions the vdso exports no symbol for (the kvm-clock reader on this
-# kind of VM), by the start of its CFI range in the image (SPEC section 9).
+# kind of VM), by the start of its CFI range in the image (docs/values.md, "Code without symbols").
 check "every [vdso] row has a function name, none a raw address" -- \
 	q "$TMP/v.json" "exit(0 if [x for x in rows if x['module'] == '[vdso]'] and all(not x['function'].startswith('0x') for x in rows if x['module'] == '[vdso]') else 1)"
 cat >"$TMP/dump_vdso.c" <<'C'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Code without symbols (SPEC section 9).  A program with known shares
+# Code without symbols (docs/values.md, "Code without symbols").  A program with known shares
 # (main -> middle -> part_a 50 %, part_b 30 %, part_c 20 %), built here and
 # stripped: every sampled address belongs to the function whose CFI range
 # holds it, named PROGRAM+0xSTART; the names are the same in two runs (the

@@ -646,7 +646,7 @@ static void test_dwz(void)
 }
 
 /*
- * The name SPEC section 9 gives an address of a file that cannot be read:
+ * The name docs/values.md gives an address of a file that cannot be read:
  * the file's name and the address's offset in it (through the mapping that
  * holds it in r).
  */
