@@ -170,21 +170,28 @@ static uint64_t mono_ns(void)
 
 /*
  * OS records are timed in CLOCK_MONOTONIC nanoseconds, probes in TSC ticks.
- * The kernel does not always publish its TSC rate (cap_user_time), so the
- * rate is measured from a pair taken early (the recorder's, passed in the
- * environment, else our own) to a later one, refreshed at most about once
- * a second (a system call), never inside a sandbox.
+ * The rate is the kernel's own when the thread's perf page publishes it
+ * (cap_user_time); else it is measured from a pair taken early (the
+ * recorder's, passed in the environment, else our own) to a later one,
+ * measured again each time the time since the first pair has doubled (a
+ * system call, rarely: the error of one pair shrinks as the span grows),
+ * never inside a sandbox.
  */
 static uint64_t ns_to_ticks(uint64_t ns)
 {
-	uint64_t tsc = __rdtsc();
+	const struct perf_event_mmap_page *pg = tls.ring.pg;
+	uint64_t tsc;
 
-	if (!rt.sandboxed && (!rt.ticks_per_ns || tsc - rt.rate_tsc > (1ull << 32))) {
-		uint64_t mono = mono_ns();
+	if (pg && pg->cap_user_time && pg->time_mult)
+		return (uint64_t)((double)ns * (double)(1ull << pg->time_shift) / (double)pg->time_mult);
+	tsc = __rdtsc();
+	if (!rt.sandboxed && tsc > rt.clock0_tsc &&
+	    (!rt.ticks_per_ns || tsc - rt.clock0_tsc > 2 * (rt.rate_tsc - rt.clock0_tsc))) {
+		uint64_t a = __rdtsc(), mono = mono_ns(), b = __rdtsc(), mid = a + (b - a) / 2;
 
-		if (mono > rt.clock0_ns + 1000000 && tsc > rt.clock0_tsc) {
-			rt.ticks_per_ns = (double)(tsc - rt.clock0_tsc) / (double)(mono - rt.clock0_ns);
-			rt.rate_tsc = tsc;
+		if (mono > rt.clock0_ns + 1000000 && mid > rt.clock0_tsc) {
+			rt.ticks_per_ns = (double)(mid - rt.clock0_tsc) / (double)(mono - rt.clock0_ns);
+			rt.rate_tsc = mid;
 		}
 	}
 	return rt.ticks_per_ns ? (uint64_t)((double)ns * rt.ticks_per_ns) : ns;

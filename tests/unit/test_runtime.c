@@ -475,8 +475,10 @@ static void test_os(struct rec *r)
 	ok(STAT(r, os_count[SC_OS_SYSCALL], UINT32_MAX) > 0, "system calls counted");
 	ok(ee >= 55000000 && ee < 1000000000, "sleeper: about 60 ms elapsed (%lu ns)", ee);
 	ok(ae == 0, "sleeper: no application time (interval rule) (%lu ns)", ae);
-	ok(sp_ee >= 29000000 && sp_ae >= sp_ee / 2, "spinner: its CPU time is application time in exact mode (%lu of %lu ns)",
-	   sp_ae, sp_ee);
+	/* its 30 ms of CPU time (a few system calls aside) stay application
+	 * time however long the machine's load makes it wait */
+	ok(sp_ee >= 29000000 && sp_ae >= 26000000 && sp_ae <= sp_ee,
+	   "spinner: its CPU time is application time in exact mode (%lu of %lu ns)", sp_ae, sp_ee);
 
 	is_u64(record("--os-events=none", "sleep", r), 0, "--os-events=none: recorded");
 	is_u64(r->end.os_observed, 0, "no category observed");
