@@ -212,6 +212,11 @@ int cmd_report(int argc, char **argv)
 		pr_err("report: writing the report failed: %s", strerror(-ret));
 		goto out;
 	}
+	if (o.check && !r->nrows && (damaged || !r->session.argc)) {
+		pr_err("report: --check: nothing in %s could be read (%s); record it again", o.input,
+		       damaged ? damaged : "no session record");
+		goto out;
+	}
 	if (o.check && an_report_check(r, why, sizeof(why)) < 0) {
 		pr_err("report: %s: SPEC invariant violated: %s", o.input, why);
 		goto out;

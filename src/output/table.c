@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #define NAME_MAX_BUF 512
@@ -55,11 +56,12 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-/* Print a summary line cut to the width ("..." marks the cut). */
+/* Print a summary line, cut to the width ("..." marks the cut) only on a
+ * terminal: piped into a file or a script, what it says is kept whole. */
 static void line_out(FILE *f, struct out_line *l, unsigned width)
 {
 	sanitize(l->buf);
-	if (l->len > width && width > 3) {
+	if (l->len > width && width > 3 && isatty(fileno(f))) {
 		l->buf[width - 3] = '\0';
 		fprintf(f, "%s...\n", l->buf);
 	} else {

@@ -153,7 +153,7 @@ static int elf_is_static(const char *path)
  */
 static void explain_no_image(const char *prog)
 {
-	const uint64_t need = SC_SHM_HEADER_SIZE + (256u << 10);
+	const uint64_t need = SC_SHM_MIN_SIZE;
 	struct rlimit lim;
 
 	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)

@@ -93,11 +93,11 @@
 
 #define SC_ENG_NODE_SHIFT   7                  /* nodes are 128 bytes */
 #define SC_ENG_NODE_SIZE    (1u << SC_ENG_NODE_SHIFT)
-#define SC_ENG_CHUNK_FIRST  32u                /* node slots of a thread's first chunk */
+#define SC_ENG_CHUNK_FIRST  8u                 /* node slots of a thread's first chunk */
 #define SC_ENG_CHUNK_MAX    1024u              /* chunks double up to this (128 KiB) */
-#define SC_ENG_STACK_FIRST  64u                /* frames of a new stack */
+#define SC_ENG_STACK_FIRST  16u                /* frames of a new stack */
 #define SC_ENG_STACK_MAX    (1u << 20)         /* deepest stack kept */
-#define SC_ENG_CS_FIRST     64u                /* call-site table slots */
+#define SC_ENG_CS_FIRST     8u                 /* call-site table slots */
 #define SC_ENG_CS_MAX       (1u << 18)
 #define SC_ENG_CS_PROBE     8u                 /* slots a site may sit from home */
 #define SC_ENG_DROP_FUNC    UINT64_MAX         /* func of the "dropping" frame */

@@ -61,7 +61,8 @@
 
 #define RING_PAGES 4          /* data pages of a thread's OS-event ring */
 #define PAGE       4096ul
-#define COMMIT_STEP (256ul << 10)   /* the file grows by at least this much */
+#define COMMIT_STEP SC_SHM_COMMIT_STEP  /* the file grows by at least this much, */
+#define COMMIT_FRAC 8                    /* or an eighth of its size */
 #define SECCOMP_RESERVE (8ul << 20) /* committed before a sandbox closes */
 #define FD_BASE    1000       /* our descriptors start here when the limit allows */
 
@@ -573,7 +574,9 @@ static int shm_fd(void)
 
 /*
  * Back [off, off+len) of the arena before first use.  The file grows in
- * steps of at least COMMIT_STEP (never past the file-size limit: a target
+ * steps of COMMIT_STEP or an eighth of its size, whichever is larger (so a
+ * short-lived image costs little and a big one few system calls), never
+ * past the mapping or the file-size limit (a target
  * must not get SIGXFSZ because of us): fallocate, so that a full tmpfs
  * fails here rather than with SIGBUS later, then the pages are mapped in
  * now, so that the page faults are ours, made here, and forgotten with the
@@ -582,7 +585,7 @@ static int shm_fd(void)
  */
 static int commit_to(uint64_t end)
 {
-	uint64_t have = __atomic_load_n(&rt.committed, __ATOMIC_ACQUIRE), want;
+	uint64_t have = __atomic_load_n(&rt.committed, __ATOMIC_ACQUIRE), want, step;
 	int fd;
 	long ret;
 
@@ -596,9 +599,10 @@ static int commit_to(uint64_t end)
 		why(rt.cap == rt.fsize_max ? SC_SHM_WHY_FSIZE : rt.cap < SC_SHM_ARENA_SIZE ? SC_SHM_WHY_AS : 0);
 		return -1;
 	}
-	want = (end + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
-	if (want < have + COMMIT_STEP)
-		want = have + COMMIT_STEP;
+	step = have / COMMIT_FRAC > COMMIT_STEP ? (have / COMMIT_FRAC + PAGE - 1) & ~(PAGE - 1) : COMMIT_STEP;
+	want = (end + PAGE - 1) & ~(PAGE - 1);
+	if (want < have + step)
+		want = have + step;
 	if (want > rt.cap)
 		want = rt.cap;
 	if (want < end)
@@ -764,7 +768,7 @@ static int image_open(const struct sc_shm_header *parent)
 	if (dfd < 0)
 		return -1;
 	arena_limits();
-	if (rt.cap < SC_SHM_HEADER_SIZE + COMMIT_STEP) {
+	if (rt.cap < SC_SHM_MIN_SIZE) {
 		why(rt.cap < rt.fsize_max ? SC_SHM_WHY_AS : SC_SHM_WHY_FSIZE);
 		return -1;
 	}

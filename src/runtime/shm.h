@@ -46,6 +46,7 @@
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
 #define SC_SHM_VERSION      2
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
+#define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
 #define SC_SHM_PATH_MAX     4096
 
@@ -97,5 +98,7 @@ struct sc_shm_header {
 /* The arena's first allocation starts after the header. */
 #define SC_SHM_HEADER_SIZE \
 	((sizeof(struct sc_shm_header) + 4095) & ~(uint64_t)4095)
+/* The least room an image needs: its header and a first step. */
+#define SC_SHM_MIN_SIZE     (SC_SHM_HEADER_SIZE + SC_SHM_COMMIT_STEP)
 
 #endif
