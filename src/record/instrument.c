@@ -541,7 +541,8 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 			continue;
 		path = (const char *)im->base + m->path_off;
 		mr.proc_id = im->proc_id;
-		mr.start = m->base;
+		/* an unloaded object's addresses carry its unload tag (shm.h) */
+		mr.start = m->base | (m->unloaded <= SC_SHM_MAX_UNLOADS ? m->unloaded << SC_SHM_UNLOAD_SHIFT : 0);
 		mr.flags = SC_MOD_BASE | SC_MOD_EXEC;
 		ret = sc_writer_add2(w, SC_REC_MODULE, &mr, sizeof(mr), path, m->path_len + 1);
 		if (ret)

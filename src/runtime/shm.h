@@ -26,6 +26,13 @@
  * first: it is node index 0).  Everything the recorder follows is an offset
  * inside the file; the recorder validates every one of them.
  *
+ * Unloaded objects: when dlclose() really unmaps an object, every CCT node
+ * and call-site entry whose address lies in it gets the tag g << 48 (g the
+ * unload generation, 1..SC_SHM_MAX_UNLOADS; user addresses are below 2^47),
+ * and so does the module's base as the recorder emits it.  Another object
+ * loaded at the same place then gets nodes of its own, and each address
+ * resolves in the object that held it.
+ *
  * Environment the recorder passes to the runtime:
  *	STACKCLOCK_SHM     path prefix of the files (absent: the runtime stays
  *	                   inert, e.g. a child that unset it)
@@ -48,6 +55,8 @@
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
+#define SC_SHM_MAX_UNLOADS  32767                    /* 15 bits of tag */
+#define SC_SHM_UNLOAD_SHIFT 48
 #define SC_SHM_PATH_MAX     4096
 
 #define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
@@ -72,7 +81,8 @@ struct sc_shm_module {
 	uint64_t path_off;         /* NUL-terminated path in the arena */
 	uint32_t path_len;
 	uint32_t valid;            /* set last (release) */
-	uint64_t reserved;
+	uint64_t unloaded;         /* 0, or the unload generation g of the
+	                              object: its addresses are tagged g << 48 */
 };
 
 struct sc_shm_header {
@@ -89,6 +99,8 @@ struct sc_shm_header {
 	uint32_t nmodules;               /* slots handed out (may exceed max) */
 	uint64_t modules_lost;
 	uint32_t lost_why;               /* SC_SHM_WHY_* */
+	uint32_t unloads;                /* objects dlclose'd so far (generations) */
+	uint32_t reserved32;
 	uint32_t fd_base;                /* lowest descriptor the runtime uses */
 	char parent_file[256];           /* fork parent's file name, "" if none */
 	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */

@@ -65,11 +65,15 @@ for cut in 1 23 24 40 64 100 $((size / 3)) $((size / 2)) $((size - 9)) $((size -
 done
 ok $crashed "truncated files never crash report, and what is shown is valid JSON"
 head -c $((size - 1)) i.data >cut.data
-$R -i cut.data --check >cut.out 2>cut.err
-ok $? "a file cut in its last chunk is reported (status 0) with --check passing"
+$R -i cut.data >cut.out 2>cut.err
+ok $? "a file cut in its last chunk is reported (status 0)"
 check "  ... with one warning naming the file and the damage" -- \
 	sh -c "test \$(wc -l <cut.err) -eq 1 && grep -qE 'warning: cut.data is damaged .*showing the data read before' cut.err"
 check "  ... and the table says the file is damaged" -- grep -q '^DAMAGED FILE' cut.out
+# this recording is one chunk: cut, nothing of it is readable
+$R -i cut.data --check >/dev/null 2>cut.err
+ok $((! $?)) "--check fails when nothing of the file is readable"
+check "  ... saying so, with the next step" -- grep -q "nothing in cut.data could be read (truncated chunk.*record it again" cut.err
 
 # bit flips inside chunks: refused or read to the damage, never a crash
 crashed=0
