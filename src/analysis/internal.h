@@ -13,6 +13,8 @@
 
 #define AN_NONE UINT32_MAX
 
+struct an_cct;
+
 /* ---- (u64, u64) -> u32 open-addressing map ------------------------------ */
 
 struct an_map {
@@ -156,7 +158,12 @@ struct an_profile {
 	struct an_map sample_map;     /* (proc_id << 32 | tid, stack id) -> index */
 
 	char *damage;                 /* reader's damage description, owned */
+
+	/* calling-context trees, built on first use: [split][app_time] */
+	struct an_cct *cct[3][2];
 };
+
+void an_cct_free(struct an_cct *c);   /* accepts NULL */
 
 /*
  * Resolve addr of proc_id through the cache: the span of its frames

@@ -74,6 +74,9 @@ void an_profile_free(struct an_profile *p)
 	free(p->samples);
 	an_map_release(&p->sample_map);
 	free(p->damage);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++)
+			an_cct_free(p->cct[i][j]);
 	sym_session_free(p->own_sym);
 	free(p);
 }
@@ -299,6 +302,12 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		p->bad_records++;
 		return -EINVAL;
 	}
+	/* a tree built before this record no longer describes the profile */
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++) {
+			an_cct_free(p->cct[i][j]);
+			p->cct[i][j] = NULL;
+		}
 	switch (rec->type) {
 	case SC_REC_SESSION:
 		add_session(p, d, rec->size);
