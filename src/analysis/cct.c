@@ -386,6 +386,11 @@ const struct an_cct *an_profile_cct(struct an_profile *p, enum an_cct_split spli
 	return *slot;
 }
 
+struct an_profile *an_cct_profile(const struct an_cct *c)
+{
+	return c->p;
+}
+
 enum sc_method an_cct_method(const struct an_cct *c)
 {
 	return c->method;

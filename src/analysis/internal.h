@@ -164,6 +164,8 @@ struct an_profile {
 };
 
 void an_cct_free(struct an_cct *c);   /* accepts NULL */
+/* The profile a tree was built from (names of threads and processes). */
+struct an_profile *an_cct_profile(const struct an_cct *c);
 
 /*
  * Resolve addr of proc_id through the cache: the span of its frames
@@ -184,6 +186,14 @@ void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v);
 void an_row_set_d(struct an_row *row, enum an_col c, double v);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
+
+/* Key columns (names, ids) sort ascending, values descending. */
+bool an_col_is_key(enum an_col c);
+
+/* Column sets (rows.c): a flat grouping's, a tree node's, a caller's. */
+const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n);
+const enum an_col *an_tree_colset(enum sc_method m, enum an_group by, unsigned *n);
+const enum an_col *an_edge_colset(enum sc_method m, unsigned *n);
 
 int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 			struct an_report *r, char *err, size_t errlen);
