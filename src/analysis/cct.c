@@ -418,6 +418,11 @@ void an_cct_group(const struct an_cct *c, uint32_t g, uint32_t *proc_id, uint32_
 	*tid = g < c->ntops ? c->groups[g].tid : 0;
 }
 
+uint32_t an_cct_group_pid(const struct an_cct *c, uint32_t g)
+{
+	return g < c->ntops ? an_proc_pid(c->p, c->groups[g].proc_id) : 0;
+}
+
 size_t an_cct_nfuncs(const struct an_cct *c)
 {
 	return c->p->nfuncs;

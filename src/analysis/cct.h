@@ -97,6 +97,9 @@ size_t an_cct_tops(const struct an_cct *c, const uint32_t **ids);
 /* The process image and thread of top group g (tid 0 unless by thread). */
 void an_cct_group(const struct an_cct *c, uint32_t g, uint32_t *proc_id, uint32_t *tid);
 
+/* The pid of top group g's process (its image id when not recorded). */
+uint32_t an_cct_group_pid(const struct an_cct *c, uint32_t g);
+
 /* Function ids: dense, shared with the profile's flat rows. */
 size_t an_cct_nfuncs(const struct an_cct *c);
 const char *an_cct_func_name(const struct an_cct *c, uint32_t func);

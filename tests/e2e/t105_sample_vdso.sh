@@ -34,7 +34,7 @@ check "every [vdso] row has a function name, none a raw address" -- \
 	q "$TMP/v.json" "exit(0 if [x for x in rows if x['module'] == '[vdso]'] and all(not x['function'].startswith('0x') for x in rows if x['module'] == '[vdso]') else 1)"
 share=$(q "$TMP/v.json" "'%.1f' % sum(x['exclusive_pct'] for x in rows if x['module'] == '[vdso]' and 'clock_gettime' in x['function'])")
 atleast "$share" 30; ok $? "$share% of samples exclusive in the vdso's clock_gettime (>= 30%)"
-"$TMP/folded" "$TMP/v.data" >"$TMP/v.folded"
+sc_stacks "$TMP/v.data" >"$TMP/v.folded"
 root=$(awk '{ n += $4; if ($1 == "root") r += $4 } END { printf "%.1f", n ? 100 * r / n : 0 }' "$TMP/v.folded")
 atleast "$root" 95; ok $? "$root% of stacks reach the root through the vdso (>= 95%)"
 ! grep -q "vdso" "$TMP/v.err"; ok $? "no warning about the vdso"
