@@ -136,6 +136,11 @@ static const char *method_name(enum sc_method m)
 	return m == SC_METHOD_SAMPLE ? "sampling" : "instrumentation";
 }
 
+static const char *a_method(enum sc_method m)
+{
+	return m == SC_METHOD_SAMPLE ? "a sampling" : "an instrumentation";
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_opts o = {
@@ -164,10 +169,10 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (an_profile_method(p[0]) && an_profile_method(p[1]) &&
 	    an_profile_method(p[0]) != an_profile_method(p[1])) {
-		pr_err("diff: %s holds a %s recording and %s a %s one; compare two recordings of the "
+		pr_err("diff: %s holds %s recording and %s %s one; compare two recordings of the "
 		       "same method (record both with the same -m)", o.path[0],
-		       method_name(an_profile_method(p[0])), o.path[1],
-		       method_name(an_profile_method(p[1])));
+		       a_method(an_profile_method(p[0])), o.path[1],
+		       a_method(an_profile_method(p[1])));
 		goto out;
 	}
 	for (int i = 0; i < 2; i++) {
