@@ -18,7 +18,7 @@ TMP=$(mktemp -d /tmp/sc-bench-views.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
 cc -O2 -Isrc -D_GNU_SOURCE -o "$TMP/gen" bench/gen_contexts.c "$O/libcore.a" \
-	-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm
+	-ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm
 nm --defined-only "$SC" | awk '$2 ~ /^[Tt]$/ { print $1 }' | sort -u >"$TMP/offs"
 "$TMP/gen" "$TMP/a.data" "$N" 1 "$SC" <"$TMP/offs"
 "$TMP/gen" "$TMP/b.data" "$N" 2 "$SC" <"$TMP/offs"

@@ -187,6 +187,19 @@ struct an_row {
 	uint32_t order;           /* creation order: the last sort key */
 };
 
+/*
+ * Code without symbols (docs/values.md, "Code without symbols"), per module: the exclusive samples
+ * (sampling) or elapsed exclusive ns (instrumentation) of its functions
+ * named by offset, their share of the session total, and what to install
+ * for names.
+ */
+struct an_unnamed {
+	const char *module;       /* owned by the profile */
+	uint64_t value;
+	double pct;
+	char *hint;               /* owned by the report */
+};
+
 struct an_session {
 	enum sc_method method;
 	const char *const *argv;  /* the profiled command, argc strings */
@@ -207,6 +220,11 @@ struct an_session {
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */
 	double root_reached_pct, truncated_pct;
+	/* code without symbols: share of the session, per module (largest
+	 * first) */
+	double unnamed_pct;
+	struct an_unnamed *unnamed;
+	size_t nunnamed;
 	/* records skipped as malformed while loading */
 	uint64_t bad_records;
 	/* the reader's description of damage (file read up to it), or NULL */
@@ -292,7 +310,8 @@ struct an_tree_options {
 struct an_tree {
 	const struct an_cct *cct;
 	enum an_group by;
-	struct an_session session;
+	struct an_session session;   /* the flat report's, which the tree keeps */
+	struct an_report *flat;
 	const enum an_col *cols;  /* the fields of a node row, output order */
 	unsigned ncols;
 	uint32_t *roots;          /* shown roots, sorted */
@@ -344,7 +363,8 @@ struct an_callers_entry {
 };
 
 struct an_callers {
-	struct an_session session;
+	struct an_session session;      /* the flat report's, kept as below */
+	struct an_report *flat;         /* the function rows (self rows point here) */
 	const enum an_col *self_cols;   /* the flat function row's */
 	unsigned nself_cols;
 	const enum an_col *cols;        /* callers' and callees' rows */

@@ -149,6 +149,13 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 	(void)errlen;
 	s->elapsed_inclusive_ns = an_cct_total(c);
 	s->application_inclusive_ns = an_cct_app_total(c);
+	/* code without symbols: the exclusive time of functions named by offset */
+	for (size_t i = 0; i < n; i++) {
+		const struct an_cct_node *nd = an_cct_node(c, (uint32_t)i);
+
+		if (nd->parent != AN_CCT_NONE && p->funcs[nd->func].unnamed)
+			an_unnamed_add(p, r, p->funcs[nd->func].mod, nd->excl);
+	}
 	if (o->by == AN_BY_CALLSITE) {
 		callsite_rows(p, r, &alloc);
 		free(key);

@@ -30,21 +30,19 @@ static int fail(char *why, size_t len, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* The session summary every view shows: the flat function report's. */
+/*
+ * The session summary every view shows: the flat function report's, kept
+ * with the view (the summary points into it).
+ */
 static int view_session(struct an_profile *p, enum an_app_time app_time, struct an_session *s,
 			struct an_report **keep, char *err, size_t errlen)
 {
 	struct an_report_options o = { .by = AN_BY_FUNCTION, .app_time = app_time };
-	struct an_report *r;
-	int ret = an_report_build(p, &o, &r, err, errlen);
+	int ret = an_report_build(p, &o, keep, err, errlen);
 
 	if (ret < 0)
 		return ret;
-	*s = r->session;
-	if (keep)
-		*keep = r;
-	else
-		an_report_free(r);
+	*s = (*keep)->session;
 	return 0;
 }
 
@@ -127,7 +125,7 @@ int an_tree_build(struct an_profile *p, const struct an_tree_options *o, struct 
 		return -EINVAL;
 	}
 	t = xcalloc(1, sizeof(*t));
-	ret = view_session(p, o->app_time, &t->session, NULL, err, errlen);
+	ret = view_session(p, o->app_time, &t->session, &t->flat, err, errlen);
 	if (ret < 0) {
 		free(t);
 		return ret;
@@ -253,6 +251,7 @@ void an_tree_free(struct an_tree *t)
 	free(t->hidden);
 	free(t->hidden_value);
 	free(t->hot);
+	an_report_free(t->flat);
 	free(t);
 }
 
@@ -552,11 +551,12 @@ int an_callers_build(struct an_profile *p, const char *name, enum an_app_time ap
 
 	*out = NULL;
 	cc = xcalloc(1, sizeof(*cc));
-	ret = view_session(p, app_time, &cc->session, &flat, err, errlen);
+	ret = view_session(p, app_time, &cc->session, &cc->flat, err, errlen);
 	if (ret < 0) {
 		free(cc);
 		return ret;
 	}
+	flat = cc->flat;
 	c = an_profile_cct(p, AN_CCT_MERGED, app_time);
 	nfuncs = an_cct_nfuncs(c);
 	cc->self_cols = flat->cols;
@@ -599,11 +599,9 @@ int an_callers_build(struct an_profile *p, const char *name, enum an_app_time ap
 			snprintf(err, errlen, "no function named '%s'; the closest names: %s", name, names);
 		else
 			snprintf(err, errlen, "no function named '%s' (the profile has no functions)", name);
-		an_report_free(flat);
-		free(cc);
+		an_callers_free(cc);
 		return -ENOENT;
 	}
-	an_report_free(flat);
 	*out = cc;
 	return 0;
 }
@@ -617,6 +615,7 @@ void an_callers_free(struct an_callers *cc)
 		free(cc->fn[i].callees);
 	}
 	free(cc->fn);
+	an_report_free(cc->flat);
 	free(cc);
 }
 
