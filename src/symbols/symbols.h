@@ -45,6 +45,8 @@ struct sym_session;
 
 struct sym_frame {
 	const char *function;     /* demangled; "0x<addr>" when unknown */
+	const char *system_name;  /* as the symbol table spells it (mangled),
+				     or NULL when there is none */
 	const char *module;       /* path of the object; "[unknown]" */
 	const char *file;         /* source file, or NULL if no line info */
 	unsigned    line;         /* 0 if unknown */
