@@ -15,8 +15,9 @@
  *                        the tree when missing
  *    "tree":    [...]}   SPEC section 6 tree nodes (report --tree --format json)
  *
- * A tree node is {"function", "module", "children": [node...], values...}.
- * Values read, per method:
+ * A tree node is {"function", "module", "children": [node...], values...},
+ * or, to keep large profiles small, {"row": i, ...} naming the function of
+ * rows[i] instead of repeating its name and module.  Values read, per method:
  *   instrumentation  elapsed_exclusive_ns, application_exclusive_ns, calls
  *                    (elapsed_/application_inclusive_ns: optional, checked)
  *   sampling         exclusive_samples (inclusive_samples: optional, checked)
@@ -30,7 +31,7 @@
  * RENDERING.  Names are only ever inserted with textContent or drawn on a
  * canvas, never parsed as HTML.  For large profiles the call tree renders
  * a node's children only when it is expanded (100 at a time), the function
- * table 300 rows at a time, and the flame graph lays out and draws only the
+ * table 100 rows at a time, and the flame graph lays out and draws only the
  * boxes at least one pixel wide (a pruned box takes its subtree with it).
  *
  * TEST HOOKS.  <body data-state="loading|ready|error" data-load-ms=...>,
@@ -79,7 +80,7 @@ const SUMMARY_LABELS = {
   root_reached_pct: 'stacks reaching the root (%)', os_events: 'OS events', repairs: 'repairs',
   open_frames: 'open frames', lost_events: 'lost events',
 };
-const TREE_CHUNK = 100, TABLE_CHUNK = 300;
+const TREE_CHUNK = 100, TABLE_CHUNK = 100;
 const ROW_H = 18, MIN_BOX_PX = 1, MAX_CANVAS_PX = 30000;
 
 const $ = (id) => document.getElementById(id);
@@ -137,6 +138,16 @@ function buildModel(data) {
     return id;
   };
 
+  /* A node names its function directly or by its index in "rows". */
+  const rowsIn = Array.isArray(data.rows) ? data.rows : [];
+  const rowFid = rowsIn.map((r) => intern(r.function, r.module));
+  const funcOf = (o) => {
+    if (o.row === undefined) return intern(o.function, o.module);
+    const f = rowFid[o.row];
+    if (f === undefined) throw new Error('a tree node refers to row ' + o.row + ', which does not exist');
+    return f;
+  };
+
   /* Preorder walk with an explicit stack (recursion depth is the profile's). */
   const parent = [], depth = [], fn = [], calls = [];
   const ex = fams.map(() => []), given = fams.map(() => []);
@@ -148,7 +159,7 @@ function buildModel(data) {
     const i = parent.length;
     parent.push(p);
     depth.push(p < 0 ? 0 : depth[p] + 1);
-    fn.push(intern(o.function, o.module));
+    fn.push(funcOf(o));
     calls.push(num(o.calls));
     for (let f = 0; f < nf; f++) {
       ex[f].push(num(o[fams[f].ex]));
@@ -188,7 +199,6 @@ function buildModel(data) {
     const t = session[fams[f].total];
     m.totals.push(typeof t === 'number' && t > 0 ? t : rootSum);
   }
-  m.funcRows = deriveFunctionRows(m);
   return m;
 }
 
@@ -346,7 +356,7 @@ let tableRows = null, tableCols = null;
 
 function setupTable(data) {
   const given = Array.isArray(data.rows) && data.rows.length ? data.rows : null;
-  tableRows = (given || M.funcRows).map((r) => ({ r, fid: M.intern(r.function, r.module) }));
+  tableRows = (given || deriveFunctionRows(M)).map((r) => ({ r, fid: M.intern(r.function, r.module) }));
   const known = COLUMNS[M.method];
   const present = new Set();
   for (const { r } of tableRows) for (const k of Object.keys(r)) present.add(k);
@@ -644,8 +654,9 @@ function setupFlame() {
   canvas.addEventListener('click', (ev) => {
     const b = boxAt(ev);
     if (b < 0) return;
-    zoom(FL.node[b]);
-    select(M.fn[FL.node[b]]);
+    const i = FL.node[b];
+    zoom(i);
+    select(M.fn[i]);
   });
   $('flame-reset').addEventListener('click', () => zoom(-1));
   let timer = 0;
@@ -804,7 +815,7 @@ function setMetric(name) {
 
 /* ---- loading ------------------------------------------------------------- */
 
-async function readData() {
+async function readData(mark) {
   const node = $('sc-data');
   if (!node) throw new Error('the page carries no profile (no sc-data element)');
   const encoding = node.dataset.encoding || 'json';
@@ -817,15 +828,22 @@ async function readData() {
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
     text = await new Response(stream).text();
+    mark('inflated');
   } else if (encoding !== 'json') {
     throw new Error('unknown data encoding "' + encoding + '"');
   }
-  return JSON.parse(text);
+  const data = JSON.parse(text);
+  mark('parsed');
+  return data;
 }
 
 async function main() {
-  const data = await readData();
+  const phases = [];
+  const mark = (name) => phases.push(name + ' ' + Math.round(performance.now()));
+  mark('start');
+  const data = await readData(mark);
   M = buildModel(data);
+  mark('model');
   document.body.dataset.method = M.method;
   document.body.dataset.nodes = M.n;
   document.body.dataset.functions = M.funcs.length;
@@ -842,6 +860,7 @@ async function main() {
     $('metric').hidden = false;
     for (const input of document.querySelectorAll('input[name=metric]'))
       input.addEventListener('change', () => setMetric(input.value));
+    mark('setup');
     setMetric('ei');
   } else {
     sortKids();
@@ -849,6 +868,8 @@ async function main() {
     renderTree();
     search('');
   }
+  mark('shown');
+  document.body.dataset.phases = phases.join(', ');
   document.body.dataset.loadMs = Math.round(performance.now());
   document.body.dataset.state = 'ready';
 }
@@ -856,6 +877,7 @@ async function main() {
 const byName = (name) => M.funcs.findIndex((f) => f.name === name);
 window.stackclock = {
   get model() { return M; },
+  functionRows: () => deriveFunctionRows(M),
   select: (name) => { const r = select(byName(name)); return r ? true : false; },
   search,
   setMetric,
