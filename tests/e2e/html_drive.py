@@ -10,6 +10,7 @@ Opens PAGE in a 1280x900 window, waits until <body data-state> leaves
 line per step:
     eval:EXPR     the value of the JavaScript expression (promises awaited)
     click:EXPR    EXPR gives {x, y}; a real left click there (mouse events)
+    press:CSS     scroll the element CSS selects into view and click its middle
     type:TEXT     insert TEXT into the focused element, as typing does
     wait:EXPR     poll until EXPR is truthy (at most 20 s)
     shot:FILE     PNG screenshot of the window
@@ -155,7 +156,12 @@ def main():
             kind, _, arg = step.partition(":")
             if kind == "eval":
                 out = b.evaluate(arg)
-            elif kind == "click":
+            elif kind in ("click", "press"):
+                if kind == "press":
+                    arg = ("(e => { if (!e) return null; e.scrollIntoView({block: 'center'});"
+                           " const r = e.getBoundingClientRect();"
+                           " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })"
+                           "(document.querySelector(%s))" % json.dumps(arg))
                 at = b.evaluate(arg)
                 if not at:
                     out = {"clicked": False}

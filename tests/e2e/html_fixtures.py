@@ -253,6 +253,63 @@ def expect(doc, fn):
     return res
 
 
+# ---- for the test's checks (t520_html_report.sh) --------------------------
+
+def full(doc):
+    """Names back into compact ("row": i) nodes."""
+    rows = doc.get("rows", [])
+    for t in doc["tree"]:
+        stack = [t]
+        while stack:
+            n = stack.pop()
+            if "row" in n:
+                n["function"], n["module"] = rows[n["row"]]["function"], rows[n["row"]]["module"]
+            stack.extend(n["children"])
+    return doc
+
+
+def hot_path_names(doc, fam):
+    inc = FAMS[doc["session"]["method"]][fam][1]
+    return ";".join(t["function"] for t in hot_path(doc["tree"], inc))
+
+
+def count_matches(doc, term):
+    return sum(1 for _, t in paths(doc["tree"]) if term.lower() in t["function"].lower())
+
+
+def page_cc(v):
+    """The page's callers/callees (lists of [name, values, calls]) in the
+    shape expect() gives."""
+    return {"inclusive": v["inclusive"], "exclusive": v["exclusive"], "calls": v["calls"],
+            "callers": {n: [vals, c] for n, vals, c in v["callers"]},
+            "callees": {n: [vals, c] for n, vals, c in v["callees"]}}
+
+
+def sorted_first(rows, field, sort, first):
+    """After a click on FIELD's heading the table says it sorts by it and
+    its first row holds the extreme value of the column."""
+    col, _, order = sort.partition(" ")
+    values = [r[field] for r in rows if field in r]
+    extreme = max(values) if order == "desc" else min(values)
+    return col == field and any(r["function"] == first and r.get(field) == extreme for r in rows)
+
+
+def same_rows(got, want):
+    """Function rows equal: values exactly, percentages to 1e-3."""
+    key = lambda r: (r["function"], r["module"])
+    g = {key(r): r for r in got}
+    if set(g) != {key(r) for r in want}:
+        return False
+    for w in want:
+        for k, v in w.items():
+            if k.endswith("_pct"):
+                if abs(g[key(w)][k] - v) > 1e-3:
+                    return False
+            elif g[key(w)][k] != v:
+                return False
+    return True
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["small"]:

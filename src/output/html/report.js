@@ -163,7 +163,8 @@ function buildModel(data) {
     calls.push(num(o.calls));
     for (let f = 0; f < nf; f++) {
       ex[f].push(num(o[fams[f].ex]));
-      given[f].push(o[fams[f].inc]);
+      const g = o[fams[f].inc];
+      if (typeof g === 'number') given[f].push(i, g);
     }
     const ch = o.children;
     if (Array.isArray(ch))
@@ -189,10 +190,9 @@ function buildModel(data) {
     const inc = Float64Array.from(m.ex[f]);
     for (let i = n - 1; i > 0; i--)
       if (m.parent[i] >= 0) inc[m.parent[i]] += inc[i];
-    for (let i = 0; i < n; i++) {
-      const g = given[f][i];
-      if (typeof g === 'number' && Math.abs(g - inc[i]) > 0.5) m.mismatches++;
-    }
+    const g = given[f];
+    for (let k = 0; k < g.length; k += 2)
+      if (Math.abs(g[k + 1] - inc[g[k]]) > 0.5) m.mismatches++;
     m.inc.push(inc);
     let rootSum = 0;
     for (const r of m.roots) rootSum += inc[r];
@@ -823,9 +823,14 @@ async function readData(mark) {
   if (encoding === 'gzip-base64') {
     if (typeof DecompressionStream !== 'function')
       throw new Error('this browser cannot decompress the embedded profile (no DecompressionStream); open the report in a current Chromium, Firefox or Safari');
-    const bin = atob(text);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    let bytes;
+    if (typeof Uint8Array.fromBase64 === 'function') {
+      bytes = Uint8Array.fromBase64(text);
+    } else {
+      const bin = atob(text);
+      bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    }
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
     text = await new Response(stream).text();
     mark('inflated');
