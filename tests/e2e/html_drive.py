@@ -14,6 +14,7 @@ line per step:
     type:TEXT     insert TEXT into the focused element, as typing does
     wait:EXPR     poll until EXPR is truthy (at most 20 s)
     shot:FILE     PNG screenshot of the window
+    size:WxH      resize the window
 The first line is {"load_ms": wall time from navigation to ready, "state": ...};
 the last is {"console_errors": [...]}: exceptions, console.error/assert and
 browser log errors seen while the page was open.
@@ -179,6 +180,11 @@ def main():
                 while not out and time.monotonic() - t0 < 20:
                     time.sleep(0.05)
                     out = b.evaluate(arg)
+            elif kind == "size":
+                w, h = (int(v) for v in arg.split("x"))
+                b.send("Emulation.setDeviceMetricsOverride",
+                       {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": False})
+                out = {"size": [w, h]}
             elif kind == "shot":
                 import base64
                 png = b.send("Page.captureScreenshot", {"format": "png"})["data"]

@@ -5,6 +5,7 @@ definitions, one stack at a time).
 
     html_fixtures.py small instrumentation|sampling OUT.json [--no-rows]
     html_fixtures.py big N instrumentation|sampling OUT.json [--slim]
+    html_fixtures.py demo OUT.json               a plausible program (screenshot)
     html_fixtures.py expect IN.json FUNCTION     callers/callees of FUNCTION
     html_fixtures.py rows IN.json                flat function rows
     html_fixtures.py hot IN.json [FAMILY]        hot path, names joined by ';'
@@ -61,6 +62,44 @@ def small(method):
     return finish(method, tree, {"command": ["./prog", "--flag=<x>"], "processes": 1, "threads": 2})
 
 
+def demo():
+    """A plausible image-processing program, for the screenshot in docs/."""
+    exe, libc, libz = "/usr/local/bin/imgtool", "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libz.so.1"
+
+    def n(fn, ee, kids=(), app=None, calls=1, mod=exe):
+        return {"function": fn, "module": mod, "elapsed_exclusive_ns": ee,
+                "application_exclusive_ns": ee if app is None else app, "calls": calls, "children": list(kids)}
+    blur = "img::Blur<float, 5>::operator()(img::Row<float>&) const"
+    tree = [
+        n("_start", 2000, [n("__libc_start_main", 1000, [n("main", 9000, [
+            n("app::run(app::Config const&)", 40000, [
+                n("io::read_file(std::string const&)", 30000, [n("read", 21000000, app=900000, calls=64, mod=libc),
+                                                              n("memcpy", 2500000, calls=64, mod=libc)]),
+                n("img::decode_png(io::Buffer const&)", 900000, [
+                    n("inflate", 1200000, [n("inflate_fast", 38000000, mod=libz, calls=2100)], mod=libz, calls=2100),
+                    n("png::unfilter_row(unsigned char*, int)", 14000000, calls=4096)]),
+                n("img::Pipeline::apply<img::Blur<float, 5> >(img::Image&)", 600000, [
+                    n(blur, 96000000, [n("std::vector<float, std::allocator<float> >::operator[](unsigned long)",
+                                         21000000, calls=800000)], calls=4096)]),
+                n("img::Pipeline::apply<img::Sharpen>(img::Image&)", 400000, [
+                    n("img::Sharpen::operator()(img::Row<float>&) const", 31000000, calls=4096),
+                    n(blur, 18000000, calls=1024)]),
+                n("img::encode_jpeg(img::Image const&, int)", 700000, [
+                    n("jpeg::forward_dct(short*)", 26000000, calls=65536),
+                    n("jpeg::encode_mcu_huff(jpeg::State&)", 17000000, calls=65536),
+                    n("write", 9000000, app=300000, calls=32, mod=libc)]),
+                n("spin<script>", 4000000, calls=3),
+            ]),
+        ], calls=1)], mod=libc)]),
+        n("clone3", 1000, [n("start_thread", 1000, [n("pool::worker_loop(pool::Queue&)", 300000, [
+            n("pthread_cond_wait", 15000000, app=200000, calls=40, mod=libc),
+            n("img::resize_bilinear(img::Image const&, int, int)", 22000000, [n(blur, 7000000, calls=512)], calls=8)],
+        )], mod=libc)], mod=libc),
+    ]
+    return finish("instrumentation", tree, {"command": ["imgtool", "--blur=5", "in.png", "out.jpg"],
+                                            "processes": 1, "threads": 2, "duration_ns": 302119000})
+
+
 def big(n, method):
     """n nodes, functions from a pool of C++-like names, depth at most 48."""
     instr = method == "instrumentation"
@@ -115,7 +154,7 @@ def finish(method, tree, extra):
     """Session totals, inclusive values, percentages, hot flags, flat rows:
     what `report --tree` and `report --format json` would carry."""
     fams = FAMS[method]
-    session = {"method": method, "duration_ns": 123456789}
+    session = {"method": method, "command": [], "processes": 1, "threads": 1, "duration_ns": 123456789}
     session.update(extra)
     order = [t for _, t in paths(tree)]
     for ex, inc, total in fams:
@@ -317,6 +356,8 @@ def main():
         if "--no-rows" in a:
             del doc["rows"]
         open(a[2], "w").write(json.dumps(doc))
+    elif a[:1] == ["demo"]:
+        open(a[1], "w").write(json.dumps(demo()))
     elif a[:1] == ["big"]:
         doc = big(int(a[1]), a[2])
         if "--slim" in a:
