@@ -3,7 +3,7 @@
 # benchmark (see README "Dependencies").  Idempotent; needs root.
 set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
-      clang libclang-rt-14-dev python3 linux-perf uftrace dwz"
+      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
