@@ -6,6 +6,7 @@ definitions, one stack at a time).
     html_fixtures.py small instrumentation|sampling OUT.json [--no-rows]
     html_fixtures.py big N instrumentation|sampling OUT.json [--slim]
     html_fixtures.py demo OUT.json               a plausible program (screenshot)
+    html_fixtures.py deep N OUT.json             recursion N deep (sampling)
     html_fixtures.py expect IN.json FUNCTION     callers/callees of FUNCTION
     html_fixtures.py rows IN.json                flat function rows
     html_fixtures.py hot IN.json [FAMILY]        hot path, names joined by ';'
@@ -16,6 +17,8 @@ the node's path, which is all SPEC sections 2, 3 and 6 need.
 import json
 import random
 import sys
+
+sys.setrecursionlimit(100000)   # json.dumps of the deep fixture
 
 FAMS = {
     "instrumentation": [("elapsed_exclusive_ns", "elapsed_inclusive_ns", "elapsed_inclusive_ns"),
@@ -60,6 +63,17 @@ def small(method):
              mod="/lib/x86_64-linux-gnu/libc.so.6"),
     ]
     return finish(method, tree, {"command": ["./prog", "--flag=<x>"], "processes": 1, "threads": 2})
+
+
+def deep(n):
+    """Sampling: main calls rec, which recurses n levels deep and calls
+    leaf: 1 sample in each rec, 5 in leaf (built without recursion)."""
+    leaf = {"function": "leaf", "module": "/p", "exclusive_samples": 5, "children": []}
+    node = leaf
+    for _ in range(n):
+        node = {"function": "rec", "module": "/p", "exclusive_samples": 1, "children": [node]}
+    root = {"function": "main", "module": "/p", "exclusive_samples": 0, "children": [node]}
+    return {"session": {"method": "sampling", "samples": n + 5}, "tree": [root]}
 
 
 def demo():
@@ -356,6 +370,8 @@ def main():
         if "--no-rows" in a:
             del doc["rows"]
         open(a[2], "w").write(json.dumps(doc))
+    elif a[:1] == ["deep"]:
+        open(a[2], "w").write(json.dumps(deep(int(a[1]))))
     elif a[:1] == ["demo"]:
         open(a[1], "w").write(json.dumps(demo()))
     elif a[:1] == ["big"]:

@@ -107,6 +107,19 @@ jcheck "sampling: callers/callees equal SPEC 6, sums exact" \
 	'all(x.page_cc(v) == x.expect(D, f) and v["callersSum"] == v["inclusive"] for f, v in a[6].items())'
 jcheck "sampling: no value selector" 'a[7] is True'
 
+# ---- recursion 5,000 deep ----------------------------------------------------
+fx deep 5000 deep.json
+page auto deep.json deep.html
+ANS=$TMP/deep.out DOC=$TMP/deep.json
+drive "$ANS" deep.html \
+	"eval:(() => { stackclock.select('rec'); const d = document.getElementById('cc').dataset; return [d.inclusive, d.exclusive, JSON.parse(d.callers), JSON.parse(d.callees), Number(document.body.dataset.nodes)]; })()" \
+	'eval:document.getElementById("tree").dataset.hotPath.split(";").length'
+jcheck "recursion 5,000 deep: ready, no console errors, every node read" \
+	'a[0]["state"] == "ready" and a[-1] == {"console_errors": []} and a[1][4] == 5002'
+jcheck "recursion 5,000 deep: rec charged once (outermost caller main, innermost callee leaf)" \
+	'a[1][:2] == ["5005", "5000"] and sorted(a[1][2]) == [["main", [5005], 0], ["rec", [0], 0]] and sorted(a[1][3]) == [["leaf", [5], 0], ["rec", [0], 0]]'
+jcheck "recursion 5,000 deep: the hot path runs to the leaf" 'a[2] == 5002'
+
 # ---- 100,000 nodes ---------------------------------------------------------
 fx big 100000 instrumentation big.json --slim
 check "100,000-node page written" -- page auto big.json big.html

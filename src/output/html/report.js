@@ -31,8 +31,9 @@
  * RENDERING.  Names are only ever inserted with textContent or drawn on a
  * canvas, never parsed as HTML.  For large profiles the call tree renders
  * a node's children only when it is expanded (100 at a time), the function
- * table 100 rows at a time, and the flame graph lays out and draws only the
- * boxes at least one pixel wide (a pruned box takes its subtree with it).
+ * table 100 rows at a time, the hot path opens 40 levels deep at most, and the flame graph lays out and draws only the
+ * boxes at least one pixel wide and 400 rows deep (a pruned box takes its
+ * subtree with it; zooming shows what lies deeper).
  *
  * TEST HOOKS.  <body data-state="loading|ready|error" data-load-ms=...>,
  * data-* attributes on the table, the flame canvas and the callers/callees
@@ -80,8 +81,11 @@ const SUMMARY_LABELS = {
   root_reached_pct: 'stacks reaching the root (%)', os_events: 'OS events', repairs: 'repairs',
   open_frames: 'open frames', lost_events: 'lost events',
 };
-const TREE_CHUNK = 100, TABLE_CHUNK = 100;
-const ROW_H = 18, MIN_BOX_PX = 1, MAX_CANVAS_PX = 30000;
+const TREE_CHUNK = 100, TABLE_CHUNK = 100, HOT_EXPANDED = 40;
+/* Flame graph: row height, narrowest box drawn, deepest row drawn, and how
+ * many ancestors of the zoomed frame stay on top (the rest are in the
+ * "zoomed:" line). */
+const ROW_H = 18, MIN_BOX_PX = 1, MAX_ROWS = 400, ZOOM_ANCESTORS = 12;
 
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
@@ -503,7 +507,7 @@ function renderTree() {
   const path = hotPath();
   hot = new Set(path);
   appendKids(tree, M.roots, 0);
-  for (const v of path) expand(v, true);
+  for (const v of path.slice(0, HOT_EXPANDED)) expand(v, true);
   tree.dataset.hotPath = path.map((v) => M.funcs[M.fn[v]].name).join(';');
 }
 
@@ -528,8 +532,8 @@ function hue(name) {
 }
 
 function flameLayout(width) {
-  const inc = M.inc[S.fam], maxRows = Math.floor(MAX_CANVAS_PX / ROW_H);
-  FL.x = []; FL.w = []; FL.d = []; FL.node = [];
+  const inc = M.inc[S.fam];
+  FL.x = []; FL.w = []; FL.d = []; FL.node = []; FL.zoomRow = -1;
   let pruned = 0, maxD = 0;
   const put = (i, x, w, d) => {
     FL.x.push(x); FL.w.push(w); FL.d.push(d); FL.node.push(i);
@@ -539,9 +543,10 @@ function flameLayout(width) {
   let total;
   if (S.zoom >= 0) {
     const anc = [];
-    for (let a = S.zoom; a >= 0; a = M.parent[a]) anc.push(a);
+    for (let a = S.zoom; a >= 0 && anc.length < ZOOM_ANCESTORS; a = M.parent[a]) anc.push(a);
     anc.reverse();
     anc.forEach((a, d) => put(a, 0, width, d));
+    FL.zoomRow = anc.length - 1;
     total = inc[S.zoom];
     let x = 0;
     for (const k of M.kids[S.zoom]) { stack.push(k, x, anc.length); x += (inc[k] * width) / (total || 1); }
@@ -555,7 +560,7 @@ function flameLayout(width) {
   while (stack.length) {
     const d = stack.pop(), x = stack.pop(), i = stack.pop();
     const w = inc[i] * scale;
-    if (w < MIN_BOX_PX || d >= maxRows) { pruned += M.size[i]; continue; }
+    if (w < MIN_BOX_PX || d >= MAX_ROWS) { pruned += M.size[i]; continue; }
     put(i, x, w, d);
     let cx = x;
     for (const k of M.kids[i]) { stack.push(k, cx, d + 1); cx += inc[k] * scale; }
@@ -579,7 +584,7 @@ function drawFlame() {
   ctx.textBaseline = 'middle';
   FL.ctx = ctx; FL.width = width;
   FL.charW = ctx.measureText('m').width || 7;
-  const matched = FL.matched, zoomDepth = S.zoom >= 0 ? M.depth[S.zoom] : -1;
+  const matched = FL.matched, zoomRow = FL.zoomRow;
   let drawnMatches = 0;
   for (let b = 0; b < FL.x.length; b++) {
     const i = FL.node[b], f = M.fn[i], name = M.funcs[f].name;
@@ -587,7 +592,7 @@ function drawFlame() {
     let color;
     if (matched && matched[f]) { color = '#c13cdb'; drawnMatches++; }
     else if (matched) color = 'hsl(' + h + ',15%,82%)';
-    else if (FL.d[b] < zoomDepth) color = 'hsl(' + h + ',40%,86%)';
+    else if (FL.d[b] < zoomRow) color = 'hsl(' + h + ',40%,86%)';
     else color = 'hsl(' + h + ',85%,' + (58 + (hue(M.funcs[f].module) % 12)) + '%)';
     ctx.fillStyle = color;
     ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW_H - 1);
@@ -607,7 +612,9 @@ function drawFlame() {
   if (S.zoom >= 0) {
     const names = [];
     for (let a = S.zoom; a >= 0; a = M.parent[a]) names.push(M.funcs[M.fn[a]].name);
-    path.textContent = 'zoomed: ' + names.reverse().join(' \u203a ');
+    const shown = names.slice(0, 30).reverse();
+    if (names.length > 30) shown.unshift('\u2026 ' + (names.length - 30) + ' more');
+    path.textContent = 'zoomed: ' + shown.join(' \u203a ');
   }
   updateFlameInfo(pruned);
 }
@@ -615,7 +622,8 @@ function drawFlame() {
 function updateFlameInfo(pruned) {
   const canvas = $('flame');
   let text = fmtCount(FL.x.length) + ' boxes';
-  if (pruned) text += ', ' + fmtCount(pruned) + ' frames narrower than a pixel not drawn';
+  if (pruned) text += ', ' + fmtCount(pruned) + ' frames not drawn (narrower than a pixel, or deeper than ' +
+    MAX_ROWS + ' rows: zoom in)';
   if (S.search) text += '; "' + S.search + '": ' + canvas.dataset.searchNodes + ' frames, ' +
     fmtPct(Number(canvas.dataset.searchPct)) + ' of the total';
   $('flame-info').textContent = text;
