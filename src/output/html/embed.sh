@@ -7,14 +7,15 @@
 # "@REPORT_JS@" by report.js; the line "@DATA@" splits the page into
 # html_page_head[] and html_page_tail[] (src/output/html.h), between which
 # html_write() puts the profile.  Fails if a placeholder is missing or
-# repeated, or if the CSS or JS holds "</" followed by "script" or "style",
-# which would end their element early.  Needs only a POSIX sh and awk.
+# repeated, or if the CSS or JS holds "</script", "</style" (which would end
+# their element early) or "<!--" (which changes how a script is parsed).
+# Needs only a POSIX sh and awk.
 set -eu
 [ $# -eq 3 ] || { echo "usage: embed.sh report.html report.css report.js" >&2; exit 2; }
 html=$1 css=$2 js=$3
 for f in "$css" "$js"; do
-	if grep -qiE '</(script|style)' "$f"; then
-		echo "embed.sh: $f contains a closing script/style tag; write it as '<\\/' instead" >&2
+	if grep -qiE '</(script|style)|<!--' "$f"; then
+		echo "embed.sh: $f contains '</script', '</style' or '<!--'; write '<\\/' or '<\\!' instead" >&2
 		exit 1
 	fi
 done

@@ -51,10 +51,12 @@ const FAMS = {
     { name: 'samples', ex: 'exclusive_samples', inc: 'inclusive_samples', total: 'samples', time: false },
   ],
 };
-/* The instrumentation selector: [family, inclusive?, table column]. */
+/* The instrumentation selector: [family, table column].  The family sets
+ * the widths of the flame graph, the order of the tree and its hot path;
+ * the column sorts the table. */
 const METRICS = {
-  ei: [0, true, 'elapsed_inclusive_ns'], ee: [0, false, 'elapsed_exclusive_ns'],
-  ai: [1, true, 'application_inclusive_ns'], ae: [1, false, 'application_exclusive_ns'],
+  ei: [0, 'elapsed_inclusive_ns'], ee: [0, 'elapsed_exclusive_ns'],
+  ai: [1, 'application_inclusive_ns'], ae: [1, 'application_exclusive_ns'],
 };
 /* Table columns in display order: [field, heading, kind]. */
 const COLUMNS = {
@@ -118,7 +120,7 @@ function fmtKind(kind, v) {
 
 let M = null;            /* the model, built once */
 const S = {              /* what the user chose */
-  fam: 0, inclusive: true, metric: 'ei',
+  fam: 0,
   sortField: null, sortAsc: false, tableShown: TABLE_CHUNK,
   zoom: -1, search: '', selected: -1,
 };
@@ -180,13 +182,12 @@ function buildModel(data) {
     parent: Int32Array.from(parent), depth: Int32Array.from(depth), fn: Int32Array.from(fn),
     calls: Float64Array.from(calls), ex: ex.map((a) => Float64Array.from(a)),
     inc: [], size: new Int32Array(n).fill(1), kids: new Array(n), roots: [],
-    maxDepth: 0, mismatches: 0, totals: [],
+    mismatches: 0, totals: [],
   };
   for (let i = 0; i < n; i++) m.kids[i] = [];
   for (let i = 0; i < n; i++) {
     const p = m.parent[i];
     if (p < 0) m.roots.push(i); else m.kids[p].push(i);
-    if (m.depth[i] > m.maxDepth) m.maxDepth = m.depth[i];
   }
   for (let i = n - 1; i > 0; i--)
     if (m.parent[i] >= 0) m.size[m.parent[i]] += m.size[i];
@@ -523,7 +524,9 @@ function setupTreeClicks() {
 
 /* ---- the flame graph (icicle: roots on top) ----------------------------- */
 
-const FL = { x: [], w: [], d: [], node: [], ctx: null, width: 0, charW: 7, matched: null };
+/* The boxes drawn (parallel arrays), the label character width, the
+ * functions matching the search (or null). */
+const FL = { x: [], w: [], d: [], node: [], zoomRow: -1, charW: 7, matched: null };
 
 function hue(name) {
   let h = 0;
@@ -582,7 +585,6 @@ function drawFlame() {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.font = '11px ui-monospace, Menlo, Consolas, monospace';
   ctx.textBaseline = 'middle';
-  FL.ctx = ctx; FL.width = width;
   FL.charW = ctx.measureText('m').width || 7;
   const matched = FL.matched, zoomRow = FL.zoomRow;
   let drawnMatches = 0;
@@ -807,9 +809,8 @@ function select(fid) {
 function setMetric(name) {
   const m = METRICS[name];
   if (!m || M.method !== 'instrumentation') return;
-  [S.fam, S.inclusive] = m;
-  S.metric = name;
-  S.sortField = m[2];
+  S.fam = m[0];
+  S.sortField = m[1];
   S.sortAsc = false;
   S.tableShown = TABLE_CHUNK;
   document.querySelector('input[name=metric][value=' + name + ']').checked = true;
