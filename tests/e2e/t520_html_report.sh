@@ -16,7 +16,11 @@ WRITE=${SC_BUILD:-$PWD/build}/tests/test_html
 FX=$E2E_DIR/html_fixtures.py
 fx() { python3 "$FX" "$@"; }
 page() { "$WRITE" --write "$@"; }            # page json|gzip|auto IN.json OUT.html
-drive() { local out=$1; shift; nice python3 "$E2E_DIR/html_drive.py" "$@" >"$out" 2>"$out.err"; }
+drive() {	# drive OUT PAGE STEP...: the driver's answers into OUT, its errors shown
+	local out=$1; shift
+	nice python3 "$E2E_DIR/html_drive.py" "$@" >"$out" 2>"$out.err" ||
+		sed 's/^/#   /' "$out.err" | tail -20
+}
 line() { sed -n "$2p" "$1"; }                 # line FILE N: the Nth answer (1 = load)
 # jcheck MESSAGE PYTHON-EXPR: true of a = the answers in $ANS (JSON values,
 # a[0] the load line), D = the fixture $DOC, x = html_fixtures.py.
