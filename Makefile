@@ -5,17 +5,26 @@
 # library that the command-line tool and the unit tests link against, so a
 # new source file needs no Makefile change.
 
+#
+# CFLAGS and LDFLAGS are the user's (`make CFLAGS=-O0`): the flags the build
+# needs live in SC_CFLAGS/SC_LDFLAGS and are always added, as git's Makefile
+# keeps ALL_CFLAGS apart from CFLAGS.
+
 CC      ?= gcc
 SAN     ?=
 O       := $(if $(SAN),build-san,build)
 CFLAGS  ?= -O2 -g
+LDFLAGS ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
-CFLAGS  += -std=gnu11 $(WARN) -Isrc -D_GNU_SOURCE -MMD -MP
+SC_CFLAGS  := -std=gnu11 $(WARN) -Isrc -D_GNU_SOURCE -MMD -MP
+SC_LDFLAGS :=
 ifneq ($(SAN),)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS += -fsanitize=address,undefined
+SC_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SC_LDFLAGS += -fsanitize=address,undefined
 endif
-LIBS    := -ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm
+ALL_CFLAGS  = $(SC_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SC_LDFLAGS) $(LDFLAGS)
+LIBS    := -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm
 
 CORE_SRC := $(filter-out src/cmd/%,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/runtime/%,$(CORE_SRC))
@@ -33,35 +42,35 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 # The runtime lives inside someone else's process: never sanitized (ASan
 # cannot be preloaded after the target's own allocator), hidden visibility,
 # initial-exec TLS so a probe's thread-local access is one %fs load.
-RT_CFLAGS := -std=gnu11 -O2 -g $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+RT_CFLAGS := -std=gnu11 -O2 -g $(CFLAGS) $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvisibility=hidden \
              -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer
 
 all: $(O)/stackclock $(O)/libstackclock.so $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/gen/html_page.c: src/output/html/embed.sh $(HTML_PAGE)
 	@mkdir -p $(dir $@)
 	sh src/output/html/embed.sh $(HTML_PAGE) >$@.tmp && mv $@.tmp $@
 
 $(O)/gen/%.o: $(O)/gen/%.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/libcore.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(O)/stackclock: $(CMD_OBJ) $(O)/libcore.a
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/libcore.a $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJ) $(O)/libcore.a $(LIBS)
 
 $(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
 	$(CC) $(RT_CFLAGS) -shared -Wl,--version-script=src/runtime/runtime.map -o $@ $(RT_SRC) -lpthread -ldl
 
 $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libcore.a $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(O)/libcore.a $(LIBS)
 
 test: all
 	O=$(O) tests/run.sh

@@ -3,6 +3,7 @@
 # benchmark (see README "Dependencies").  Idempotent; needs root.
 set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
+      libdebuginfod-dev liblzma-dev debuginfod xz-utils
       clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium"
 missing=
 for p in $pkgs; do

@@ -185,6 +185,19 @@ struct an_row {
 	uint32_t order;           /* creation order: the last sort key */
 };
 
+/*
+ * Code without symbols (docs/values.md, "Code without symbols"), per module: the exclusive samples
+ * (sampling) or elapsed exclusive ns (instrumentation) of its functions
+ * named by offset, their share of the session total, and what to install
+ * for names.
+ */
+struct an_unnamed {
+	const char *module;       /* owned by the profile */
+	uint64_t value;
+	double pct;
+	char *hint;               /* owned by the report */
+};
+
 struct an_session {
 	enum sc_method method;
 	const char *const *argv;  /* the profiled command, argc strings */
@@ -205,6 +218,11 @@ struct an_session {
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */
 	double root_reached_pct, truncated_pct;
+	/* code without symbols: share of the session, per module (largest
+	 * first) */
+	double unnamed_pct;
+	struct an_unnamed *unnamed;
+	size_t nunnamed;
 	/* records skipped as malformed while loading */
 	uint64_t bad_records;
 	/* the reader's description of damage (file read up to it), or NULL */

@@ -379,6 +379,9 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 				continue;
 			}
 			fid[ti][i] = node_func(p, &th->nodes[i]);
+			if (p->funcs[fid[ti][i]].unnamed)
+				an_unnamed_add(p, r, p->funcs[fid[ti][i]].mod,
+					       th->nodes[i].elapsed_excl);
 			s->elapsed_inclusive_ns += th->nodes[i].elapsed_excl;
 			s->application_inclusive_ns += node_app(&th->nodes[i], o->app_time);
 		}

@@ -55,6 +55,7 @@ void an_strtab_release(struct an_strtab *t);
 struct an_func {
 	uint32_t name, module;    /* string ids */
 	uint32_t mod;             /* dense module id */
+	bool unnamed;             /* named by offset: no symbol (docs/values.md) */
 };
 
 /* One symbolized frame; inline frames come before the function holding them. */
@@ -67,6 +68,7 @@ struct an_frame {
 
 struct an_span {
 	uint32_t first, n;        /* into an_profile.frames */
+	uint64_t module_offset;   /* the address relative to its module */
 };
 
 struct an_proc {
@@ -162,6 +164,10 @@ struct an_profile {
  * Resolve addr of proc_id through the cache: the span of its frames
  * (innermost first, at least one).
  */
+/* Add value to the unnamed total of module id mod (docs/values.md, "Code without symbols"). */
+void an_unnamed_add(const struct an_profile *p, struct an_report *r, uint32_t mod,
+		    uint64_t value);
+
 struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 			  bool is_return);
 /* The dense function id for (module, name), creating it. */

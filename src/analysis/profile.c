@@ -99,6 +99,7 @@ uint32_t an_func_intern(struct an_profile *p, const char *module, const char *na
 	p->funcs[p->nfuncs].name = nsid;
 	p->funcs[p->nfuncs].module = msid;
 	p->funcs[p->nfuncs].mod = mod;
+	p->funcs[p->nfuncs].unnamed = false;
 	return (uint32_t)p->nfuncs++;
 }
 
@@ -121,18 +122,21 @@ struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 					    fr, AN_MAX_INLINE) : 0;
 	if (n < 1) {
 		snprintf(unknown, sizeof(unknown), "0x%" PRIx64, addr);
-		fr[0] = (struct sym_frame){ .function = unknown, .module = "[unknown]" };
+		fr[0] = (struct sym_frame){ .function = unknown, .module = "[unknown]",
+					    .module_offset = addr };
 		n = 1;
 	}
 	if (n > AN_MAX_INLINE)
 		n = AN_MAX_INLINE;
 	span.first = (uint32_t)p->nframes;
 	span.n = (uint32_t)n;
+	span.module_offset = n ? fr[0].module_offset : addr;
 	ALLOC_GROW(p->frames, p->nframes + n, p->aframes);
 	for (int i = 0; i < n; i++) {
 		struct an_frame *f = &p->frames[p->nframes++];
 
 		f->func = an_func_intern(p, fr[i].module, fr[i].function);
+		p->funcs[f->func].unnamed |= fr[i].unnamed;
 		f->file = fr[i].file ? an_str_intern(&p->strs, fr[i].file) : AN_NONE;
 		f->line = fr[i].line;
 		f->inlined = fr[i].inlined;

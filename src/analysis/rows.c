@@ -290,6 +290,48 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 
 /* ---- build -------------------------------------------------------------- */
 
+void an_unnamed_add(const struct an_profile *p, struct an_report *r, uint32_t mod,
+		    uint64_t value)
+{
+	struct an_session *s = &r->session;
+	const char *module = an_str(&p->strs, p->mods[mod]);
+	size_t i;
+
+	for (i = 0; i < s->nunnamed && s->unnamed[i].module != module; i++)
+		;
+	if (i == s->nunnamed) {
+		s->unnamed = xrealloc(s->unnamed, (i + 1) * sizeof(*s->unnamed));
+		s->unnamed[i] = (struct an_unnamed){ .module = module };
+		s->nunnamed++;
+	}
+	s->unnamed[i].value += value;
+}
+
+static int cmp_unnamed(const void *a, const void *b)
+{
+	const struct an_unnamed *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->module, y->module);
+}
+
+/* Shares of the session and hints, once the builder has added the values. */
+static void unnamed_finish(struct an_session *s)
+{
+	uint64_t total = s->method == SC_METHOD_SAMPLE ? s->samples : s->elapsed_inclusive_ns;
+	uint64_t sum = 0;
+
+	if (s->nunnamed > 1)
+		qsort(s->unnamed, s->nunnamed, sizeof(*s->unnamed), cmp_unnamed);
+	for (size_t i = 0; i < s->nunnamed; i++) {
+		s->unnamed[i].pct = an_pct(s->unnamed[i].value, total);
+		s->unnamed[i].hint = sym_debug_hint(s->unnamed[i].module);
+		sum += s->unnamed[i].value;
+	}
+	s->unnamed_pct = an_pct(sum, total);
+}
+
 int an_report_build(struct an_profile *p, const struct an_report_options *o,
 		    struct an_report **out, char *err, size_t errlen)
 {
@@ -338,6 +380,7 @@ int an_report_build(struct an_profile *p, const struct an_report_options *o,
 		an_report_free(r);
 		return ret;
 	}
+	unnamed_finish(&r->session);
 	an_report_sort(r, an_report_default_sort(r));
 	*out = r;
 	return 0;
@@ -347,6 +390,9 @@ void an_report_free(struct an_report *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; i < r->session.nunnamed; i++)
+		free(r->session.unnamed[i].hint);
+	free(r->session.unnamed);
 	free(r->rows);
 	free(r);
 }

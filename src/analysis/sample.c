@@ -60,7 +60,7 @@ static void count(struct counts *c, uint32_t serial, uint64_t n, bool leaf)
 /* A pseudo-function for a sample whose stack is empty or missing. */
 static struct an_span missing_span(struct an_profile *p, const char *what)
 {
-	struct an_span s = { (uint32_t)p->nframes, 1 };
+	struct an_span s = { .first = (uint32_t)p->nframes, .n = 1 };
 
 	ALLOC_GROW(p->frames, p->nframes + 1, p->aframes);
 	p->frames[p->nframes++] = (struct an_frame){
@@ -89,10 +89,11 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 			sp = an_resolve(p, proc_id, ip, i > 0 && !(prev_kernel && !kernel));
 		prev_kernel = kernel;
 		if (by == AN_BY_ADDRESS) {
+			/* module-relative: the same row in every run (docs/values.md) */
 			const struct an_frame *f = &p->frames[sp.first];
-			struct counts *c = tally_key(t, ip, f->func);
+			struct counts *c = tally_key(t, sp.module_offset, f->func);
 
-			c->addr = ip;
+			c->addr = sp.module_offset;
 			c->func = f->func;
 			c->file = f->file;
 			c->line = f->line;
@@ -148,10 +149,21 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 
 		s->samples += sm->count;
 		if (si != AN_NONE) {
-			if (p->stacks[si].flags & SC_STACK_ROOT)
+			const struct an_stack *st = &p->stacks[si];
+
+			if (st->flags & SC_STACK_ROOT)
 				s->root_reached += sm->count;
-			if (p->stacks[si].flags & SC_STACK_TRUNCATED)
+			if (st->flags & SC_STACK_TRUNCATED)
 				s->truncated += sm->count;
+			if (st->nframes) {
+				/* the innermost frame at the sampled pc */
+				struct an_span sp = an_resolve(p, sm->proc_id,
+							       p->ips[st->ip], false);
+				const struct an_func *fn = &p->funcs[p->frames[sp.first].func];
+
+				if (fn->unnamed)
+					an_unnamed_add(p, r, fn->mod, sm->count);
+			}
 		}
 		if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS) {
 			struct counts *c = tally_key(&t, sm->proc_id,

@@ -120,6 +120,20 @@ static void session(FILE *f, const struct an_report *r)
 		u64_field(f, "lost_os_records", s->lost_os_records);
 		u64_field(f, "events", s->events);
 	}
+	key(f, "unnamed_pct");
+	fprintf(f, "%.4f", s->unnamed_pct);
+	key(f, "unnamed_modules");
+	fputc('[', f);
+	for (size_t i = 0; i < s->nunnamed; i++) {
+		fputs(i ? ", {\"module\": " : "{\"module\": ", f);
+		out_json_string(f, s->unnamed[i].module);
+		fprintf(f, ", \"%s\": %" PRIu64 ", \"pct\": %.4f, \"hint\": ",
+			sample ? "exclusive_samples" : "elapsed_exclusive_ns",
+			s->unnamed[i].value, s->unnamed[i].pct);
+		out_json_string(f, s->unnamed[i].hint);
+		fputc('}', f);
+	}
+	fputc(']', f);
 	key(f, "by");
 	out_json_string(f, an_group_name(r->by));
 	u64_field(f, "rows_total", r->nrows);

@@ -237,6 +237,27 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 			line_out(f, &l, width);
 		}
 	}
+	if (s->nunnamed) {
+		lf(&l, "Without symbols %.1f%% of %s, in functions named FILE+0xOFFSET:",
+		   s->unnamed_pct, s->method == SC_METHOD_SAMPLE ? "samples" : "time");
+		line_out(f, &l, width);
+		bool dbgsym = false;
+
+		for (size_t i = 0; i < s->nunnamed; i++) {
+			const char *slash = strrchr(s->unnamed[i].module, '/');
+
+			lf(&l, "  %s %.1f%%: %s", slash ? slash + 1 : s->unnamed[i].module,
+			   s->unnamed[i].pct, s->unnamed[i].hint);
+			line_out(f, &l, width);
+			dbgsym |= strstr(s->unnamed[i].hint, "-dbgsym") != NULL;
+		}
+		if (dbgsym) {
+			lf(&l, "  (-dbgsym packages are in Debian's debian-debug archive)");
+			line_out(f, &l, width);
+		}
+		lf(&l, "  or fetch debug files: DEBUGINFOD_URLS=https://debuginfod.debian.net");
+		line_out(f, &l, width);
+	}
 	if (s->damage) {
 		lf(&l, "DAMAGED FILE, read up to: %s", s->damage);
 		line_out(f, &l, width);
@@ -322,7 +343,21 @@ static void label(char *dst, size_t w, const struct an_report *r, const struct a
 		fit_name(b, half, str_or(row, AN_COL_CALLEE, "?"));
 		fit_name(a, w > strlen(c) + strlen(b) ? w - strlen(c) - strlen(b) : 0,
 			 str_or(row, AN_COL_FUNCTION, "?"));
-		snprintf(dst, w + 1, "%s%s%s", a, c, b);
+		/* the parts were fitted to w; a longer total is cut there */
+		{
+			const char *parts[3] = { a, c, b };
+			size_t len = 0;
+
+			for (int i = 0; i < 3; i++) {
+				size_t n = strlen(parts[i]);
+
+				if (n > w - len)
+					n = w - len;
+				memcpy(dst + len, parts[i], n);
+				len += n;
+			}
+			dst[len] = '\0';
+		}
 		break;
 	default:
 		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));

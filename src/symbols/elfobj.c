@@ -17,9 +17,19 @@
  *    never the whole CU, which is what keeps thousands of distinct addresses
  *    cheap (dwarf_getscopes() walks the CU from its root on every call).
  *
- * We do not use libdwfl's standard debuginfo search: with Debian's
- * libdebuginfod-common it would go to the network when DEBUGINFOD_URLS is
- * set, and the debug root must be configurable for tests.
+ *  - MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF holding the
+ *    .symtab entries a stripped file left out of .dynsym), merged with
+ *    .dynsym when the object has no .symtab of its own or in a debug file;
+ *  - its call-frame information (.eh_frame, .debug_frame), for functions
+ *    no symbol names: the FDE holding an address gives its function's
+ *    start (obj_function_start, through the unwinder's FDE index).
+ *
+ * Debug files are looked up where the ecosystem keeps them: by build-id
+ * under the debug root, by .gnu_debuglink beside the file, in its .debug/
+ * and under the debug root, and last from a debuginfod server when
+ * DEBUGINFOD_URLS is set (libdebuginfod, with its own cache; a server that
+ * cannot be reached is asked once per report, not once per file).  We do
+ * not use libdwfl's search: the debug root must be configurable for tests.
  *
  * The ELF files are mmap'ed by libelf and their descriptors closed at once,
  * so a session with hundreds of libraries holds no file descriptors.
@@ -40,9 +50,13 @@
 #include <zlib.h>
 
 #include <dwarf.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <lzma.h>
+#include <time.h>
 
+#include "unwind/unwind.h"
 #include "util/util.h"
 
 unsigned long sym_stat_files_opened;
@@ -98,6 +112,12 @@ struct sym_obj {
 	size_t ncus, acus;
 	struct sym_intern *strings;
 	char *image;              /* an in-memory object's private copy */
+	Elf *mini;                /* MiniDebugInfo (.gnu_debugdata), inflated */
+	char *mini_image;         /* its bytes, owned */
+	size_t image_size;
+	const char *path;         /* the file elf was read from (interned) */
+	bool cfi_tried;
+	struct unw_table *cfi;    /* FDE index, built on first use */
 };
 
 static uint64_t page_size(void)
@@ -266,10 +286,12 @@ static Elf_Scn *find_symtab(Elf *e, Elf64_Word type)
 	return NULL;
 }
 
+/* Add the functions and code labels of one symbol table to o's. */
 static void read_symbols(struct sym_obj *o, Elf *e, Elf_Scn *scn)
 {
-	size_t nf = 0, af = 0, nl = 0, al = 0, count;
-	struct esym *f = NULL, *l = NULL;
+	size_t nf = o->nfuncs, af = o->nfuncs, nl = o->nlabels, al = o->nlabels;
+	size_t count;
+	struct esym *f = o->funcs, *l = o->labels;
 	Elf_Data *data;
 	GElf_Shdr sh;
 
@@ -379,6 +401,94 @@ static void read_plt(struct sym_obj *o, Elf *e)
 	o->nfuncs = sort_dedup(o->funcs, o->nfuncs);
 }
 
+/*
+ * MiniDebugInfo: .gnu_debugdata is an xz stream of a small ELF file whose
+ * .symtab holds the local functions a stripped file no longer names (the
+ * exported ones stay in .dynsym).  Inflated into memory once, on opening.
+ */
+#define MINI_MAX (256u << 20)      /* refuse to inflate more than this */
+
+static void read_minidebuginfo(struct sym_obj *o)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(o->elf, ".gnu_debugdata", &sh);
+	Elf_Data *d;
+	lzma_stream z = LZMA_STREAM_INIT;
+	size_t cap = 1 << 16;
+	char *out;
+	lzma_ret r;
+
+	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_rawdata(scn, NULL)) ||
+	    !d->d_buf || !d->d_size)
+		return;
+	if (lzma_stream_decoder(&z, MINI_MAX, 0) != LZMA_OK)
+		return;
+	out = xmalloc(cap);
+	z.next_in = d->d_buf;
+	z.avail_in = d->d_size;
+	z.next_out = (uint8_t *)out;
+	z.avail_out = cap;
+	for (;;) {
+		r = lzma_code(&z, LZMA_FINISH);
+		if (r != LZMA_OK || z.avail_out)
+			break;
+		if (cap >= MINI_MAX) {
+			r = LZMA_MEMLIMIT_ERROR;
+			break;
+		}
+		out = xrealloc(out, cap * 2);
+		z.next_out = (uint8_t *)out + cap;
+		z.avail_out = cap;
+		cap *= 2;
+	}
+	if (r != LZMA_STREAM_END) {
+		pr_debug("symbols: .gnu_debugdata does not inflate (xz error %d), ignored",
+			 (int)r);
+		free(out);
+		lzma_end(&z);
+		return;
+	}
+	o->mini_image = out;
+	o->mini = elf_memory(out, z.total_out);
+	lzma_end(&z);
+	if (!o->mini || elf_kind(o->mini) != ELF_K_ELF) {
+		pr_debug("symbols: .gnu_debugdata holds no ELF file, ignored");
+		elf_end(o->mini);
+		o->mini = NULL;
+	}
+}
+
+/* ---- call-frame information ------------------------------------------- */
+
+/*
+ * The FDE index is the unwinder's (unw_table): built on the first address
+ * no symbol names, from the file, or from the in-memory image.
+ */
+bool obj_function_start(struct sym_obj *o, uint64_t vaddr, uint64_t *start)
+{
+	uint64_t hi;
+
+	if (!o->cfi_tried) {
+		o->cfi_tried = true;
+		if (o->path)
+			unw_table_build_file(o->path, &o->cfi);
+		else if (o->image)
+			unw_table_build_mem(o->image, o->image_size, &o->cfi);
+	}
+	return o->cfi && unw_table_fde_range(o->cfi, vaddr, start, &hi);
+}
+
+uint64_t obj_module_base(const struct sym_obj *o)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t i = 0; i < o->nsegs; i++) {
+		if (o->segs[i].vaddr < lo)
+			lo = o->segs[i].vaddr;
+	}
+	return o->nsegs ? lo & ~(page_size() - 1) : 0;
+}
+
 static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
 {
 	/* Greatest symbol start <= addr. */
@@ -466,6 +576,64 @@ static char *build_id_path(const char *root, const uint8_t *bid, unsigned len)
 	return xasprintf("%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
 }
 
+/*
+ * A debuginfod server (DEBUGINFOD_URLS), last: libdebuginfod keeps its own
+ * cache (DEBUGINFOD_CACHE_PATH), also of misses.  One client per process.
+ * A server that is unreachable (any error but "not found") is not asked
+ * again, and no lookup may hold a report up for longer than
+ * DEBUGINFOD_BUDGET_S seconds in all.
+ */
+#define DEBUGINFOD_BUDGET_S 30
+
+static struct {
+	debuginfod_client *client;
+	bool off;                 /* no URLs, or the server failed */
+	struct timespec deadline;
+} dfod;
+
+static int dfod_progress(debuginfod_client *c, long a, long b)
+{
+	struct timespec now;
+
+	(void)c, (void)a, (void)b;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > dfod.deadline.tv_sec;   /* non-zero: give up */
+}
+
+static Elf *debuginfod_file(const uint8_t *bid, unsigned bid_len)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *path = NULL;
+	Elf *e = NULL;
+	int fd;
+
+	if (dfod.off || !bid_len || !urls || !*urls)
+		return NULL;
+	if (!dfod.client) {
+		dfod.client = debuginfod_begin();
+		if (!dfod.client) {
+			dfod.off = true;
+			return NULL;
+		}
+		debuginfod_set_progressfn(dfod.client, dfod_progress);
+		clock_gettime(CLOCK_MONOTONIC, &dfod.deadline);
+		dfod.deadline.tv_sec += DEBUGINFOD_BUDGET_S;
+	}
+	fd = debuginfod_find_debuginfo(dfod.client, bid, (int)bid_len, &path);
+	if (fd < 0) {
+		if (fd != -ENOENT) {
+			pr_warn("debuginfod (DEBUGINFOD_URLS=%s): %s; not asked again",
+				urls, strerror(-fd));
+			dfod.off = true;
+		}
+		return NULL;
+	}
+	close(fd);
+	e = try_debug_file(path, bid, bid_len, false, 0);
+	free(path);
+	return e;
+}
+
 static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 			    const uint8_t *bid, unsigned bid_len)
 {
@@ -485,7 +653,7 @@ static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 	}
 	link = dwelf_elf_gnu_debuglink(e, &crc);
 	if (!link || !*link || strchr(link, '/') || !path)
-		return NULL;
+		return debuginfod_file(bid, bid_len);
 	slash = strrchr(path, '/');
 	dir = slash ? xasprintf("%.*s", (int)(slash - path), path) : xstrdup(".");
 	if (stat(path, &self) != 0)
@@ -506,7 +674,7 @@ static Elf *find_debug_file(Elf *e, const char *path, const char *root,
 		free(cand);
 	}
 	free(dir);
-	return d;
+	return d ? d : debuginfod_file(bid, bid_len);
 }
 
 /* ---- construction ----------------------------------------------------- */
@@ -550,8 +718,12 @@ static void obj_finish(struct sym_obj *o, const char *debug_root)
 		read_symbols(o, o->elf, scn);
 	} else if (o->delf && (scn = find_symtab(o->delf, SHT_SYMTAB))) {
 		read_symbols(o, o->delf, scn);
-	} else if ((scn = find_symtab(o->elf, SHT_DYNSYM))) {
-		read_symbols(o, o->elf, scn);
+	} else {
+		if ((scn = find_symtab(o->elf, SHT_DYNSYM)))
+			read_symbols(o, o->elf, scn);
+		read_minidebuginfo(o);
+		if (o->mini && (scn = find_symtab(o->mini, SHT_SYMTAB)))
+			read_symbols(o, o->mini, scn);
 	}
 	read_plt(o, o->elf);
 	if (has_dwarf(dwelf)) {
@@ -611,6 +783,7 @@ struct sym_obj *obj_open(const char *path, const char *debug_root,
 		o->error = intern_str(strings, err);
 		return o;
 	}
+	o->path = intern_str(strings, path);
 	return obj_load_image(o, path, debug_root);
 }
 
@@ -622,7 +795,11 @@ struct sym_obj *obj_open_build_id(const uint8_t *bid, unsigned bid_len,
 	char *path = build_id_path(debug_root, bid, bid_len);
 
 	o->elf = try_debug_file(path, bid, bid_len, false, 0);
+	if (o->elf)
+		o->path = intern_str(strings, path);
 	free(path);
+	if (!o->elf)
+		o->elf = debuginfod_file(bid, bid_len);
 	if (!o->elf) {
 		o->error = "no debug file for its build-id";
 		return o;
@@ -647,6 +824,7 @@ struct sym_obj *obj_open_memory(const void *image, size_t size,
 	elf_version(EV_CURRENT);
 	/* libelf reads the bytes in place, and may write to them: a copy. */
 	o->image = xmalloc(size);
+	o->image_size = size;
 	memcpy(o->image, image, size);
 	o->elf = elf_memory(o->image, size);
 	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
@@ -666,6 +844,7 @@ void obj_free(struct sym_obj *o)
 	}
 	free(o->cus);
 	free(o->cur);
+	unw_table_free(o->cfi);
 	if (o->lazy)
 		lazydw_free(o->lazy);
 	else if (o->dw)
@@ -678,6 +857,9 @@ void obj_free(struct sym_obj *o)
 		elf_end(o->delf);
 	if (o->elf)
 		elf_end(o->elf);
+	if (o->mini)
+		elf_end(o->mini);
+	free(o->mini_image);
 	free(o->image);
 	free(o->funcs);
 	free(o->labels);
@@ -1069,9 +1251,8 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	/* Innermost first: the inlined frames, each at the line inside it. */
 	for (int i = k - 1; i >= 0; i--) {
 		struct sym_frame *f = &out[n++];
-		f->function = die_name(o, &chain[i]);
-		f->module = NULL;
-		f->inlined = true;
+		*f = (struct sym_frame){ .function = die_name(o, &chain[i]),
+					 .inlined = true };
 		if (i == k - 1)
 			line_at(o, ci, vaddr, f);
 		else

@@ -133,6 +133,19 @@ uint64_t obj_bias_for_base(const struct sym_obj *o, uint64_t base);
 int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	       int max);
 
+/*
+ * Where the function holding vaddr starts, from the call-frame information
+ * (the FDE whose range holds it): for code no symbol names.  False if no
+ * FDE holds vaddr.
+ */
+bool obj_function_start(struct sym_obj *o, uint64_t vaddr, uint64_t *start);
+/*
+ * The object's first address (its lowest PT_LOAD, page-aligned): names and
+ * addresses relative to the module are vaddr minus this.  0 for shared
+ * objects and position-independent executables.
+ */
+uint64_t obj_module_base(const struct sym_obj *o);
+
 /* Number of ELF files opened so far (all sessions), for tests. */
 extern unsigned long sym_stat_files_opened;
 /* Bytes of compressed DWARF inflated so far (all sessions), for tests. */

@@ -13,7 +13,9 @@
  *
  * Objects are keyed by path (and, for debug-file stand-ins, by build-id), so
  * a library mapped by a hundred processes is read once; "[vdso]" is our own
- * vdso image, read from memory.  The object of a
+ * vdso image, read from memory, or the kernel's unstripped copy of it
+ * (/lib/modules/RELEASE/vdso/vdso64.so, STACKCLOCK_VDSO_DIR for tests) when
+ * its build-id is the same.  The object of a
  * mapping and its bias are worked out on the mapping's first use; a file that
  * cannot be read gives unknown names and one warning.
  */
@@ -23,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "symbols/sym_int.h"
 #include "util/util.h"
@@ -257,9 +261,39 @@ static struct sym_obj *open_vdso(struct sym_session *s)
 	const void *image = vdso_image(&size);
 	struct sym_obj *o = obj_open_memory(image, size, s->debug_root,
 					    &s->strings);
+	const char *dir = getenv("STACKCLOCK_VDSO_DIR");
+	const uint8_t *bid, *dbid;
+	unsigned len, dlen;
+	struct utsname u;
+	struct sym_obj *d;
+	char *path;
 
 	if (!image)
 		pr_debug("symbols: this process has no vdso to read");
+	/*
+	 * The kernel's build keeps the vdso unstripped, with its local
+	 * functions (the clock readers), under /lib/modules/RELEASE/vdso/:
+	 * better names than offsets when it is the same image.
+	 */
+	if (dir && *dir)
+		path = xasprintf("%s/vdso64.so", dir);
+	else if (uname(&u) == 0)
+		path = xasprintf("/lib/modules/%s/vdso/vdso64.so", u.release);
+	else
+		return o;
+	len = obj_build_id(o, &bid);
+	d = access(path, R_OK) == 0 ? obj_open(path, s->debug_root, &s->strings) : NULL;
+	if (d && !obj_error(d) && len && (dlen = obj_build_id(d, &dbid)) == len &&
+	    !memcmp(bid, dbid, len)) {
+		pr_debug("symbols: vdso symbols from %s", path);
+		obj_free(o);
+		o = d;
+	} else {
+		if (d)
+			pr_debug("symbols: %s is not this kernel's vdso, ignored", path);
+		obj_free(d);
+	}
+	free(path);
 	return o;
 }
 
@@ -381,6 +415,18 @@ static const char *hex_name(struct sym_session *s, uint64_t addr)
 	return intern_str(&s->strings, buf);
 }
 
+/* "gzip+0x4330": offset in the module whose path is given (docs/values.md, "Code without symbols"). */
+static const char *offset_name(struct sym_session *s, const char *path,
+			       uint64_t off)
+{
+	const char *slash = strrchr(path, '/');
+	char *name = xasprintf("%s+0x%" PRIx64, slash ? slash + 1 : path, off);
+	const char *interned = intern_str(&s->strings, name);
+
+	free(name);
+	return interned;
+}
+
 /*
  * Can the kernel have code at addr?  On x86-64 only its text mapping and the
  * module space do (Documentation/arch/x86/x86_64/mm.rst: 0xffffffff80000000
@@ -403,6 +449,7 @@ static int resolve_kernel(struct sym_session *s, uint64_t addr, uint64_t look,
 {
 	const char *name;
 
+	out->module_offset = addr;
 	if (!kernel_code(look)) {
 		out->function = hex_name(s, addr);
 		out->module = s->str_unknown;
@@ -426,6 +473,7 @@ static int resolve_uncached(struct sym_session *s, uint32_t proc_id,
 	uint64_t look = is_return && addr ? addr - 1 : addr;
 	struct proc *p;
 	struct map *m = NULL;
+	uint64_t base;
 	int n;
 
 	memset(out, 0, sizeof(*out));
@@ -435,21 +483,43 @@ static int resolve_uncached(struct sym_session *s, uint32_t proc_id,
 	if (p)
 		m = find_map(s, p, look);
 	if (!m) {
+		/* Anonymous or unknown code: only the absolute address. */
 		out->function = hex_name(s, addr);
 		out->module = s->str_unknown;
+		out->module_offset = addr;
 		return 1;
 	}
 	map_resolve(s, m);
 	if (!m->obj) {
-		out->function = hex_name(s, addr);
+		/* An unreadable file: its offset stands for the address. */
+		out->module_offset = addr - m->start + m->pgoff;
+		out->function = offset_name(s, m->path, out->module_offset);
 		out->module = m->path;
+		out->unnamed = true;
 		return 1;
 	}
+	base = obj_module_base(m->obj);
 	n = obj_lookup(m->obj, look - m->bias, out, SYM_MAX_FRAMES);
 	for (int i = 0; i < n; i++) {
 		out[i].module = m->path;
-		if (!out[i].function)
-			out[i].function = hex_name(s, addr);
+		out[i].module_offset = addr - m->bias - base;
+		if (!out[i].function && i < n - 1) {
+			/* An inlined frame whose DWARF has no name (damaged). */
+			out[i].function = offset_name(s, m->path, out[i].module_offset);
+			out[i].unnamed = true;
+		}
+	}
+	if (!out[n - 1].function) {
+		/* No symbol: the function whose CFI range holds the address,
+		 * else the address itself, both relative to the module. */
+		uint64_t start;
+		struct sym_frame *f = &out[n - 1];
+
+		if (obj_function_start(m->obj, look - m->bias, &start))
+			f->function = offset_name(s, m->path, start - base);
+		else
+			f->function = offset_name(s, m->path, f->module_offset);
+		f->unnamed = true;
 	}
 	return n;
 }

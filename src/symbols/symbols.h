@@ -21,8 +21,17 @@
  *
  * Environment: STACKCLOCK_DEBUG_ROOT replaces /usr/lib/debug as the root of
  * separate debug files (read by sym_session_new); STACKCLOCK_KALLSYMS
- * replaces /proc/kallsyms (for tests).  An unreadable or damaged file never
- * fails a lookup: its addresses get "0x<addr>" names and one warning.
+ * replaces /proc/kallsyms (for tests); STACKCLOCK_VDSO_DIR replaces
+ * /lib/modules/RELEASE/vdso as the place of the kernel's unstripped vdso.
+ * DEBUGINFOD_URLS (and libdebuginfod's other variables) enable a debuginfod
+ * server as the last place to find a debug file.
+ *
+ * Code no symbol names is named "FILE+0xOFFSET" (docs/values.md, "Code without symbols"): the
+ * start of the CFI range holding the address, relative to the module's
+ * first segment, so the same function has the same name in every run.
+ * An unreadable or damaged file never fails a lookup: its addresses get
+ * "FILE+0xOFFSET" names of their offset in the file, and one warning.
+ * Addresses in no known module keep "0x<addr>".
  */
 #ifndef SC_SYMBOLS_H
 #define SC_SYMBOLS_H
@@ -40,6 +49,11 @@ struct sym_frame {
 	const char *file;         /* source file, or NULL if no line info */
 	unsigned    line;         /* 0 if unknown */
 	bool        inlined;      /* an inlined frame inside the next one */
+	bool        unnamed;      /* no symbol: named "FILE+0xOFFSET" of the
+				     start of its CFI range (docs/values.md, "Code without symbols") */
+	uint64_t    module_offset;/* the address relative to its module's
+				     first segment (the absolute address when
+				     it lies in no known module) */
 };
 
 struct sym_session *sym_session_new(void);
@@ -60,6 +74,16 @@ void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
  */
 int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 		bool is_return, struct sym_frame *out, int max);
+
+/*
+ * A short line saying what to install to get names for the functions of
+ * module (a path, or "[vdso]"): the Debian package's debug symbols when dpkg
+ * knows the file's package, else how to keep them.  (A debuginfod server,
+ * DEBUGINFOD_URLS, is the other way for every module.)  Malloc'ed; the
+ * caller frees it.  Reads dpkg's file lists (STACKCLOCK_DPKG_INFO replaces
+ * /var/lib/dpkg/info): call it for the few modules that need it.
+ */
+char *sym_debug_hint(const char *module);
 
 /*
  * Shorten a long C++ name for a narrow table; writes at most width bytes,

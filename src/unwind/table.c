@@ -805,6 +805,18 @@ static const struct unw_row *lookup_row(struct unw_table *t, uint64_t vaddr)
 	return &t->rows[lo];
 }
 
+bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
+			 uint64_t *lo, uint64_t *hi)
+{
+	const struct unw_fde *f = find_fde(t, vaddr);
+
+	if (!f)
+		return false;
+	*lo = f->lo;
+	*hi = f->hi;
+	return true;
+}
+
 const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr)
 {
 	const struct unw_row *r = lookup_row(t, vaddr);

@@ -108,6 +108,12 @@ void unw_table_free(struct unw_table *t);      /* accepts NULL */
  * to vaddr), then found by binary search.
  */
 const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr);
+/*
+ * The range [lo, hi) of the FDE holding vaddr: one function's code, for
+ * naming functions that have no symbol.  False if no FDE holds vaddr.
+ */
+bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
+			 uint64_t *lo, uint64_t *hi);
 /* Compute every row now (tests, statistics). */
 void unw_table_build_all(struct unw_table *t);
 size_t unw_table_nfdes(const struct unw_table *t);

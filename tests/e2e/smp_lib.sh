@@ -4,7 +4,7 @@
 # not.
 SRC=$E2E_DIR/../../src
 SC_BUILD=${SC_BUILD:-$(dirname "$STACKCLOCK")}
-folded_libs="$SC_BUILD/libcore.a -ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm"
+folded_libs="$SC_BUILD/libcore.a -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm"
 if nm "$SC_BUILD/libcore.a" 2>/dev/null | grep -q __asan_; then
 	folded_libs="-fsanitize=address,undefined $folded_libs"
 fi

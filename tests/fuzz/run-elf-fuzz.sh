@@ -11,7 +11,7 @@ set -u
 fuzz_init fuzz-elf
 
 srcs=(src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c)
-libs=(-ldw -lelf -lzstd -lz -lstdc++ -lpthread -lm)
+libs=(-ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm)
 fuzz_build fuzz_elf tests/fuzz/fuzz_elf.c "${srcs[@]}" "${libs[@]}" ||
 	fuzz_build_failed "ELF fuzz harness"
 

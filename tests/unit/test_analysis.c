@@ -2,7 +2,7 @@
  * Unit tests of the analysis (src/analysis): the report's numbers against
  * SPEC sections 2 and 3, exactly.
  *
- *  (a) every vector of /work/shared/vectors (or $SC_VECTORS): events drive
+ *  (a) every vector of tests/vectors (or $SC_VECTORS): events drive
  *      the real engine (src/runtime/engine.h), its records go through a real
  *      data file, the analysis builds the report; every expected value is
  *      compared exactly;
@@ -97,17 +97,20 @@ static int fake_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_retu
 		int j = fns[i].inl;
 
 		if (n < max)
-			out[n++] = (struct sym_frame){ fns[j].name, fns[i].module, files[j],
-						       10u * (unsigned)j + (unsigned)((a - fake_addr(i)) % 7),
-						       true };
+			out[n++] = (struct sym_frame){
+				.function = fns[j].name, .module = fns[i].module,
+				.file = files[j], .inlined = true, .module_offset = addr,
+				.line = 10u * (unsigned)j + (unsigned)((a - fake_addr(i)) % 7) };
 		if (n < max)
-			out[n++] = (struct sym_frame){ fns[i].name, fns[i].module, files[i],
-						       fns[i].inl_line, false };
+			out[n++] = (struct sym_frame){
+				.function = fns[i].name, .module = fns[i].module,
+				.file = files[i], .line = fns[i].inl_line, .module_offset = addr };
 		return n;
 	}
 	if (n < max)
-		out[n++] = (struct sym_frame){ fns[i].name, fns[i].module, files[i],
-					       fake_line(i, a), false };
+		out[n++] = (struct sym_frame){
+			.function = fns[i].name, .module = fns[i].module, .file = files[i],
+			.line = fake_line(i, a), .module_offset = addr };
 	return n;
 }
 
@@ -562,7 +565,7 @@ static void test_vector(const char *dir, const char *name)
 
 static void test_vectors(void)
 {
-	const char *dir = getenv("SC_VECTORS") ? getenv("SC_VECTORS") : "/work/shared/vectors";
+	const char *dir = getenv("SC_VECTORS") ? getenv("SC_VECTORS") : "tests/vectors";
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char *names[256];

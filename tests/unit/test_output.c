@@ -51,9 +51,11 @@ static int fake_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_retu
 	(void)proc_id;
 	if (i < 0 || i >= NNAMES || max < 1)
 		return 0;
-	out[0] = (struct sym_frame){ names[i], i == 1 ? long_module : "/bin/app,with\"odd",
-				     i == 3 ? "/src/dir with space/odd\"file.c" : "/src/app.c",
-				     (unsigned)(a & 0xfff), false };
+	out[0] = (struct sym_frame){
+		.function = names[i],
+		.module = i == 1 ? long_module : "/bin/app,with\"odd",
+		.file = i == 3 ? "/src/dir with space/odd\"file.c" : "/src/app.c",
+		.line = (unsigned)(a & 0xfff), .module_offset = a };
 	return 1;
 }
 
