@@ -669,6 +669,9 @@ function setupFlame() {
     select(M.fn[i]);
   });
   $('flame-reset').addEventListener('click', () => zoom(-1));
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && S.zoom >= 0) zoom(-1);
+  });
   let timer = 0;
   $('flame-search').addEventListener('input', (ev) => {
     clearTimeout(timer);
