@@ -28,9 +28,13 @@ LIBS    := -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm
 
 CORE_SRC := $(filter-out src/cmd/%,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/runtime/%,$(CORE_SRC))
+# The HTML report's page (src/output/html/) becomes a C source in the build
+# directory, part of the library like any other object.
+HTML_PAGE := src/output/html/report.html src/output/html/report.css src/output/html/report.js
+CORE_OBJ_GEN := $(O)/gen/html_page.o
 CMD_SRC  := $(wildcard src/cmd/*.c)
 RT_SRC   := $(wildcard src/runtime/*.c)
-CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
+CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o) $(CORE_OBJ_GEN)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
@@ -45,6 +49,13 @@ all: $(O)/stackclock $(O)/libstackclock.so $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/gen/html_page.c: src/output/html/embed.sh $(HTML_PAGE)
+	@mkdir -p $(dir $@)
+	sh src/output/html/embed.sh $(HTML_PAGE) >$@.tmp && mv $@.tmp $@
+
+$(O)/gen/%.o: $(O)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/libcore.a: $(CORE_OBJ)
