@@ -12,7 +12,14 @@
 #include <zlib.h>
 
 #include "output/html.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "analysis/cct.h"
+#include "output/export.h"
 #include "output/output.h"
+#include "util/util.h"
 
 /* The JSON text with '<', '>' and '&' escaped; the runs between them go
  * out unchanged in one fwrite each. */
@@ -133,3 +140,128 @@ int html_write(FILE *out, const char *json, size_t len, enum html_embed how)
 	int werr = out_finish(out);
 	return err ? err : werr;
 }
+
+/* ---- export --format html ----------------------------------------------- */
+
+/*
+ * The viewer's document (docs/html-report.md): the flat function report
+ * ("session", "rows") and the merged calling-context tree in the compact
+ * form, each node {"row": INDEX, own values, "children": [...]}, where
+ * INDEX is its function's row; the viewer adds up inclusive values and
+ * percentages itself.  Written into memory, then embedded by html_write().
+ */
+struct row_key {
+	const char *function, *module;
+	size_t row;
+};
+
+static int cmp_row_key(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+
+	if (x->function != y->function)
+		return x->function < y->function ? -1 : 1;
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return 0;
+}
+
+static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node *nd,
+		      const struct row_key *keys, size_t nkeys)
+{
+	struct row_key want = { an_cct_func_name(c, nd->func), an_cct_func_module(c, nd->func), 0 };
+	const struct row_key *k = bsearch(&want, keys, nkeys, sizeof(*keys), cmp_row_key);
+
+	fprintf(f, "{\"row\": %zu", k ? k->row : 0);
+	if (an_cct_method(c) == SC_METHOD_SAMPLE)
+		fprintf(f, ", \"exclusive_samples\": %" PRIu64, nd->excl);
+	else
+		fprintf(f, ", \"calls\": %" PRIu64 ", \"elapsed_exclusive_ns\": %" PRIu64
+			", \"application_exclusive_ns\": %" PRIu64, nd->calls, nd->excl, nd->app_excl);
+	fputs(", \"children\": [", f);
+}
+
+static int write_html_export(FILE *f, struct an_profile *p, const struct exp_options *o,
+			     char *err, size_t errlen)
+{
+	const struct an_cct *c = an_profile_cct(p, AN_CCT_MERGED, o->app_time);
+	struct an_report_options ro = { .by = AN_BY_FUNCTION, .app_time = o->app_time };
+	struct an_report *flat;
+	struct row_key *keys;
+	const uint32_t *tops;
+	size_t ntops = an_cct_tops(c, &tops), len = 0;
+	char *doc = NULL;
+	FILE *m;
+	int ret;
+
+	if (an_report_build(p, &ro, &flat, err, errlen) < 0)
+		return -EINVAL;
+	keys = xcalloc(flat->nrows ? flat->nrows : 1, sizeof(*keys));
+	for (size_t i = 0; i < flat->nrows; i++) {
+		keys[i].function = flat->rows[i].v[AN_COL_FUNCTION].s;
+		keys[i].module = flat->rows[i].v[AN_COL_MODULE].s;
+		keys[i].row = i;
+	}
+	qsort(keys, flat->nrows, sizeof(*keys), cmp_row_key);
+	m = open_memstream(&doc, &len);
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	fputs("{\n", m);
+	out_json_report_fields(m, flat);
+	fputs(",\n  \"tree\": [", m);
+	/* depth first, iteratively: a million levels of recursion is fine */
+	for (size_t t = 0, first = 1; t < ntops; t++) {
+		uint32_t id = an_cct_node(c, tops[t])->first_child;
+
+		while (id != AN_CCT_NONE) {
+			const struct an_cct_node *nd = an_cct_node(c, id);
+
+			if (!first)
+				fputc(',', m);
+			first = 0;
+			node_json(m, c, nd, keys, flat->nrows);
+			if (nd->first_child != AN_CCT_NONE) {
+				id = nd->first_child;
+				first = 1;
+				continue;
+			}
+			for (;;) {
+				const struct an_cct_node *x = an_cct_node(c, id);
+
+				fputs("]}", m);
+				if (x->next_sibling != AN_CCT_NONE) {
+					id = x->next_sibling;
+					break;
+				}
+				id = x->parent;
+				if (an_cct_node(c, id)->func == AN_CCT_NONE) {
+					id = AN_CCT_NONE;
+					break;
+				}
+			}
+		}
+	}
+	fputs("]\n}\n", m);
+	if (fclose(m) != 0) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = html_write(f, doc, len, HTML_EMBED_AUTO);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", strerror(-ret));
+out:
+	free(doc);
+	free(keys);
+	an_report_free(flat);
+	return ret;
+}
+
+const struct exp_format exp_html = {
+	.name = "html",
+	.default_out = "stackclock.html",
+	.write = write_html_export,
+};

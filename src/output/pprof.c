@@ -25,7 +25,7 @@
 #include <zlib.h>
 
 #include "analysis/cct.h"
-#include "output/proto/profile.pb-c.h"
+#include "output/proto/profile.pb-c.h"   /* generated, build/gen/ */
 #include "util/util.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -240,6 +240,7 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	struct strtab st = { 0 };
 	struct locset ls = { 0 };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	uint32_t *mapid = NULL;         /* per module: its mapping id */
 	uint64_t *node_loc = NULL;      /* per node: its run's location id */
 	uint32_t *node_next = NULL;     /* per node: the node above its run */
 	uint32_t *run = NULL;
@@ -289,9 +290,25 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 			nmods = an_cct_func_mod(c, fn) + 1;
 	}
 	prof.n_function = nfuncs;
+	/*
+	 * pprof names the profile after its first mapping: the module of the
+	 * outermost function of the first thread (the program's _start) gets
+	 * id 1, the others follow in order.
+	 */
+	mapid = xcalloc(nmods ? nmods : 1, sizeof(*mapid));
+	{
+		const uint32_t *tops;
+		uint32_t next = 1;
+
+		if (an_cct_tops(c, &tops) && an_cct_node(c, tops[0])->first_child != AN_CCT_NONE)
+			mapid[an_cct_func_mod(c, an_cct_node(c, an_cct_node(c, tops[0])->first_child)->func)] = next++;
+		for (size_t m = 0; m < nmods; m++)
+			if (!mapid[m])
+				mapid[m] = next++;
+	}
 	prof.mapping = xcalloc(nmods ? nmods : 1, sizeof(*prof.mapping));
 	for (uint32_t fn = 0; fn < nfuncs; fn++) {
-		uint32_t m = an_cct_func_mod(c, fn);
+		uint32_t m = mapid[an_cct_func_mod(c, fn)] - 1;
 		const uint8_t *id;
 		size_t idlen;
 		Mapping *mp;
@@ -300,7 +317,7 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 			continue;
 		mp = prof.mapping[m] = xmalloc(sizeof(*mp));
 		perftools__profiles__mapping__init(mp);
-		mp->id = m + 1;
+		mp->id = m + 1;       /* mapid[] of the module */
 		mp->filename = str_id(&st, an_cct_func_module(c, fn));
 		idlen = an_cct_func_build_id(c, fn, &id);
 		if (idlen) {
@@ -365,7 +382,7 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 					y = ny->parent;
 				}
 				node_loc[x] = loc_id(&ls, run, n,
-						     an_cct_func_mod(c, an_cct_node(c, y)->func) + 1);
+						     mapid[an_cct_func_mod(c, an_cct_node(c, y)->func)]);
 				node_next[x] = an_cct_node(c, y)->parent;
 			}
 			ALLOC_GROW(stack, depth + 1, astack);
@@ -433,6 +450,7 @@ out:
 	for (size_t i = 0; i < nowned; i++)
 		free(owned[i]);
 	free(owned);
+	free(mapid);
 	free(node_loc);
 	free(node_next);
 	free(run);
