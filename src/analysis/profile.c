@@ -190,20 +190,33 @@ static void add_build_id(struct an_profile *p, const struct sc_rec_module *m)
 	char *clean;
 	bool found;
 
-	if (!m->build_id_len || m->build_id_len > sizeof(m->build_id))
+	uint8_t id[20];
+	unsigned idlen;
+
+	if (m->build_id_len > sizeof(m->build_id) || path[0] != '/')
 		return;
 	if (len > sizeof(deleted) - 1 && !strcmp(path + len - (sizeof(deleted) - 1), deleted))
 		len -= sizeof(deleted) - 1;
 	clean = xasprintf("%.*s", (int)len, path);
 	sid = an_str_intern(&p->strs, clean);
-	free(clean);
-	an_map_put(&p->bid_map, sid, 0, (uint32_t)p->nbids, &found);
-	if (found)
+	if (an_map_get(&p->bid_map, sid, 0) != AN_NONE) {
+		free(clean);
 		return;
+	}
+	/* The instrumentation recorder names modules without their build-id:
+	 * the file's own, read once (the file the report reads symbols from). */
+	idlen = m->build_id_len;
+	memcpy(id, m->build_id, idlen);
+	if (!idlen)
+		idlen = sym_file_build_id(clean, id);
+	free(clean);
+	if (!idlen)
+		return;
+	an_map_put(&p->bid_map, sid, 0, (uint32_t)p->nbids, &found);
 	ALLOC_GROW(p->bids, p->nbids + 1, p->abids);
 	p->bids[p->nbids].module = sid;
-	p->bids[p->nbids].len = m->build_id_len;
-	memcpy(p->bids[p->nbids].id, m->build_id, m->build_id_len);
+	p->bids[p->nbids].len = idlen;
+	memcpy(p->bids[p->nbids].id, id, idlen);
 	p->nbids++;
 }
 

@@ -292,16 +292,24 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	prof.n_function = nfuncs;
 	/*
 	 * pprof names the profile after its first mapping: the module of the
-	 * outermost function of the first thread (the program's _start) gets
-	 * id 1, the others follow in order.
+	 * first thread's busiest outermost function (the program's _start, not
+	 * the dynamic loader's) gets id 1, the others follow in order.
 	 */
 	mapid = xcalloc(nmods ? nmods : 1, sizeof(*mapid));
 	{
 		const uint32_t *tops;
 		uint32_t next = 1;
 
-		if (an_cct_tops(c, &tops) && an_cct_node(c, tops[0])->first_child != AN_CCT_NONE)
-			mapid[an_cct_func_mod(c, an_cct_node(c, an_cct_node(c, tops[0])->first_child)->func)] = next++;
+		uint32_t best = AN_CCT_NONE;
+
+		/* the first thread's busiest outermost function: its _start */
+		if (an_cct_tops(c, &tops))
+			for (uint32_t k = an_cct_node(c, tops[0])->first_child; k != AN_CCT_NONE;
+			     k = an_cct_node(c, k)->next_sibling)
+				if (best == AN_CCT_NONE || an_cct_node(c, k)->incl > an_cct_node(c, best)->incl)
+					best = k;
+		if (best != AN_CCT_NONE)
+			mapid[an_cct_func_mod(c, an_cct_node(c, best)->func)] = next++;
 		for (size_t m = 0; m < nmods; m++)
 			if (!mapid[m])
 				mapid[m] = next++;

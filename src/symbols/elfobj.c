@@ -202,6 +202,16 @@ static unsigned read_build_id(Elf *e, uint8_t *out)
 	return (unsigned)n;
 }
 
+unsigned sym_file_build_id(const char *path, uint8_t *out)
+{
+	const char *err;
+	Elf *e = open_elf(path, &err);
+	unsigned n = e ? read_build_id(e, out) : 0;
+
+	elf_end(e);
+	return n;
+}
+
 static int read_segments(struct sym_obj *o)
 {
 	size_t n;

@@ -78,6 +78,12 @@ int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 		bool is_return, struct sym_frame *out, int max);
 
 /*
+ * The GNU build-id of the ELF file at path into out (at most 20 bytes):
+ * its length, 0 if the file has none or cannot be read.
+ */
+unsigned sym_file_build_id(const char *path, uint8_t *out);
+
+/*
  * A short line saying what to install to get names for the functions of
  * module (a path, or "[vdso]"): the Debian package's debug symbols when dpkg
  * knows the file's package, else how to keep them.  (A debuginfod server,
