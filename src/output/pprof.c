@@ -209,7 +209,7 @@ static int write_gzip(FILE *f, const uint8_t *buf, size_t len, char *err, size_t
 	uint8_t out[1 << 16];
 	int zr;
 
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		snprintf(err, errlen, "cannot start gzip compression");
 		return -ENOMEM;
 	}
@@ -235,8 +235,7 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	const struct an_cct *c = an_profile_cct(p, AN_CCT_BY_THREAD, o->app_time);
 	bool sample = an_cct_method(c) == SC_METHOD_SAMPLE;
 	size_t nnodes = an_cct_size(c), nfuncs = an_cct_nfuncs(c), nmods = 0, nvals = sample ? 2 : 3;
-	struct an_report_options ro = { .by = AN_BY_FUNCTION, .app_time = o->app_time };
-	struct an_report *flat = NULL;
+	struct an_session sess;
 	struct strtab st = { 0 };
 	struct locset ls = { 0 };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
@@ -244,9 +243,13 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	uint64_t *node_loc = NULL;      /* per node: its run's location id */
 	uint32_t *node_next = NULL;     /* per node: the node above its run */
 	uint32_t *run = NULL;
-	size_t arun = 0, alloc_samples = 0;
-	uint64_t *stack = NULL;
-	size_t astack = 0;
+	size_t arun = 0;
+	uint64_t *stack = NULL;         /* every sample's locations, end to end */
+	size_t astack = 0, nstack = 0, ntops;
+	const uint32_t *tops;
+	Sample *samples = NULL;
+	int64_t *values = NULL;
+	Label *labels = NULL, **label_ptrs = NULL;
 	uint64_t period = 0;
 	uint8_t *buf = NULL;
 	char **owned = NULL;            /* strings of the table we made */
@@ -254,11 +257,10 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	size_t len;
 	int ret = 0;
 
-	if (an_report_build(p, &ro, &flat, err, errlen) < 0)
-		return -EINVAL;
+	an_profile_session(p, &sess);
 	str_id(&st, "");
 	if (sample) {
-		period = flat->session.frequency_hz ? 1000000000ull / flat->session.frequency_hz : 0;
+		period = sess.frequency_hz ? 1000000000ull / sess.frequency_hz : 0;
 		prof.sample_type = xcalloc(2, sizeof(*prof.sample_type));
 		prof.sample_type[0] = value_type(&st, "samples", "count");
 		prof.sample_type[1] = value_type(&st, "cpu", "nanoseconds");
@@ -272,7 +274,7 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 		prof.default_sample_type = str_id(&st, "elapsed");
 	}
 	prof.n_sample_type = nvals;
-	prof.duration_nanos = (int64_t)flat->session.duration_ns;
+	prof.duration_nanos = (int64_t)sess.duration_ns;
 
 	/* functions, and a mapping per module */
 	prof.function = xcalloc(nfuncs ? nfuncs : 1, sizeof(*prof.function));
@@ -297,7 +299,6 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	 */
 	mapid = xcalloc(nmods ? nmods : 1, sizeof(*mapid));
 	{
-		const uint32_t *tops;
 		uint32_t next = 1;
 
 		uint32_t best = AN_CCT_NONE;
@@ -352,15 +353,37 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 		}
 	prof.n_mapping = nmods;
 
-	/* samples: one per node with own values */
+	/*
+	 * Samples: one per node with own values.  A million of them: the
+	 * structs, values and stacks come from a few large arrays, and the
+	 * samples of one thread share their two labels.
+	 */
 	node_loc = xcalloc(nnodes ? nnodes : 1, sizeof(*node_loc));
 	node_next = xmalloc((nnodes ? nnodes : 1) * sizeof(*node_next));
+	samples = xcalloc(nnodes ? nnodes : 1, sizeof(*samples));
+	values = xmalloc((nnodes ? nnodes : 1) * nvals * sizeof(*values));
+	prof.sample = xmalloc((nnodes ? nnodes : 1) * sizeof(*prof.sample));
+	ntops = an_cct_tops(c, &tops);
+	labels = xcalloc(2 * (ntops ? ntops : 1), sizeof(*labels));
+	label_ptrs = xcalloc(2 * (ntops ? ntops : 1), sizeof(*label_ptrs));
+	for (uint32_t g = 0; g < ntops; g++) {
+		uint32_t g_proc, g_tid;
+
+		an_cct_group(c, g, &g_proc, &g_tid);
+		for (int k = 0; k < 2; k++) {
+			Label *l = &labels[2 * g + k];
+
+			perftools__profiles__label__init(l);
+			l->key = str_id(&st, k ? "tid" : "pid");
+			l->num = k ? g_tid : an_cct_group_pid(c, g);
+			label_ptrs[2 * g + k] = l;
+		}
+	}
 	for (uint32_t id = 0; id < nnodes; id++) {
 		const struct an_cct_node *nd = an_cct_node(c, id);
-		int64_t vals[3];
+		int64_t *vals = values + prof.n_sample * nvals;
 		Sample *sm;
 		size_t depth = 0;
-		uint32_t g_proc, g_tid;
 
 		if (nd->func == AN_CCT_NONE)
 			continue;
@@ -393,30 +416,23 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 						     mapid[an_cct_func_mod(c, an_cct_node(c, y)->func)]);
 				node_next[x] = an_cct_node(c, y)->parent;
 			}
-			ALLOC_GROW(stack, depth + 1, astack);
-			stack[depth++] = node_loc[x];
+			ALLOC_GROW(stack, nstack + depth + 1, astack);
+			stack[nstack + depth++] = node_loc[x];
 			x = node_next[x];
 		}
-		sm = xmalloc(sizeof(*sm));
+		sm = &samples[prof.n_sample];
 		perftools__profiles__sample__init(sm);
 		sm->n_location_id = depth;
-		sm->location_id = xmalloc(depth * sizeof(*sm->location_id));
-		memcpy(sm->location_id, stack, depth * sizeof(*stack));
+		sm->location_id = (uint64_t *)(uintptr_t)nstack;   /* an offset until stack stops moving */
+		nstack += depth;
 		sm->n_value = nvals;
-		sm->value = xmalloc(nvals * sizeof(*sm->value));
-		memcpy(sm->value, vals, nvals * sizeof(*vals));
-		an_cct_group(c, nd->group, &g_proc, &g_tid);
+		sm->value = vals;
 		sm->n_label = 2;
-		sm->label = xcalloc(2, sizeof(*sm->label));
-		for (int k = 0; k < 2; k++) {
-			sm->label[k] = xmalloc(sizeof(**sm->label));
-			perftools__profiles__label__init(sm->label[k]);
-			sm->label[k]->key = str_id(&st, k ? "tid" : "pid");
-			sm->label[k]->num = k ? g_tid : an_cct_group_pid(c, nd->group);
-		}
-		ALLOC_GROW(prof.sample, prof.n_sample + 1, alloc_samples);
+		sm->label = &label_ptrs[2 * nd->group];
 		prof.sample[prof.n_sample++] = sm;
 	}
+	for (size_t i = 0; i < prof.n_sample; i++)
+		samples[i].location_id = stack + (uintptr_t)samples[i].location_id;
 	prof.location = ls.v;
 	prof.n_location = ls.n;
 	prof.string_table = st.v;
@@ -433,15 +449,11 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	ret = write_gzip(f, buf, len, err, errlen);
 out:
 	free(buf);
-	for (size_t i = 0; i < prof.n_sample; i++) {
-		for (size_t k = 0; k < prof.sample[i]->n_label; k++)
-			free(prof.sample[i]->label[k]);
-		free(prof.sample[i]->label);
-		free(prof.sample[i]->location_id);
-		free(prof.sample[i]->value);
-		free(prof.sample[i]);
-	}
 	free(prof.sample);
+	free(samples);
+	free(values);
+	free(labels);
+	free(label_ptrs);
 	for (size_t i = 0; i < prof.n_function; i++)
 		free(prof.function[i]);
 	free(prof.function);
@@ -463,7 +475,6 @@ out:
 	free(node_next);
 	free(run);
 	free(stack);
-	an_report_free(flat);
 	return ret;
 }
 
