@@ -4,6 +4,7 @@
 set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
       libdebuginfod-dev liblzma-dev debuginfod xz-utils
+      libprotobuf-c-dev protobuf-c-compiler golang-go valgrind
       clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium"
 missing=
 for p in $pkgs; do
