@@ -550,6 +550,23 @@ next_top:;
 	free(cnt);
 }
 
+uint32_t an_cct_next(const struct an_cct *c, uint32_t id, uint32_t *left)
+{
+	const struct an_cct_node *nd = &c->nodes[id];
+
+	*left = 0;
+	if (nd->first_child != AN_CCT_NONE)
+		return nd->first_child;
+	for (;;) {
+		(*left)++;
+		if (nd->next_sibling != AN_CCT_NONE)
+			return nd->next_sibling;
+		nd = &c->nodes[nd->parent];
+		if (nd->func == AN_CCT_NONE)
+			return AN_CCT_NONE;
+	}
+}
+
 /* ---- call edges --------------------------------------------------------- */
 
 static int cmp_edge(const void *a, const void *b)
@@ -596,15 +613,14 @@ size_t an_cct_edges(const struct an_cct *c, struct an_cct_edge **out)
 	for (size_t i = 0; i < nfuncs; i++)
 		last[i] = AN_CCT_NONE;
 	for (size_t t = 0; t < c->ntops; t++) {
-		uint32_t id = c->tops[t];
+		uint32_t left;
 
-		path[0] = id;
-		id = c->nodes[id].first_child;
-		while (id != AN_CCT_NONE) {
+		path[0] = c->tops[t];
+		for (uint32_t id = c->nodes[c->tops[t]].first_child; id != AN_CCT_NONE;) {
 			const struct an_cct_node *nd = &c->nodes[id];
 			const struct an_cct_node *up = &c->nodes[nd->parent];
+			uint32_t next, done;
 
-			/* enter id */
 			if (nd->depth >= depth_cap) {
 				depth_cap *= 2;
 				path = xrealloc(path, depth_cap * sizeof(*path));
@@ -628,25 +644,11 @@ size_t an_cct_edges(const struct an_cct *c, struct an_cct_edge **out)
 				e->app_incl -= nd->app_incl;
 			}
 			last[nd->func] = id;
-			if (nd->first_child != AN_CCT_NONE) {
-				id = nd->first_child;
-				continue;
-			}
-			/* leave id and every ancestor whose children are done */
-			for (;;) {
-				const struct an_cct_node *x = &c->nodes[id];
-
-				last[x->func] = prev[id];
-				if (x->next_sibling != AN_CCT_NONE) {
-					id = x->next_sibling;
-					break;
-				}
-				id = x->parent;
-				if (c->nodes[id].func == AN_CCT_NONE) {
-					id = AN_CCT_NONE;
-					break;
-				}
-			}
+			next = an_cct_next(c, id, &left);
+			/* the finished nodes no longer stand above what follows */
+			for (done = id; left--; done = c->nodes[done].parent)
+				last[c->nodes[done].func] = prev[done];
+			id = next;
 		}
 	}
 	if (n > 1)

@@ -115,6 +115,19 @@ const char *an_cct_func_file(const struct an_cct *c, uint32_t func);
 /* The build-id of the function's module: its length (0: unknown). */
 size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id);
 
+/*
+ * A depth-first walk below a top, parents before children, without
+ * recursion:
+ *     for (id = first child of the top; id != AN_CCT_NONE; id = an_cct_next(c, id, &left))
+ * an_cct_next() gives the node after id and sets *left to the number of
+ * nodes the walk is done with on the way there: 0 when it goes down to
+ * id's first child, 1 when to id's next sibling, k when id and its k - 1
+ * nearest ancestors are finished (those are id, its parent, ...).  At the
+ * end of the top's subtree it returns AN_CCT_NONE, *left counting every
+ * node still open down to the top's child.
+ */
+uint32_t an_cct_next(const struct an_cct *c, uint32_t id, uint32_t *left);
+
 /* Session totals: sum of excl and of app_excl over all nodes. */
 uint64_t an_cct_total(const struct an_cct *c);
 uint64_t an_cct_app_total(const struct an_cct *c);

@@ -57,10 +57,11 @@ static int write_folded(FILE *f, struct an_profile *p, const struct exp_options 
 	ALLOC_GROW(buf, 1, cap);
 	buf[0] = '\0';
 	for (size_t t = 0; t < ntops; t++) {
-		uint32_t id = an_cct_node(c, tops[t])->first_child;
+		uint32_t id = an_cct_node(c, tops[t])->first_child, left;
 
 		while (id != AN_CCT_NONE) {
 			const struct an_cct_node *nd = an_cct_node(c, id);
+			uint32_t next;
 			uint64_t v;
 
 			mark[id] = len;        /* the path's length before this frame */
@@ -68,25 +69,11 @@ static int write_folded(FILE *f, struct an_profile *p, const struct exp_options 
 			v = node_value(c, nd, o->value);
 			if (v)
 				fprintf(f, "%s %" PRIu64 "\n", buf, v);
-			if (nd->first_child != AN_CCT_NONE) {
-				id = nd->first_child;
-				continue;
-			}
-			for (;;) {
-				const struct an_cct_node *x = an_cct_node(c, id);
-
+			next = an_cct_next(c, id, &left);
+			for (; left; left--, id = an_cct_node(c, id)->parent)
 				len = mark[id];
-				buf[len] = '\0';
-				if (x->next_sibling != AN_CCT_NONE) {
-					id = x->next_sibling;
-					break;
-				}
-				id = x->parent;
-				if (an_cct_node(c, id)->func == AN_CCT_NONE) {
-					id = AN_CCT_NONE;
-					break;
-				}
-			}
+			buf[len] = '\0';
+			id = next;
 		}
 	}
 	free(buf);

@@ -214,34 +214,16 @@ static int write_html_export(FILE *f, struct an_profile *p, const struct exp_opt
 	fputs(",\n  \"tree\": [", m);
 	/* depth first, iteratively: a million levels of recursion is fine */
 	for (size_t t = 0, first = 1; t < ntops; t++) {
-		uint32_t id = an_cct_node(c, tops[t])->first_child;
+		uint32_t left;
 
-		while (id != AN_CCT_NONE) {
-			const struct an_cct_node *nd = an_cct_node(c, id);
-
+		for (uint32_t id = an_cct_node(c, tops[t])->first_child; id != AN_CCT_NONE;) {
 			if (!first)
 				fputc(',', m);
-			first = 0;
-			node_json(m, c, nd, keys, flat->nrows);
-			if (nd->first_child != AN_CCT_NONE) {
-				id = nd->first_child;
-				first = 1;
-				continue;
-			}
-			for (;;) {
-				const struct an_cct_node *x = an_cct_node(c, id);
-
+			node_json(m, c, an_cct_node(c, id), keys, flat->nrows);
+			id = an_cct_next(c, id, &left);
+			first = !left;         /* going down: no comma before a first child */
+			while (left--)
 				fputs("]}", m);
-				if (x->next_sibling != AN_CCT_NONE) {
-					id = x->next_sibling;
-					break;
-				}
-				id = x->parent;
-				if (an_cct_node(c, id)->func == AN_CCT_NONE) {
-					id = AN_CCT_NONE;
-					break;
-				}
-			}
 		}
 	}
 	fputs("]\n}\n", m);
