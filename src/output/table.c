@@ -59,17 +59,34 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-/* Print a summary line, cut to the width ("..." marks the cut) only on a
- * terminal: piped into a file or a script, what it says is kept whole. */
+/*
+ * Print a summary line within the width: a longer one is wrapped (at a
+ * space when there is one), its continuation lines indented by two, so
+ * that nothing it says is lost, on a terminal or piped.
+ */
 static void line_out(FILE *f, struct out_line *l, unsigned width)
 {
+	const char *p = l->buf;
+	size_t len, room = width;
+
 	sanitize(l->buf);
-	if (l->len > width && width > 3 && isatty(fileno(f))) {
-		l->buf[width - 3] = '\0';
-		fprintf(f, "%s...\n", l->buf);
-	} else {
-		fprintf(f, "%s\n", l->buf);
+	len = strlen(p);
+	while (width >= 20 && len > room) {
+		size_t cut = room;
+
+		while (cut > room / 2 && p[cut] != ' ')
+			cut--;
+		if (p[cut] != ' ')
+			cut = room;
+		fprintf(f, "%s%.*s\n", p == l->buf ? "" : "  ", (int)cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		len = strlen(p);
+		room = width - 2;
 	}
+	if (*p || p == l->buf)
+		fprintf(f, "%s%s\n", p == l->buf ? "" : "  ", p);
 	l->len = 0;
 	l->buf[0] = '\0';
 }
