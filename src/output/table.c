@@ -679,8 +679,10 @@ static int write_table_diff(FILE *f, const struct an_diff *d, const struct out_o
 	fputc('\n', f);
 	fprintf(f, "%% of each run's %s; delta = new - base; rows by |delta %s|\n",
 		smp ? "samples" : "session EI", smp ? "exclusive %" : "EE%");
-	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", smp ? "Excl%" : "EE%", "new", "delta",
-		smp ? "Incl%" : "EI%", "new", "delta", "", label_title(d->base->by));
+	fprintf(f, "%20s  %20s\n", smp ? "exclusive %" : "EE% (exclusive)",
+		smp ? "inclusive %" : "EI% (inclusive)");
+	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", "base", "new", "delta", "base", "new",
+		"delta", "", label_title(d->base->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_diff_row *row = &d->rows[i];
 		const struct an_row *side = row->in_base ? &row->base : &row->new;
