@@ -32,8 +32,6 @@ uint32_t an_map_get(const struct an_map *m, uint64_t a, uint64_t b);
  * val must not be AN_NONE.
  */
 uint32_t an_map_put(struct an_map *m, uint64_t a, uint64_t b, uint32_t val, bool *found);
-/* Make room for n entries in all (one rehash). */
-void an_map_reserve(struct an_map *m, size_t n);
 /* Insert or overwrite. */
 void an_map_set(struct an_map *m, uint64_t a, uint64_t b, uint32_t val);
 void an_map_release(struct an_map *m);

@@ -14,8 +14,9 @@ static size_t map_hash(uint64_t a, uint64_t b)
 	return (size_t)hash_u64(a ^ hash_u64(b + 0x9e3779b97f4a7c15ULL));
 }
 
-static void map_resize(struct an_map *m, size_t ncap)
+static void map_grow(struct an_map *m)
 {
+	size_t ncap = m->cap ? m->cap * 2 : 64;
 	struct an_map_slot *ns = xmalloc(ncap * sizeof(*ns));
 
 	for (size_t i = 0; i < ncap; i++)
@@ -34,22 +35,6 @@ static void map_resize(struct an_map *m, size_t ncap)
 	free(m->slots);
 	m->slots = ns;
 	m->cap = ncap;
-}
-
-static void map_grow(struct an_map *m)
-{
-	map_resize(m, m->cap ? m->cap * 2 : 64);
-}
-
-void an_map_reserve(struct an_map *m, size_t n)
-{
-	size_t cap = m->cap ? m->cap : 64;
-
-	while (cap < 2 * n + 2)
-		cap *= 2;
-	/* one rehash to the final size instead of one per doubling */
-	if (cap > m->cap)
-		map_resize(m, cap);
 }
 
 uint32_t an_map_get(const struct an_map *m, uint64_t a, uint64_t b)

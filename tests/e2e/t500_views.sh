@@ -111,6 +111,9 @@ near "$TMP/st.json" "node('main','work_a')['$IS'] / node('main')['$IS']" 0.5455 
 near "$TMP/st.json" "node('main','rec')['$IS'] / node('main')['$IS']" 0.1818 0.06 "sampling: rec's share of main"
 check "sampling: main > work_a > common > spin on the hot path, 6 nested rec" -- q "$TMP/st.json" \
 	"exit(0 if all(node(*p)['hot'] for p in (('main',), ('main','work_a'), ('work_a','common'), ('work_a','common','spin'))) and not node('main','work_b')['hot'] and node('main','rec','rec','rec','rec','rec','rec','spin') else 1)"
+view sth "$TMP/s.data" --tree --by thread
+check "sampling: --by thread: one root per thread, main below it, the roots sum to the samples" -- q "$TMP/sth.json" \
+	"exit(0 if [x['tid'] for x in r['tree']] and all(x['function'] is None for x in r['tree']) and sum(x['inclusive_samples'] for x in r['tree']) == s['samples'] and node('main')['hot'] else 1)"
 view sc "$TMP/s.data" --caller-callee common
 near "$TMP/sc.json" "[c for c in callers if c['function'] == 'work_a'][0]['$IS'] / fn['$IS']" 0.857 0.06 "sampling: work_a's share of common"
 check "record (sampling) again" -- "$STACKCLOCK" record -F 999 -o "$TMP/s2.data" -- "$TMP/vs" 60000000
