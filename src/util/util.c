@@ -123,6 +123,43 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem)
 	*alloc = n;
 }
 
+#define BIG_MIN (1u << 20)
+
+static size_t big_bytes(size_t n, size_t elem)
+{
+	size_t b = BIG_MIN;
+
+	while (b / elem < n)
+		b *= 2;
+	return b;
+}
+
+void big_grow(void **arr, size_t *alloc, size_t need, size_t elem)
+{
+	size_t old = *alloc ? big_bytes(*alloc, elem) : 0, nb;
+	void *p;
+
+	if (need <= *alloc)
+		return;
+	nb = big_bytes(need > 2 * *alloc ? need : 2 * *alloc, elem);
+	if (*arr)
+		p = mremap(*arr, old, nb, MREMAP_MAYMOVE);
+	else
+		p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		oom(nb);
+	if (nb >= HUGE_ADVICE_MIN)
+		madvise(p, nb, MADV_HUGEPAGE);
+	*arr = p;
+	*alloc = nb / elem;
+}
+
+void big_free(void *arr, size_t alloc, size_t elem)
+{
+	if (arr)
+		munmap(arr, big_bytes(alloc, elem));
+}
+
 int grow_bytes(uint8_t **buf, size_t *alloc, size_t need)
 {
 	size_t n = *alloc ? *alloc : 64 * 1024;
