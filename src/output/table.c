@@ -244,9 +244,18 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 		lf(&l, "Without symbols %.1f%% of %s, in functions named FILE+0xOFFSET:",
 		   s->unnamed_pct, s->method == SC_METHOD_SAMPLE ? "samples" : "time");
 		line_out(f, &l, width);
+		bool dbgsym = false;
+
 		for (size_t i = 0; i < s->nunnamed; i++) {
-			lf(&l, "  %s %.1f%%: %s", s->unnamed[i].module, s->unnamed[i].pct,
-			   s->unnamed[i].hint);
+			const char *slash = strrchr(s->unnamed[i].module, '/');
+
+			lf(&l, "  %s %.1f%%: %s", slash ? slash + 1 : s->unnamed[i].module,
+			   s->unnamed[i].pct, s->unnamed[i].hint);
+			line_out(f, &l, width);
+			dbgsym |= strstr(s->unnamed[i].hint, "-dbgsym") != NULL;
+		}
+		if (dbgsym) {
+			lf(&l, "  (-dbgsym packages are in Debian's debian-debug archive)");
 			line_out(f, &l, width);
 		}
 		lf(&l, "  or fetch debug files: DEBUGINFOD_URLS=https://debuginfod.debian.net");

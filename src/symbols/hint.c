@@ -3,8 +3,9 @@
  *
  * The module's owner is looked up in dpkg's file lists (which package put
  * this file here), so the hint names the package's debug symbols: Debian
- * builds "PKG-dbgsym" for every package, in the debian-debug archive, and a
- * few packages ship their own "-dbg" (the C library).  Debian 12 merged /usr,
+ * builds "PKG-dbgsym" for every package, in the debian-debug archive (the
+ * report says so), and a few packages ship their own "-dbg" (the C
+ * library).  Debian 12 merged /usr,
  * so a file mapped as /usr/lib/... is listed as /lib/... too: both spellings
  * are tried.  Files no package owns (built here) get the advice to keep
  * their symbols; the vdso gets the kernel's unstripped image.
@@ -89,7 +90,7 @@ char *sym_debug_hint(const char *module)
 	if (!strcmp(pkg, "libc6"))
 		hint = xstrdup("apt install libc6-dbg");
 	else
-		hint = xasprintf("apt install %s-dbgsym (debian-debug archive)", pkg);
+		hint = xasprintf("apt install %s-dbgsym", pkg);
 	free(pkg);
 	return hint;
 }
