@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_START 0xffff800000000000ULL
-
 struct an_cct {
 	struct an_profile *p;
 	enum sc_method method;
@@ -369,8 +367,8 @@ static void build_sample(struct an_cct *c, enum an_cct_split split)
 			 * addresses, except the user pc after kernel frames */
 			for (uint32_t i = 0; i < nf; i++) {
 				uint64_t ip = p->ips[st->ip + i];
-				bool ret = i > 0 && !(p->ips[st->ip + i - 1] >= KERNEL_START &&
-						      ip < KERNEL_START);
+				bool ret = i > 0 && !(p->ips[st->ip + i - 1] >= AN_KERNEL_START &&
+						      ip < AN_KERNEL_START);
 
 				spans[i] = an_resolve(p, sm->proc_id, ip, ret);
 			}
