@@ -2013,6 +2013,29 @@ static void test_hand_views(void)
 	ok(an_callers_build(p, "ff", AN_APP_INTERVAL, &c, err, sizeof(err)) == -ENOENT &&
 	   strstr(err, "closest names: f, g, main"), "unknown name: %s", err);
 
+	/* one name in two modules: each function shown with its own lists */
+	{
+		struct an_profile *dp = an_profile_new(&fake);
+		int d1 = fake_fn("dup in app"), d2 = fake_fn("dup in liba");
+
+		snprintf(fns[d1].name, sizeof(fns[d1].name), "dup");
+		snprintf(fns[d2].name, sizeof(fns[d2].name), "dup");
+		root(dp, 1, 1);
+		node(dp, 1, 1, 1, 0, fake_addr(m), 1, 1, 1, 11);
+		node(dp, 1, 1, 2, 1, fake_addr(d1), 1, 4, 4, 4);
+		node(dp, 1, 1, 3, 1, fake_addr(d2), 2, 6, 6, 3);
+		if (ok(an_callers_build(dp, "dup", AN_APP_INTERVAL, &c, err, sizeof(err)) == 0,
+		       "callers of a name in two modules")) {
+			ok(c->nfn == 2 && strcmp(c->fn[0].self.v[AN_COL_MODULE].s, c->fn[1].self.v[AN_COL_MODULE].s) &&
+			   c->fn[0].ncallers == 1 && c->fn[1].ncallers == 1 &&
+			   val(&c->fn[0].callers[0], AN_COL_EI) + val(&c->fn[1].callers[0], AN_COL_EI) == 10 &&
+			   val(&c->fn[0].self, AN_COL_EI) * val(&c->fn[1].self, AN_COL_EI) == 24,
+			   "a name in two modules: two entries (EI 4 and 6), each with caller main");
+			an_callers_free(c);
+		}
+		an_profile_free(dp);
+	}
+
 	/* diff: the same program moved to another directory, g gone, h new */
 	ra = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "diff base");
 	h = fake_fn("h");
