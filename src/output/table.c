@@ -633,7 +633,7 @@ static int write_table_callers(FILE *f, const struct an_callers *c, const struct
 	summary(f, &(struct an_report){ .session = c->session, .by = AN_BY_FUNCTION }, width);
 	for (size_t i = 0; i < c->nfn; i++) {
 		struct an_callers_entry *e = &c->fn[i];
-		char title[NAME_MAX_BUF + 64], mod[NAME_MAX_BUF];
+		char title[2 * NAME_MAX_BUF + 16], mod[NAME_MAX_BUF];
 
 		char name[NAME_MAX_BUF];
 
