@@ -63,6 +63,8 @@ struct an_resolver {
 
 /* ---- profile ------------------------------------------------------------ */
 
+struct an_session;
+
 struct an_profile;
 
 /*
@@ -87,6 +89,14 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec);
  */
 int an_profile_load(struct an_profile *p, const char *path,
 		    const char **damaged, char *err, size_t errlen);
+
+/*
+ * The session's description without building a report: method, command,
+ * processes and threads, duration, exit, and for sampling the frequency
+ * and lost samples (no totals: those come with a report).  Strings are the
+ * profile's.
+ */
+void an_profile_session(struct an_profile *p, struct an_session *s);
 
 /* The method of the recording (from the session record, or guessed from
  * the record kinds seen), or 0 if the profile holds no profile data. */

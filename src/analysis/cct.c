@@ -373,8 +373,12 @@ static void build_sample(struct an_cct *c, enum an_cct_split split)
 				spans[i] = an_resolve(p, sm->proc_id, ip, ret);
 			}
 			for (uint32_t i = nf; i-- > 0;)
-				for (uint32_t j = spans[i].n; j-- > 0;)
-					node = child_of(c, node, p->frames[spans[i].first + j].func);
+				for (uint32_t j = spans[i].n; j-- > 0;) {
+					const struct an_frame *f = &p->frames[spans[i].first + j];
+
+					node = child_of(c, node, f->func);
+					c->nodes[node].inlined |= f->inlined != 0;
+				}
 		}
 		leaf = &c->nodes[node];
 		leaf->excl += sm->count;
@@ -503,6 +507,29 @@ uint32_t an_cct_func_mod(const struct an_cct *c, uint32_t func)
 	return func < c->p->nfuncs ? c->p->funcs[func].mod : AN_CCT_NONE;
 }
 
+const char *an_cct_func_system_name(const struct an_cct *c, uint32_t func)
+{
+	return func < c->p->nfuncs ? an_str(&c->p->strs, c->p->funcs[func].system) : NULL;
+}
+
+const char *an_cct_func_file(const struct an_cct *c, uint32_t func)
+{
+	return func < c->p->nfuncs ? an_str(&c->p->strs, c->p->funcs[func].file) : NULL;
+}
+
+size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id)
+{
+	uint32_t i;
+
+	if (func >= c->p->nfuncs)
+		return 0;
+	i = an_map_get(&c->p->bid_map, c->p->funcs[func].module, 0);
+	if (i == AN_NONE)
+		return 0;
+	*id = c->p->bids[i].id;
+	return c->p->bids[i].len;
+}
+
 uint64_t an_cct_total(const struct an_cct *c)
 {
 	return c->total;
@@ -581,4 +608,115 @@ void an_cct_fold(const struct an_cct *c, const uint32_t *key, size_t nkeys, stru
 next_top:;
 	}
 	free(cnt);
+}
+
+uint32_t an_cct_next(const struct an_cct *c, uint32_t id, uint32_t *left)
+{
+	const struct an_cct_node *nd = &c->nodes[id];
+
+	*left = 0;
+	if (nd->first_child != AN_CCT_NONE)
+		return nd->first_child;
+	for (;;) {
+		(*left)++;
+		if (nd->next_sibling != AN_CCT_NONE)
+			return nd->next_sibling;
+		nd = &c->nodes[nd->parent];
+		if (nd->func == AN_CCT_NONE)
+			return AN_CCT_NONE;
+	}
+}
+
+/* ---- call edges --------------------------------------------------------- */
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct an_cct_edge *x = a, *y = b;
+
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+static struct an_cct_edge *edge_at(struct an_map *m, struct an_cct_edge **v, size_t *n,
+				   size_t *alloc, uint32_t caller, uint32_t callee)
+{
+	bool found;
+	uint32_t i = an_map_put(m, caller, callee, (uint32_t)*n, &found);
+
+	if (!found) {
+		ALLOC_GROW(*v, *n + 1, *alloc);
+		(*v)[*n] = (struct an_cct_edge){ .caller = caller, .callee = callee };
+		(*n)++;
+	}
+	return &(*v)[i];
+}
+
+/*
+ * One depth-first walk.  A node m of function D under a node of function F
+ * adds its calls and inclusive values to the edge F->D.  Its inclusive
+ * value belongs to the innermost F above it, though: when m's function
+ * already occurs above it, at node a, the intervals under m are ones in
+ * which a was not the innermost of its function, so m's inclusive values
+ * are taken back from the edge of a's child on the path (the edge that
+ * counted them first).
+ */
+size_t an_cct_edges(const struct an_cct *c, struct an_cct_edge **out)
+{
+	size_t nfuncs = c->p->nfuncs, n = 0, alloc = 0, depth_cap = 64;
+	uint32_t *last = xmalloc((nfuncs ? nfuncs : 1) * sizeof(*last));
+	uint32_t *prev = xmalloc((c->n ? c->n : 1) * sizeof(*prev));
+	uint32_t *path = xmalloc(depth_cap * sizeof(*path));
+	struct an_cct_edge *v = NULL;
+	struct an_map map = { 0 };
+
+	for (size_t i = 0; i < nfuncs; i++)
+		last[i] = AN_CCT_NONE;
+	for (size_t t = 0; t < c->ntops; t++) {
+		uint32_t left;
+
+		path[0] = c->tops[t];
+		for (uint32_t id = c->nodes[c->tops[t]].first_child; id != AN_CCT_NONE;) {
+			const struct an_cct_node *nd = &c->nodes[id];
+			const struct an_cct_node *up = &c->nodes[nd->parent];
+			uint32_t next, done;
+
+			if (nd->depth >= depth_cap) {
+				depth_cap *= 2;
+				path = xrealloc(path, depth_cap * sizeof(*path));
+			}
+			path[nd->depth] = id;
+			if (up->func != AN_CCT_NONE) {
+				struct an_cct_edge *e = edge_at(&map, &v, &n, &alloc, up->func, nd->func);
+
+				e->calls += nd->calls;
+				e->incl += nd->incl;
+				e->app_incl += nd->app_incl;
+			}
+			prev[id] = last[nd->func];
+			if (prev[id] != AN_CCT_NONE) {
+				const struct an_cct_node *a = &c->nodes[prev[id]];
+				uint32_t first = path[a->depth + 1];
+				struct an_cct_edge *e = edge_at(&map, &v, &n, &alloc, nd->func,
+								c->nodes[first].func);
+
+				e->incl -= nd->incl;
+				e->app_incl -= nd->app_incl;
+			}
+			last[nd->func] = id;
+			next = an_cct_next(c, id, &left);
+			/* the finished nodes no longer stand above what follows */
+			for (done = id; left--; done = c->nodes[done].parent)
+				last[c->nodes[done].func] = prev[done];
+			id = next;
+		}
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_edge);
+	free(last);
+	free(prev);
+	free(path);
+	an_map_release(&map);
+	*out = v;
+	return n;
 }

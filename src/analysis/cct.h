@@ -64,6 +64,9 @@ struct an_cct_node {
 	uint32_t next_sibling;    /* AN_CCT_NONE: the last child */
 	uint32_t group;           /* index of the node's top in an_cct_tops() */
 	uint32_t depth;
+	bool inlined;             /* sampling: an inline frame, its code inside
+				     the parent's (pprof puts both in one
+				     location) */
 	uint64_t calls;
 	uint64_t excl, app_excl;
 	uint64_t incl, app_incl;
@@ -106,6 +109,24 @@ const char *an_cct_func_name(const struct an_cct *c, uint32_t func);
 const char *an_cct_func_module(const struct an_cct *c, uint32_t func);
 /* Dense module id of a function (the module grouping). */
 uint32_t an_cct_func_mod(const struct an_cct *c, uint32_t func);
+/* The mangled name, or NULL; the source file, or NULL (exports). */
+const char *an_cct_func_system_name(const struct an_cct *c, uint32_t func);
+const char *an_cct_func_file(const struct an_cct *c, uint32_t func);
+/* The build-id of the function's module: its length (0: unknown). */
+size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id);
+
+/*
+ * A depth-first walk below a top, parents before children, without
+ * recursion:
+ *     for (id = first child of the top; id != AN_CCT_NONE; id = an_cct_next(c, id, &left))
+ * an_cct_next() gives the node after id and sets *left to the number of
+ * nodes the walk is done with on the way there: 0 when it goes down to
+ * id's first child, 1 when to id's next sibling, k when id and its k - 1
+ * nearest ancestors are finished (those are id, its parent, ...).  At the
+ * end of the top's subtree it returns AN_CCT_NONE, *left counting every
+ * node still open down to the top's child.
+ */
+uint32_t an_cct_next(const struct an_cct *c, uint32_t id, uint32_t *left);
 
 /* Session totals: sum of excl and of app_excl over all nodes. */
 uint64_t an_cct_total(const struct an_cct *c);
@@ -125,5 +146,22 @@ struct an_fold {
 	uint64_t completed, incl_min, incl_max, incl_sum, excl_min, excl_max, excl_sum;
 };
 void an_cct_fold(const struct an_cct *c, const uint32_t *key, size_t nkeys, struct an_fold *acc);
+
+/*
+ * Call edges between functions, for call graphs (callgrind): for each pair
+ * (caller F, callee D) the calls of D made directly by F (every
+ * occurrence) and the inclusive values of D credited to F by SPEC section
+ * 6's callee rule (the intervals or samples in which the innermost F on
+ * the stack directly called D), so that for every function F its own
+ * exclusive value plus the inclusive values of its edges equals its
+ * inclusive value (recursion charged once).  Calls from a top (a thread's
+ * root) are not edges.  Returns the number of edges; *out is malloc'ed and
+ * the caller frees it; sorted by caller, then callee.
+ */
+struct an_cct_edge {
+	uint32_t caller, callee;  /* function ids */
+	uint64_t calls, incl, app_incl;
+};
+size_t an_cct_edges(const struct an_cct *c, struct an_cct_edge **out);
 
 #endif

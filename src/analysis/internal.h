@@ -60,6 +60,15 @@ struct an_func {
 	uint32_t name, module;    /* string ids */
 	uint32_t mod;             /* dense module id */
 	bool unnamed;             /* named by offset: no symbol (docs/values.md) */
+	uint32_t system;          /* string id of the mangled name, or AN_NONE */
+	uint32_t file;            /* string id of its source file, or AN_NONE */
+};
+
+/* The GNU build-id of a module, as its mappings were recorded. */
+struct an_build_id {
+	uint32_t module;          /* string id of the path */
+	uint32_t len;
+	uint8_t id[20];
 };
 
 /* One symbolized frame; inline frames come before the function holding them. */
@@ -112,6 +121,9 @@ struct an_profile {
 	struct an_func *funcs;
 	size_t nfuncs, afuncs;
 	struct an_map func_map;       /* (module sid, name sid) -> func id */
+	struct an_build_id *bids;     /* one per module path with a build-id */
+	size_t nbids, abids;
+	struct an_map bid_map;        /* module sid -> index into bids */
 	uint32_t *mods;               /* dense module id -> module string id */
 	size_t nmods, amods;
 	struct an_map mod_map;        /* module sid -> module id */

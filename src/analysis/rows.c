@@ -263,6 +263,12 @@ bool an_report_has_col(const struct an_report *r, enum an_col c)
 
 /* ---- session ------------------------------------------------------------ */
 
+void an_profile_session(struct an_profile *p, struct an_session *s)
+{
+	memset(s, 0, sizeof(*s));
+	an_session_fill(p, s);
+}
+
 void an_session_fill(struct an_profile *p, struct an_session *s)
 {
 	struct an_map procs = { 0 }, threads = { 0 };

@@ -173,11 +173,9 @@ static void row_list(FILE *f, const char *name, const struct an_row *rows, size_
 	fprintf(f, n ? "\n%s]" : "]", indent);
 }
 
-static int write_json(FILE *f, const struct an_report *r, const struct out_options *o)
+/* "session": {...}, "rows": [...] of a report, its first n rows. */
+static void report_fields(FILE *f, const struct an_report *r, size_t n)
 {
-	size_t n = out_rows_shown(r, o);
-
-	fputs("{\n", f);
 	session_obj(f, "session", &r->session, r->by, r->nrows);
 	fputs(",\n  \"rows\": [", f);
 	for (size_t i = 0; i < n; i++) {
@@ -185,7 +183,19 @@ static int write_json(FILE *f, const struct an_report *r, const struct out_optio
 		row_fields(f, &r->rows[i], r->cols, r->ncols);
 		fputc('}', f);
 	}
-	fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
+	fputs(n ? "\n  ]" : "]", f);
+}
+
+void out_json_report_fields(FILE *f, const struct an_report *r)
+{
+	report_fields(f, r, r->nrows);
+}
+
+static int write_json(FILE *f, const struct an_report *r, const struct out_options *o)
+{
+	fputs("{\n", f);
+	report_fields(f, r, out_rows_shown(r, o));
+	fputs("\n}\n", f);
 	return out_finish(f);
 }
 

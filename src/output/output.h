@@ -63,6 +63,12 @@ int64_t out_diff_int(const struct an_diff_row *row, enum an_col c, enum an_diff_
 /* "vanished", "new" or "both": which reports hold a diff row. */
 const char *out_diff_status(const struct an_diff_row *row);
 
+/*
+ * The members "session": {...} and "rows": [...] of a report's JSON (all
+ * rows), without the enclosing braces: the HTML export embeds them.
+ */
+void out_json_report_fields(FILE *f, const struct an_report *r);
+
 /* Return 0, or -errno if f had a write error. */
 int out_finish(FILE *f);
 
