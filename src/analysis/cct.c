@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_START 0xffff800000000000ULL
-
 struct an_cct {
 	struct an_profile *p;
 	enum sc_method method;
@@ -38,7 +36,7 @@ struct an_cct {
 	} *groups;
 	size_t ntops, atops, agroups;
 	struct an_map top_map;        /* (proc_id, tid) -> group */
-	struct an_map child_map;      /* (parent id, func) -> child id, while building */
+	struct an_map child_map;      /* sampling: (parent id, func) -> child id, while building */
 	uint64_t total, app_total;
 };
 
@@ -51,10 +49,8 @@ static uint32_t new_node(struct an_cct *c, uint32_t parent, uint32_t func)
 
 	ALLOC_GROW(c->nodes, c->n + 1, c->alloc);
 	nd = &c->nodes[c->n++];
-	memset(nd, 0, sizeof(*nd));
-	nd->func = func;
-	nd->parent = parent;
-	nd->first_child = nd->next_sibling = AN_CCT_NONE;
+	*nd = (struct an_cct_node){ .func = func, .parent = parent,
+				    .first_child = AN_CCT_NONE, .next_sibling = AN_CCT_NONE };
 	if (parent != AN_CCT_NONE) {
 		struct an_cct_node *pn = &c->nodes[parent];
 
@@ -201,48 +197,88 @@ static void merge_calls(struct an_cct_node *m, const struct sc_rec_cct_node *nd,
 	m->call.completed += nd->completed;
 }
 
-/* Depth-first from recorded node s, whose model parent is mparent. */
+/*
+ * Children by function without a hash: per model node being filled, every
+ * function already among its children is stamped with the visit number
+ * and remembers its child, so finding or creating a child is two array
+ * reads.  A model node fed by several recorded nodes (threads merged, two
+ * addresses of one function) has its existing children stamped first.
+ */
+struct filler {
+	uint32_t *stamp, *slot;   /* per function id */
+	uint32_t visit;
+};
+
+static void fill_begin(struct an_cct *c, struct filler *fl, uint32_t m)
+{
+	fl->visit++;
+	for (uint32_t k = c->nodes[m].first_child; k != AN_CCT_NONE; k = c->nodes[k].next_sibling) {
+		fl->stamp[c->nodes[k].func] = fl->visit;
+		fl->slot[c->nodes[k].func] = k;
+	}
+}
+
+static uint32_t fill_child(struct an_cct *c, struct filler *fl, uint32_t m, uint32_t func)
+{
+	if (fl->stamp[func] != fl->visit) {
+		fl->stamp[func] = fl->visit;
+		fl->slot[func] = new_node(c, m, func);
+	}
+	return fl->slot[func];
+}
+
+/* Recorded node s and everything below it, s going under model node
+ * mparent (s itself is mparent when it is the thread's root). */
 static void insert_from(struct an_cct *c, const struct an_thread *th, const struct rtree *t,
 			const uint32_t *fid, uint32_t s, uint32_t mparent, bool *visited,
-			uint32_t *stack, uint32_t *mid, uint32_t *pos, enum an_app_time app_time)
+			uint32_t *stack, uint32_t *mid, struct filler *fl, enum an_app_time app_time)
 {
 	size_t sp = 0;
-	bool root = th->nodes[s].parent == UINT32_MAX;
 
 	visited[s] = true;
-	mid[s] = root ? mparent : child_of(c, mparent, fid[s]);
-	if (!root)
+	if (th->nodes[s].parent == UINT32_MAX) {
+		mid[s] = mparent;
+	} else {
+		fill_begin(c, fl, mparent);
+		mid[s] = fill_child(c, fl, mparent, fid[s]);
 		merge_calls(&c->nodes[mid[s]], &th->nodes[s], app_time);
-	stack[sp] = s;
-	pos[sp++] = t->cstart[s];
+	}
+	stack[sp++] = s;
 	while (sp) {
-		uint32_t top = stack[sp - 1], ch;
+		uint32_t r = stack[--sp], m = mid[r];
 
-		if (pos[sp - 1] >= t->cstart[top + 1]) {
-			sp--;
-			continue;
+		fill_begin(c, fl, m);
+		for (uint32_t k = t->cstart[r]; k < t->cstart[r + 1]; k++) {
+			uint32_t ch = t->child[k];
+
+			if (visited[ch])
+				continue;
+			visited[ch] = true;
+			mid[ch] = fill_child(c, fl, m, fid[ch]);
+			merge_calls(&c->nodes[mid[ch]], &th->nodes[ch], app_time);
+			stack[sp++] = ch;
 		}
-		ch = t->child[pos[sp - 1]++];
-		if (visited[ch])
-			continue;
-		visited[ch] = true;
-		mid[ch] = child_of(c, mid[top], fid[ch]);
-		merge_calls(&c->nodes[mid[ch]], &th->nodes[ch], app_time);
-		stack[sp] = ch;
-		pos[sp++] = t->cstart[ch];
 	}
 }
 
 static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_app_time app_time)
 {
 	struct an_profile *p = c->p;
+	struct filler fl = { 0 };
+	/* the last function id of a few recent entry addresses: a recording
+	 * has far fewer functions than nodes */
+	struct {
+		uint64_t addr;
+		uint32_t proc_id, func;
+	} memo[1024];
 
+	memset(memo, 0xff, sizeof(memo));
 	for (size_t ti = 0; ti < p->nthreads; ti++) {
 		const struct an_thread *th = &p->threads[ti];
 		struct rtree t = { 0 };
 		size_t n = th->nnodes ? th->nnodes : 1;
 		uint32_t *fid = xmalloc(n * sizeof(*fid));
-		uint32_t *stack = xmalloc(n * sizeof(*stack)), *pos = xmalloc(n * sizeof(*pos));
+		uint32_t *stack = xmalloc(n * sizeof(*stack));
 		uint32_t *mid = xmalloc(n * sizeof(*mid));
 		bool *visited = xcalloc(n, sizeof(*visited));
 		uint32_t top;
@@ -251,35 +287,50 @@ static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_
 		/* the hooks fire per real function: a node's function is the
 		 * outermost frame of its entry address */
 		for (size_t i = 0; i < t.n; i++) {
+			const struct sc_rec_cct_node *nd = &th->nodes[i];
+			size_t h = (size_t)(hash_u64(nd->func ^ nd->proc_id) & 1023);
 			struct an_span s;
 
 			fid[i] = AN_NONE;
 			if (!t.alive[i])
 				continue;
-			if (th->nodes[i].parent == UINT32_MAX) {
-				if (th->nodes[i].elapsed_excl)
+			if (nd->parent == UINT32_MAX) {
+				if (nd->elapsed_excl)
 					pr_debug("thread %u: root node holds %llu ns with an empty stack; not charged",
-						 th->tid, (unsigned long long)th->nodes[i].elapsed_excl);
+						 th->tid, (unsigned long long)nd->elapsed_excl);
 				continue;
 			}
-			s = an_resolve(p, th->nodes[i].proc_id, th->nodes[i].func, false);
+			if (memo[h].addr == nd->func && memo[h].proc_id == nd->proc_id) {
+				fid[i] = memo[h].func;
+				continue;
+			}
+			s = an_resolve(p, nd->proc_id, nd->func, false);
 			fid[i] = p->frames[s.first + s.n - 1].func;
+			memo[h].addr = nd->func;
+			memo[h].proc_id = nd->proc_id;
+			memo[h].func = fid[i];
 		}
+		/* function ids met so far, each stamped at most once per visit */
+		fl.stamp = xrealloc(fl.stamp, (p->nfuncs + 1) * sizeof(*fl.stamp));
+		fl.slot = xrealloc(fl.slot, (p->nfuncs + 1) * sizeof(*fl.slot));
+		memset(fl.stamp, 0, (p->nfuncs + 1) * sizeof(*fl.stamp));
+		fl.visit = 0;
 		top = top_of(c, split, th->proc_id, th->tid);
 		for (size_t i = 0; i < t.n; i++)
 			if (t.alive[i] && t.par[i] == AN_NONE && !visited[i])
-				insert_from(c, th, &t, fid, (uint32_t)i, top, visited, stack, mid, pos, app_time);
+				insert_from(c, th, &t, fid, (uint32_t)i, top, visited, stack, mid, &fl, app_time);
 		/* nodes on a parent cycle (damaged file): each from the top */
 		for (size_t i = 0; i < t.n; i++)
 			if (t.alive[i] && !visited[i])
-				insert_from(c, th, &t, fid, (uint32_t)i, top, visited, stack, mid, pos, app_time);
+				insert_from(c, th, &t, fid, (uint32_t)i, top, visited, stack, mid, &fl, app_time);
 		rtree_release(&t);
 		free(fid);
 		free(stack);
-		free(pos);
 		free(mid);
 		free(visited);
 	}
+	free(fl.stamp);
+	free(fl.slot);
 }
 
 /* ---- sampling ----------------------------------------------------------- */
@@ -316,8 +367,8 @@ static void build_sample(struct an_cct *c, enum an_cct_split split)
 			 * addresses, except the user pc after kernel frames */
 			for (uint32_t i = 0; i < nf; i++) {
 				uint64_t ip = p->ips[st->ip + i];
-				bool ret = i > 0 && !(p->ips[st->ip + i - 1] >= KERNEL_START &&
-						      ip < KERNEL_START);
+				bool ret = i > 0 && !(p->ips[st->ip + i - 1] >= AN_KERNEL_START &&
+						      ip < AN_KERNEL_START);
 
 				spans[i] = an_resolve(p, sm->proc_id, ip, ret);
 			}
@@ -345,6 +396,15 @@ static struct an_cct *cct_build(struct an_profile *p, enum an_cct_split split,
 
 	c->p = p;
 	c->method = an_profile_method(p);
+	/* room for every node at once: at most one per recorded node (per
+	 * frame of each distinct stack, inline frames aside) */
+	if (c->method == SC_METHOD_INSTRUMENT) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < p->nthreads; i++)
+			n += p->threads[i].nnodes;
+		ALLOC_GROW(c->nodes, n + p->nthreads + 1, c->alloc);
+	}
 	if (c->method == SC_METHOD_SAMPLE)
 		build_sample(c, split);
 	else if (c->method == SC_METHOD_INSTRUMENT)

@@ -200,7 +200,10 @@ double an_diff_value(const struct an_diff_row *row, enum an_col c, enum an_diff_
 	double b = side_value(&row->base, row->in_base, c);
 	double n = side_value(&row->new, row->in_new, c);
 
-	return part == AN_DIFF_BASE ? b : part == AN_DIFF_NEW ? n : n - b;
+	if (part != AN_DIFF_DELTA)
+		return part == AN_DIFF_BASE ? b : n;
+	/* equal percentages computed from different totals: no "-0.0000" */
+	return fabs(n - b) < 1e-9 ? 0 : n - b;
 }
 
 struct sort_key {

@@ -12,6 +12,8 @@
 #include "analysis/analysis.h"
 
 #define AN_NONE UINT32_MAX
+/* Sampled addresses from here up are the kernel's. */
+#define AN_KERNEL_START 0xffff800000000000ULL
 
 struct an_cct;
 

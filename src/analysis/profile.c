@@ -64,7 +64,7 @@ void an_profile_free(struct an_profile *p)
 	an_map_release(&p->proc_map);
 	an_map_release(&p->tname_map);
 	for (size_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i].nodes);
+		big_free(p->threads[i].nodes, p->threads[i].anodes, sizeof(*p->threads[i].nodes));
 	free(p->threads);
 	an_map_release(&p->thread_map);
 	free(p->sites);
@@ -283,7 +283,7 @@ static void add_node(struct an_profile *p, const struct sc_rec_cct_node *n)
 
 	if (root)
 		t->has_root = true;
-	ALLOC_GROW(t->nodes, t->nnodes + 1, t->anodes);
+	BIG_GROW(t->nodes, t->nnodes + 1, t->anodes);
 	t->nodes[t->nnodes++] = *n;
 }
 

@@ -20,12 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KERNEL_START 0xffff800000000000ULL
-
 struct counts {
 	uint64_t incl, excl;
 	uint32_t stamp;           /* serial of the last stack counted, + 1 */
-	/* what a line/address/thread/process row shows */
+	/* what a line or address row shows */
 	uint32_t func, file, line;
 	uint64_t addr;
 };
@@ -80,7 +78,7 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 	for (uint32_t i = 0; i < (nf ? nf : 1); i++) {
 		struct an_span sp;
 		uint64_t ip = nf ? p->ips[st->ip + i] : 0;
-		bool kernel = ip >= KERNEL_START;
+		bool kernel = ip >= AN_KERNEL_START;
 
 		if (!st)
 			sp = missing_span(p, "[missing stack]");

@@ -523,13 +523,16 @@ static struct an_row *fold_rows(const struct an_callers *cc, struct an_profile *
 {
 	struct an_row *rows;
 	size_t n = 0;
+	/* sampling has no calls: an edge without samples (a recursive call
+	 * neither outermost nor innermost) would be an empty row */
+	bool smp = cc->session.method == SC_METHOD_SAMPLE;
 
 	for (size_t k = 0; k < nacc; k++)
-		n += acc[k].used;
+		n += acc[k].used && (!smp || acc[k].incl);
 	rows = xcalloc(n ? n : 1, sizeof(*rows));
 	n = 0;
 	for (size_t k = 0; k < nacc; k++)
-		if (acc[k].used) {
+		if (acc[k].used && (!smp || acc[k].incl)) {
 			bool root = root_slot && k == nacc - 1;
 
 			edge_row(cc, p, root ? AN_NONE : (uint32_t)k, &acc[k], &rows[n], (uint32_t)n);

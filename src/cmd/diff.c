@@ -186,10 +186,11 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (o.sort && an_diff_sort(d, o.sort) < 0) {
-		pr_err("diff: --sort %s: no such column in a %s diff by %s (use delta_X, base_X or "
-		       "new_X with X a report column, e.g. delta_%s)", o.sort,
+		pr_err("diff: --sort %s: no such column in a diff of %s recordings by %s (use delta_X, "
+		       "base_X or new_X with X a report column, e.g. delta_%s)", o.sort,
 		       method_name(r[0]->session.method), an_group_name(o.an.by),
-		       an_column_info(d->vals[d->nvals - 1])->name);
+		       r[0]->session.method == SC_METHOD_SAMPLE ? "exclusive_pct" :
+		       "elapsed_exclusive_pct");
 		status = 2;
 		goto out;
 	}

@@ -34,7 +34,8 @@ static const char report_usage[] =
 	"  --sort COLUMN       a JSON column name, or ei, ee, ai, ae, calls,\n"
 	"                      inclusive, exclusive, function, ...\n"
 	"                      (default: ei, or inclusive for sampling)\n"
-	"  --top N             show the first N rows (0: all)\n"
+	"  --top N             show the first N rows (0: all); the first N roots\n"
+	"                      with --tree, N rows per list with --caller-callee\n"
 	"  --app-time MODE     interval (default): an OS-bound interval is not\n"
 	"                      application time; exact: only measured OS time is removed\n"
 	"  --width N           table width; default: the terminal's, at least 80,\n"
@@ -42,10 +43,9 @@ static const char report_usage[] =
 	"  --check             verify the SPEC invariants; fail naming a violation\n"
 	"  --tree              the call tree (--by function: merged; thread, process:\n"
 	"                      one tree each), children by inclusive value, hot path marked\n"
-	"  --threshold PCT     hide tree nodes below PCT %% of the session total\n"
+	"  --threshold PCT     hide tree nodes below PCT % of the session total\n"
 	"                      (default 0.5 for the table, 0 for CSV and JSON)\n"
 	"  --depth N           show N levels of functions (0: all)\n"
-	"  --top N             with --tree: the first N roots\n"
 	"  --caller-callee F   the function(s) named F, their callers and callees\n";
 
 enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH,

@@ -505,7 +505,7 @@ static void tree_values(FILE *f, const struct an_tree *t, const struct an_row *r
 /* The width of tree_values() plus " Depth * ". */
 static size_t tree_fixed(const struct an_tree *t)
 {
-	return (t->session.method == SC_METHOD_SAMPLE ? 31 : 38) + 9;
+	return (t->session.method == SC_METHOD_SAMPLE ? 32 : 39) + 9;
 }
 
 static void tree_node_label(char *dst, size_t w, const struct an_tree *t, const struct an_row *row)
@@ -556,9 +556,9 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 
 	summary(f, &(struct an_report){ .session = t->session, .by = t->by }, width);
 	fputc('\n', f);
-	fprintf(f, "Call tree%s: children by %s, largest first; * marks the hot path\n",
-		t->merged ? " (threads and processes merged)" : t->by == AN_BY_THREAD ?
-		" per thread" : " per process", smp ? "inclusive samples" : "EI");
+	fprintf(f, "Call tree %s: largest %s first, * the hot path\n",
+		t->merged ? "(threads merged)" : t->by == AN_BY_THREAD ? "per thread" : "per process",
+		smp ? "inclusive samples" : "EI");
 	fprintf(f, "'+' a child among several (indented), '>' an only child (same column)\n");
 	if (smp)
 		fprintf(f, " %9s %5s %9s %5s Depth   Function\n", "Inclusive", "%", "Exclusive", "%");
@@ -652,19 +652,23 @@ static int write_table_callers(FILE *f, const struct an_callers *c, const struct
 	summary(f, &(struct an_report){ .session = c->session, .by = AN_BY_FUNCTION }, width);
 	for (size_t i = 0; i < c->nfn; i++) {
 		struct an_callers_entry *e = &c->fn[i];
-		char title[NAME_MAX_BUF + 64], mod[NAME_MAX_BUF];
+		char title[2 * NAME_MAX_BUF + 16], mod[NAME_MAX_BUF];
 
-		fit_tail(mod, 40, base_name(str_or(&e->self, AN_COL_MODULE, "?")));
+		char name[NAME_MAX_BUF];
+
+		fit_tail(mod, 24, base_name(str_or(&e->self, AN_COL_MODULE, "?")));
+		fit_name(name, width > strlen(mod) + 8 ? width - strlen(mod) - 8 : 8,
+			 str_or(&e->self, AN_COL_FUNCTION, "?"));
 		fputc('\n', f);
-		snprintf(title, sizeof(title), "== %s (%s)", str_or(&e->self, AN_COL_FUNCTION, "?"), mod);
+		snprintf(title, sizeof(title), "== %s (%s)", name, mod);
 		sanitize(title);
 		rows_block(f, &c->session, title, &e->self, 1, 0, width);
 		rows_block(f, &c->session, smp ?
-			   "Callers (samples of its outermost call made from each; they add up to its inclusive):" :
+			   "Callers (samples of its outermost call from each; they sum to its inclusive):" :
 			   "Callers (time of its outermost call made from each; EI adds up to its EI):",
 			   e->callers, e->ncallers, o->top, width);
 		rows_block(f, &c->session, smp ?
-			   "Callees (samples of what its innermost call called; + its exclusive = its inclusive):" :
+			   "Callees (samples of what its innermost call called; + exclusive = inclusive):" :
 			   "Callees (what its innermost call called; EI + its EE = its EI):",
 			   e->callees, e->ncallees, o->top, width);
 	}
@@ -707,8 +711,10 @@ static int write_table_diff(FILE *f, const struct an_diff *d, const struct out_o
 	fputc('\n', f);
 	fprintf(f, "%% of each run's %s; delta = new - base; rows by |delta %s|\n",
 		smp ? "samples" : "session EI", smp ? "exclusive %" : "EE%");
-	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", smp ? "Excl%" : "EE%", "new", "delta",
-		smp ? "Incl%" : "EI%", "new", "delta", "", label_title(d->base->by));
+	fprintf(f, "%20s  %20s\n", smp ? "exclusive %" : "EE% (exclusive)",
+		smp ? "inclusive %" : "EI% (inclusive)");
+	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", "base", "new", "delta", "base", "new",
+		"delta", "", label_title(d->base->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_diff_row *row = &d->rows[i];
 		const struct an_row *side = row->in_base ? &row->base : &row->new;

@@ -39,6 +39,16 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
 	grow_array((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
 
 /*
+ * Arrays that may grow to hundreds of megabytes (a recording's call-tree
+ * nodes): mapped from the kernel, grown by mremap (moved, never copied),
+ * huge pages advised.  Freed with big_free(arr, alloc, elem) only.
+ */
+void big_grow(void **arr, size_t *alloc, size_t need, size_t elem);
+void big_free(void *arr, size_t alloc, size_t elem);
+#define BIG_GROW(arr, need, alloc) \
+	big_grow((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+/*
  * Make the byte buffer *buf (of *alloc bytes, or NULL and 0) hold at least
  * need bytes, doubling from 64 KiB; the contents are kept.  Returns 0, or
  * -ENOMEM with *buf untouched: for library code, which may not exit.

@@ -425,6 +425,59 @@ struct bedge {
 /* [F][other + 1]: other -1 is the thread's root (callers only) */
 static struct bedge bcallers[MAXFN][MAXFN + 1], bcallees[MAXFN][MAXFN + 1];
 
+/* One interval (sample) of length d, app of it application time, charged
+ * to the path stack[0..depth) and to every function's caller and callee. */
+static void charge_path(const int *stack, int depth, uint64_t d, uint64_t app, struct bpaths *paths)
+{
+	char key[4097];
+	int top = stack[depth - 1];
+
+	for (int i = 0; i < depth; i++) {
+		struct bpath *bp;
+
+		key[i] = (char)(stack[i] + 1);
+		bp = bpath_get(paths, key, (size_t)i + 1);
+		bp->incl += d;
+		bp->ai += app;
+		if (i == depth - 1) {
+			bp->excl += d;
+			bp->ae += app;
+		}
+	}
+	for (int f = 0; f < nfns; f++) {
+		int out = -1, in = -1;
+
+		for (int i = 0; i < depth; i++)
+			if (stack[i] == f) {
+				if (out < 0)
+					out = i;
+				in = i;
+			}
+		if (out < 0)
+			continue;
+		{
+			struct bedge *c = &bcallers[f][out ? stack[out - 1] + 1 : 0];
+
+			c->incl += d;
+			c->ai += app;
+			if (top == f) {
+				c->excl += d;
+				c->ae += app;
+			}
+		}
+		if (in < depth - 1) {
+			struct bedge *c = &bcallees[f][stack[in + 1] + 1];
+
+			c->incl += d;
+			c->ai += app;
+			if (in + 1 == depth - 1) {
+				c->excl += d;
+				c->ae += app;
+			}
+		}
+	}
+}
+
 static void brute_views(const struct stream *s, struct bpaths *paths)
 {
 	memset(bcallers, 0, sizeof(bcallers));
@@ -432,7 +485,6 @@ static void brute_views(const struct stream *s, struct bpaths *paths)
 	for (int ti = 0; ti < s->nth; ti++) {
 		const struct thread_stream *ts = &s->th[ti];
 		int stack[4096], depth = 0;
-		char key[4097];
 		uint64_t last = 0;
 		bool started = false, osb = false;
 
@@ -443,55 +495,8 @@ static void brute_views(const struct stream *s, struct bpaths *paths)
 				osb |= started;
 				continue;
 			}
-			if (started && depth > 0) {
-				uint64_t d = e->t - last, app = osb ? 0 : d;
-				int top = stack[depth - 1];
-
-				for (int i = 0; i < depth; i++) {
-					struct bpath *bp;
-
-					key[i] = (char)(stack[i] + 1);
-					bp = bpath_get(paths, key, (size_t)i + 1);
-					bp->incl += d;
-					bp->ai += app;
-					if (i == depth - 1) {
-						bp->excl += d;
-						bp->ae += app;
-					}
-				}
-				for (int f = 0; f < nfns; f++) {
-					int out = -1, in = -1;
-
-					for (int i = 0; i < depth; i++)
-						if (stack[i] == f) {
-							if (out < 0)
-								out = i;
-							in = i;
-						}
-					if (out < 0)
-						continue;
-					{
-						struct bedge *c = &bcallers[f][out ? stack[out - 1] + 1 : 0];
-
-						c->incl += d;
-						c->ai += app;
-						if (top == f) {
-							c->excl += d;
-							c->ae += app;
-						}
-					}
-					if (in < depth - 1) {
-						struct bedge *c = &bcallees[f][stack[in + 1] + 1];
-
-						c->incl += d;
-						c->ai += app;
-						if (in + 1 == depth - 1) {
-							c->excl += d;
-							c->ae += app;
-						}
-					}
-				}
-			}
+			if (started && depth > 0)
+				charge_path(stack, depth, e->t - last, osb ? 0 : e->t - last, paths);
 			started = true;
 			last = e->t;
 			osb = false;
@@ -519,6 +524,8 @@ static char views_example[300];
 
 static bool edge_same(const struct an_row *row, const struct bedge *b)
 {
+	if (row && row->v[AN_COL_INCL_SAMPLES].present)
+		return val(row, AN_COL_INCL_SAMPLES) == b->incl && val(row, AN_COL_EXCL_SAMPLES) == b->excl;
 	return row && val(row, AN_COL_CALLS) == b->calls && val(row, AN_COL_EI) == b->incl &&
 		val(row, AN_COL_EE) == b->excl && val(row, AN_COL_AI) == b->ai &&
 		val(row, AN_COL_AE) == b->ae;
@@ -565,21 +572,19 @@ static int check_edges(const struct an_row *rows, size_t n, struct bedge *b, boo
 	return 0;
 }
 
-static void check_views(struct an_profile *p, const struct stream *s)
+/* The views of p against the brute force in paths, bcallers, bcallees. */
+static void check_views_against(struct an_profile *p, struct bpaths *paths)
 {
 	struct an_tree_options to = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL };
 	struct an_tree *t = NULL;
-	struct bpaths paths = { 0 };
 	char err[256], key[4097];
 	int bad = 0;
 	size_t nonzero = 0, bnonzero = 0;
 
 	views_checked++;
-	brute_views(s, &paths);
 	if (an_tree_build(p, &to, &t, err, sizeof(err)) < 0) {
 		snprintf(views_example, sizeof(views_example), "tree: %s", err);
 		views_bad++;
-		bpaths_free(&paths);
 		return;
 	}
 	if (an_tree_check(t, err, sizeof(err)) < 0) {
@@ -597,7 +602,7 @@ static void check_views(struct an_profile *p, const struct stream *s)
 		for (const struct an_cct_node *x = nd; x->parent != AN_CCT_NONE;
 		     x = an_cct_node(t->cct, x->parent))
 			key[x->depth - 1] = (char)(fake_fn(an_cct_func_name(t->cct, x->func)) + 1);
-		bp = bpath_get(&paths, key, len);
+		bp = bpath_get(paths, key, len);
 		if (bp->incl != nd->incl || bp->excl != nd->excl || bp->ai != nd->app_incl ||
 		    bp->ae != nd->app_excl) {
 			snprintf(views_example, sizeof(views_example),
@@ -608,8 +613,8 @@ static void check_views(struct an_profile *p, const struct stream *s)
 			bad++;
 		}
 	}
-	for (size_t k = 0; k < paths.cap; k++)
-		bnonzero += paths.slot[k].key && paths.slot[k].incl;
+	for (size_t k = 0; k < paths->cap; k++)
+		bnonzero += paths->slot[k].key && paths->slot[k].incl;
 	if (!bad && nonzero != bnonzero) {
 		snprintf(views_example, sizeof(views_example), "%zu tree nodes with time, %zu paths",
 			 nonzero, bnonzero);
@@ -643,6 +648,14 @@ static void check_views(struct an_profile *p, const struct stream *s)
 		an_callers_free(c);
 	}
 	views_bad += bad != 0;
+}
+
+static void check_views(struct an_profile *p, const struct stream *s)
+{
+	struct bpaths paths = { 0 };
+
+	brute_views(s, &paths);
+	check_views_against(p, &paths);
 	bpaths_free(&paths);
 }
 
@@ -1721,6 +1734,7 @@ static void test_sampling_random(int seeds)
 		uint64_t incl[16] = { 0 }, excl[16] = { 0 }, total = 0;
 		char names[10][8];
 		int nstk;
+		struct bpaths paths = { 0 };
 
 		rng_state = (uint64_t)seed * 0x2545f4914f6cdd1dULL;
 		nstk = 1 + (int)rnd(20);
@@ -1734,11 +1748,14 @@ static void test_sampling_random(int seeds)
 		fns[3].inl_hi = 0xc0;
 		fns[3].inl_line = 99;
 		p = an_profile_new(&fake);
+		memset(bcallers, 0, sizeof(bcallers));
+		memset(bcallees, 0, sizeof(bcallees));
 		for (int k = 0; k < nstk; k++) {
 			uint64_t ip[40];
 			int n = 1 + (int)rnd(40);
 			uint64_t cnt = 1 + rnd(100);
 			bool seen[16] = { 0 };
+			int path[80], depth = 0, inner[80], ninner = 0;
 
 			for (int i = 0; i < n; i++) {
 				int f = (int)rnd(10);
@@ -1749,6 +1766,10 @@ static void test_sampling_random(int seeds)
 
 				ip[i] = a;
 				/* brute force: frames of this address, innermost first */
+				/* the path, innermost frame first for now */
+				if (in_inl)
+					inner[ninner++] = 6;
+				inner[ninner++] = f;
 				if (in_inl) {
 					if (i == 0)
 						excl[6] += cnt;
@@ -1763,9 +1784,14 @@ static void test_sampling_random(int seeds)
 				seen[f] = true;
 			}
 			total += cnt;
+			while (ninner)
+				path[depth++] = inner[--ninner];
+			charge_path(path, depth, cnt, 0, &paths);
 			add_stack(p, (uint32_t)k, 0, ip, n);
 			add_samples(p, 1, 1, (uint32_t)k, cnt);
 		}
+		check_views_against(p, &paths);
+		bpaths_free(&paths);
 		r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "random stacks");
 		if (r) {
 			bad += r->session.samples != total;
@@ -1879,6 +1905,186 @@ static void test_file_errors(void)
 	an_profile_free(p);
 }
 
+/*
+ * The views on the hand-built recursion of test_hand_recursion, with values
+ * worked out by hand, then diff against a second profile.
+ *   main(10) -> f(20) -> f(30) -> g(5)
+ *                     -> g(7) -> f(11)
+ */
+static const struct an_row *edge(const struct an_row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].v[AN_COL_FUNCTION].s, name))
+			return &rows[i];
+	return NULL;
+}
+
+static void test_hand_views(void)
+{
+	struct an_profile *p, *q, *smp;
+	struct an_report *ra, *rb, *rs;
+	struct an_tree *t;
+	struct an_callers *c;
+	struct an_diff *d;
+	struct an_tree_options to = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL };
+	const uint32_t *kids;
+	const struct an_cct_node *nd;
+	char err[256];
+	int m, f, g, h;
+
+	fake_reset();
+	m = fake_fn("main");
+	f = fake_fn("f");
+	g = fake_fn("g");
+	p = an_profile_new(&fake);
+	root(p, 1, 1);
+	node(p, 1, 1, 1, 0, fake_addr(m), 1, 10, 8, 83);
+	node(p, 1, 1, 2, 1, fake_addr(f), 2, 20, 20, 73);
+	node(p, 1, 1, 3, 2, fake_addr(f), 3, 30, 10, 35);
+	node(p, 1, 1, 4, 3, fake_addr(g), 1, 5, 5, 5);
+	node(p, 1, 1, 5, 2, fake_addr(g) + 0x10, 1, 7, 0, 18);
+	node(p, 1, 1, 6, 5, fake_addr(f), 1, 11, 11, 11);
+
+	/* tree: main 83 > f 73 > {f 35 > g 5, g 18 > f 11}; hot: main, f */
+	if (ok(an_tree_build(p, &to, &t, err, sizeof(err)) == 0, "hand tree builds")) {
+		ok(t->nroots == 1 && an_cct_node(t->cct, t->roots[0])->incl == 83, "hand tree: one root, main, EI 83");
+		is_u64(an_tree_children(t, t->roots[0], &kids), 1, "hand tree: main has one child");
+		nd = an_cct_node(t->cct, kids[0]);
+		ok(nd->incl == 73 && nd->excl == 20 && nd->app_incl == 46 && nd->calls == 2,
+		   "hand tree: main > f: EI 73, EE 20, AI 46, 2 calls");
+		ok(t->hot[t->roots[0]] && t->hot[kids[0]], "hand tree: main and f on the hot path");
+		{
+			uint32_t fnode = kids[0];
+
+			is_u64(an_tree_children(t, fnode, &kids), 2, "hand tree: f has two children");
+			ok(an_cct_node(t->cct, kids[0])->incl == 35 && an_cct_node(t->cct, kids[1])->incl == 18,
+			   "hand tree: children largest first (f 35, g 18)");
+			ok(!t->hot[kids[0]], "hand tree: f 35 < half of 73, the hot path ends at f");
+		}
+		ok(an_tree_check(t, err, sizeof(err)) == 0, "hand tree: invariants hold (%s)", err);
+		an_tree_free(t);
+	}
+	to.threshold_pct = 20;     /* 16.6 of 83: g 5 and f 11 hidden */
+	if (ok(an_tree_build(p, &to, &t, err, sizeof(err)) == 0, "hand tree --threshold 20 builds")) {
+		uint64_t hidden = 0, hvalue = 0;
+
+		is_u64(t->shown, 4, "hand tree --threshold 20: 4 nodes shown");
+		for (size_t i = 0; i < an_cct_size(t->cct); i++) {
+			hidden += t->hidden[i];
+			hvalue += t->hidden_value[i];
+		}
+		ok(hidden == 2 && hvalue == 16, "hand tree --threshold 20: 2 hidden, 5 + 11 ns");
+		an_tree_free(t);
+	}
+	to.threshold_pct = 0;
+	to.max_depth = 2;
+	if (ok(an_tree_build(p, &to, &t, err, sizeof(err)) == 0, "hand tree --depth 2 builds")) {
+		uint32_t fnode;
+
+		an_tree_children(t, t->roots[0], &kids);
+		fnode = kids[0];
+		ok(t->shown == 2 && an_tree_children(t, fnode, &kids) == 0 && t->hidden[fnode] == 2 &&
+		   t->hidden_value[fnode] == 53, "hand tree --depth 2: main and f, f's 2 children hidden (35 + 18)");
+		an_tree_free(t);
+	}
+
+	/* callers of f: main (2 calls, EI 73, EE 61, AI 46, AE 41), f (3), g (1);
+	 * callees: g (2 calls, EI 12 = 5 + 7, AI 5), f (3 calls, nothing) */
+	if (ok(an_callers_build(p, "f", AN_APP_INTERVAL, &c, err, sizeof(err)) == 0, "hand callers of f")) {
+		const struct an_callers_entry *e = &c->fn[0];
+		const struct an_row *r1 = edge(e->callers, e->ncallers, "main");
+		const struct an_row *r2 = edge(e->callers, e->ncallers, "f");
+		const struct an_row *r3 = edge(e->callers, e->ncallers, "g");
+		const struct an_row *d1 = edge(e->callees, e->ncallees, "g");
+		const struct an_row *d2 = edge(e->callees, e->ncallees, "f");
+
+		ok(c->nfn == 1 && e->ncallers == 3 && e->ncallees == 2, "hand callers: 3 callers, 2 callees");
+		ok(r1 && val(r1, AN_COL_CALLS) == 2 && val(r1, AN_COL_EI) == 73 && val(r1, AN_COL_EE) == 61 &&
+		   val(r1, AN_COL_AI) == 46 && val(r1, AN_COL_AE) == 41, "hand callers: main 2/73/61/46/41");
+		ok(r2 && val(r2, AN_COL_CALLS) == 3 && val(r2, AN_COL_EI) == 0 &&
+		   r3 && val(r3, AN_COL_CALLS) == 1 && val(r3, AN_COL_EI) == 0,
+		   "hand callers: f (3 calls) and g (1 call) hold no time: not outermost");
+		ok(d1 && val(d1, AN_COL_CALLS) == 2 && val(d1, AN_COL_EI) == 12 && val(d1, AN_COL_EE) == 12 &&
+		   val(d1, AN_COL_AI) == 5, "hand callees: g 2 calls, EI 12, EE 12, AI 5");
+		ok(d2 && val(d2, AN_COL_CALLS) == 3 && val(d2, AN_COL_EI) == 0, "hand callees: f 3 calls, no time");
+		ok(an_callers_check(c, err, sizeof(err)) == 0, "hand callers: the split adds up (%s)", err);
+		an_callers_free(c);
+	}
+	ok(an_callers_build(p, "ff", AN_APP_INTERVAL, &c, err, sizeof(err)) == -ENOENT &&
+	   strstr(err, "closest names: f, g, main"), "unknown name: %s", err);
+
+	/* one name in two modules: each function shown with its own lists */
+	{
+		struct an_profile *dp = an_profile_new(&fake);
+		int d1 = fake_fn("dup in app"), d2 = fake_fn("dup in liba");
+
+		snprintf(fns[d1].name, sizeof(fns[d1].name), "dup");
+		snprintf(fns[d2].name, sizeof(fns[d2].name), "dup");
+		root(dp, 1, 1);
+		node(dp, 1, 1, 1, 0, fake_addr(m), 1, 1, 1, 11);
+		node(dp, 1, 1, 2, 1, fake_addr(d1), 1, 4, 4, 4);
+		node(dp, 1, 1, 3, 1, fake_addr(d2), 2, 6, 6, 3);
+		if (ok(an_callers_build(dp, "dup", AN_APP_INTERVAL, &c, err, sizeof(err)) == 0,
+		       "callers of a name in two modules")) {
+			ok(c->nfn == 2 && strcmp(c->fn[0].self.v[AN_COL_MODULE].s, c->fn[1].self.v[AN_COL_MODULE].s) &&
+			   c->fn[0].ncallers == 1 && c->fn[1].ncallers == 1 &&
+			   val(&c->fn[0].callers[0], AN_COL_EI) + val(&c->fn[1].callers[0], AN_COL_EI) == 10 &&
+			   val(&c->fn[0].self, AN_COL_EI) * val(&c->fn[1].self, AN_COL_EI) == 24,
+			   "a name in two modules: two entries (EI 4 and 6), each with caller main");
+			an_callers_free(c);
+		}
+		an_profile_free(dp);
+	}
+
+	/* diff: the same program moved to another directory, g gone, h new */
+	ra = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "diff base");
+	h = fake_fn("h");
+	fns[m].module = "/opt/v2/bin/app";
+	q = an_profile_new(&fake);
+	root(q, 1, 1);
+	node(q, 1, 1, 1, 0, fake_addr(m), 1, 10, 10, 35);
+	node(q, 1, 1, 2, 1, fake_addr(f), 1, 20, 20, 20);
+	node(q, 1, 1, 3, 1, fake_addr(h), 1, 5, 5, 5);
+	rb = build(q, AN_BY_FUNCTION, AN_APP_INTERVAL, "diff new");
+	if (ra && rb && ok(an_diff_build(ra, rb, &d, err, sizeof(err)) == 0, "diff builds")) {
+		static const char *const order[] = { "main", "f", "g", "h" };
+		static const char *const status[] = { "both", "both", "vanished", "new" };
+		bool good = d->nrows == 4;
+
+		/* |delta EE%|: main +16.5, f -16.3, g -14.5, h +14.3 */
+		for (size_t i = 0; good && i < 4; i++)
+			good = !strcmp(an_diff_key(&d->rows[i], AN_COL_FUNCTION)->s, order[i]) &&
+				!strcmp(!d->rows[i].in_new ? "vanished" : !d->rows[i].in_base ? "new" : "both",
+					status[i]);
+		ok(good, "diff: main (moved directory) and f matched, g vanished, h new, by |delta EE%%|");
+		ok(an_diff_value(&d->rows[0], AN_COL_EI, AN_DIFF_DELTA) == -48 &&
+		   an_diff_value(&d->rows[2], AN_COL_EI, AN_DIFF_NEW) == 0 &&
+		   an_diff_value(&d->rows[2], AN_COL_EI, AN_DIFF_BASE) == 23 &&
+		   an_diff_value(&d->rows[3], AN_COL_CALLS, AN_DIFF_DELTA) == 1,
+		   "diff: deltas are new - base, a missing side counts 0");
+		ok(an_diff_sort(d, "delta_calls") == 0 && an_diff_sort(d, "base_ei") == 0 &&
+		   !strcmp(an_diff_key(&d->rows[0], AN_COL_FUNCTION)->s, "main") &&
+		   an_diff_sort(d, "no_such") == -EINVAL, "diff: --sort by base_/new_/delta_ columns");
+		an_diff_free(d);
+	}
+	smp = an_profile_new(&fake);
+	{
+		uint64_t ip[1] = { fake_addr(f) };
+
+		add_stack(smp, 1, SC_STACK_ROOT, ip, 1);
+		add_samples(smp, 1, 1, 1, 3);
+	}
+	rs = build(smp, AN_BY_FUNCTION, AN_APP_INTERVAL, "diff sampling");
+	ok(ra && rs && an_diff_build(ra, rs, &d, err, sizeof(err)) == -EINVAL && strstr(err, "same -m"),
+	   "diff refuses instrumentation against sampling: %s", err);
+	an_report_free(rs);
+	an_report_free(ra);
+	an_report_free(rb);
+	an_profile_free(smp);
+	an_profile_free(q);
+	an_profile_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	int fd = mkstemp(tmp_path);
@@ -1892,6 +2098,7 @@ int main(int argc, char **argv)
 	test_hand_threads();
 	test_hand_damaged();
 	test_hand_callsite();
+	test_hand_views();
 	test_sort();
 	test_checker();
 	test_random(seeds);
@@ -1899,13 +2106,13 @@ int main(int argc, char **argv)
 	   "call-site rows of %d vectors and random streams equal brute force (calls, EI, EE, AI, AE "
 	   "per caller and callee) and satisfy the SPEC invariants (%d differ%s%s)", callsite_checked,
 	   callsite_bad, callsite_bad ? ", e.g. " : "", callsite_example);
-	ok(views_bad == 0 && views_checked > seeds,
-	   "call tree, callers and callees of %d vectors and random streams equal brute force "
-	   "(every path's EI/EE/AI/AE; per caller and callee calls/EI/EE/AI/AE) and pass their "
-	   "checkers (%d differ%s%s)", views_checked, views_bad, views_bad ? ", e.g. " : "",
-	   views_example);
 	test_sampling_hand();
 	test_sampling_random(seeds);
+	ok(views_bad == 0 && views_checked > 2 * seeds,
+	   "call tree, callers and callees of %d vectors, random streams and random sampled stacks "
+	   "equal brute force (every path's EI/EE/AI/AE or samples; per caller and callee calls/EI/EE/"
+	   "AI/AE or samples) and pass their checkers (%d differ%s%s)", views_checked, views_bad,
+	   views_bad ? ", e.g. " : "", views_example);
 	test_sampling_edges();
 	test_garbage_records(seeds / 3 + 1);
 	test_file_errors();

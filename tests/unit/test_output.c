@@ -661,6 +661,124 @@ static void test_times(void)
 	   out_format_find("table") == &out_table && !out_format_find("xml"), "formats by name");
 }
 
+/*
+ * The views (call tree, callers and callees, diff) through every format on
+ * the same odd names: JSON strictly valid with one "function" per node,
+ * CSV with one record per node and a constant field count, tables within
+ * 80 columns without control characters.
+ */
+static char *render_view(const struct out_format *fmt, int view, const void *obj)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_options o = { 0 };
+	int ret = view == 0 ? fmt->write_tree(f, obj, &o) :
+		view == 1 ? fmt->write_callers(f, obj, &o) : fmt->write_diff(f, obj, &o);
+
+	fclose(f);
+	if (ret)
+		tap_diag("%s writer returned %d", fmt->name, ret);
+	return buf;
+}
+
+static void csv_shape(const char *csv, const char *what, int want_records)
+{
+	static char fields[64][2048];
+	const char *p = csv;
+	int n = 0, nf = -1, bad = 0;
+
+	while (p && *p) {
+		int k = csv_record(&p, fields, 64);
+
+		if (nf < 0)
+			nf = k;
+		bad += k != nf;
+		n++;
+	}
+	ok(!bad && n == want_records + 1, "CSV %s: %d records of %d fields after the header (want %d)",
+	   what, n - 1, nf, want_records);
+}
+
+static void max_width(const char *t, const char *what)
+{
+	size_t maxw = 0;
+	int ctl = 0;
+
+	for (const char *line = t; *line;) {
+		size_t len = strcspn(line, "\n"), cols = 0;
+
+		/* terminal columns: UTF-8 continuation bytes take none */
+		for (size_t i = 0; i < len; i++) {
+			ctl += (unsigned char)line[i] < 0x20 || line[i] == 0x7f;
+			cols += ((unsigned char)line[i] & 0xc0) != 0x80;
+		}
+		if (cols > maxw)
+			maxw = cols;
+		line += len + (line[len] == '\n');
+	}
+	if (!ok(maxw <= 80 && !ctl, "table %s: widest line %zu <= 80, no control characters", what, maxw))
+		tap_diag("%s", t);
+}
+
+static void test_views(struct an_profile *p, const char *method)
+{
+	struct an_tree_options to = { .by = AN_BY_FUNCTION };
+	struct an_tree *t = NULL;
+	struct an_callers *c = NULL;
+	struct an_report *r = build(p, AN_BY_FUNCTION);
+	struct an_diff *d = NULL;
+	char err[256] = "", what[64], *out;
+
+	if (ok(an_tree_build(p, &to, &t, err, sizeof(err)) == 0, "%s tree builds (%s)", method, err)) {
+		out = render_view(&out_json, 0, t);
+		snprintf(what, sizeof(what), "%s tree", method);
+		ok(json_valid(out) && has_key(out, "tree") && has_key(out, "hot") && has_key(out, "children") &&
+		   count_occurrences(out, "{\"function\": ") == (int)t->shown,
+		   "JSON %s: valid, one node object per shown node (%llu)", what, (unsigned long long)t->shown);
+		free(out);
+		out = render_view(&out_csv, 0, t);
+		csv_shape(out, what, (int)t->shown);
+		free(out);
+		out = render_view(&out_table, 0, t);
+		max_width(out, what);
+		free(out);
+		an_tree_free(t);
+	}
+	if (ok(an_callers_build(p, names[2], AN_APP_INTERVAL, &c, err, sizeof(err)) == 0,
+	       "%s callers of the quoted name build (%s)", method, err)) {
+		snprintf(what, sizeof(what), "%s callers", method);
+		out = render_view(&out_json, 1, c);
+		ok(json_valid(out) && has_key(out, "function") && has_key(out, "callers") && has_key(out, "callees"),
+		   "JSON %s: valid, function, callers, callees", what);
+		free(out);
+		out = render_view(&out_csv, 1, c);
+		csv_shape(out, what, 1 + (int)c->fn[0].ncallers + (int)c->fn[0].ncallees);
+		free(out);
+		out = render_view(&out_table, 1, c);
+		max_width(out, what);
+		free(out);
+		an_callers_free(c);
+	}
+	if (r && ok(an_diff_build(r, r, &d, err, sizeof(err)) == 0, "%s diff of a report with itself", method)) {
+		snprintf(what, sizeof(what), "%s diff", method);
+		out = render_view(&out_json, 2, d);
+		ok(json_valid(out) && has_key(out, "base") && has_key(out, "new") &&
+		   count_occurrences(out, "\"status\": \"both\"") == (int)r->nrows &&
+		   !strstr(out, "\"delta_") == false && !strstr(out, "-0.0000"),
+		   "JSON %s: valid, every row in both, deltas present and never -0", what);
+		free(out);
+		out = render_view(&out_csv, 2, d);
+		csv_shape(out, what, (int)r->nrows);
+		free(out);
+		out = render_view(&out_table, 2, d);
+		max_width(out, what);
+		free(out);
+		an_diff_free(d);
+	}
+	an_report_free(r);
+}
+
 int main(void)
 {
 	struct an_profile *pi = instr_profile(), *ps = sample_profile();
@@ -670,6 +788,8 @@ int main(void)
 	test_csv(pi, ps);
 	test_table(pi, ps);
 	test_times();
+	test_views(pi, "instrumentation");
+	test_views(ps, "sampling");
 	an_profile_free(pi);
 	an_profile_free(ps);
 	return tap_done();
