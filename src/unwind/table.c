@@ -817,6 +817,16 @@ bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
 	return true;
 }
 
+bool unw_table_fde(const struct unw_table *t, size_t i, uint64_t *lo,
+		   uint64_t *hi)
+{
+	if (i >= t->nfdes)
+		return false;
+	*lo = t->fdes[i].lo;
+	*hi = t->fdes[i].hi;
+	return true;
+}
+
 const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr)
 {
 	const struct unw_row *r = lookup_row(t, vaddr);

@@ -114,6 +114,9 @@ const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr);
  */
 bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
 			 uint64_t *lo, uint64_t *hi);
+/* The i-th FDE's range [lo, hi), in address order; false if i >= nfdes. */
+bool unw_table_fde(const struct unw_table *t, size_t i, uint64_t *lo,
+		   uint64_t *hi);
 /* Compute every row now (tests, statistics). */
 void unw_table_build_all(struct unw_table *t);
 size_t unw_table_nfdes(const struct unw_table *t);
