@@ -96,6 +96,9 @@ struct ctx {
 	struct cand *c;
 	size_t nc, ac;
 	struct u64v calls, jumps, taken, hooks;
+	struct u64v landing;          /* every address code may enter at:
+					 jump, call and taken targets, and
+					 candidate starts */
 	struct unw_table *cfi;
 	struct dsc_stats st;
 };
@@ -367,10 +370,16 @@ static void scan_code(struct ctx *x)
 	free(w);
 }
 
-/* Pointers in relocations and in initialized data. */
+/*
+ * Pointers in relocations and in initialized data, and the entry points
+ * the ELF headers give (e_entry, DT_INIT, DT_FINI).
+ */
 static void scan_data(struct ctx *x)
 {
 	Elf_Scn *scn = NULL;
+
+	if (in_text(x, x->eh.e_entry))
+		u64v_push(&x->taken, x->eh.e_entry);
 
 	while ((scn = elf_nextscn(x->elf, scn))) {
 		GElf_Shdr sh;
@@ -379,6 +388,18 @@ static void scan_data(struct ctx *x)
 		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) ||
 		    !d->d_buf)
 			continue;
+		if (sh.sh_type == SHT_DYNAMIC && sh.sh_entsize) {
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Dyn dyn;
+
+				if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+					break;
+				if ((dyn.d_tag == DT_INIT || dyn.d_tag == DT_FINI) &&
+				    in_text(x, dyn.d_un.d_ptr))
+					u64v_push(&x->taken, dyn.d_un.d_ptr);
+			}
+			continue;
+		}
 		if (sh.sh_type == SHT_RELA && sh.sh_entsize) {
 			Elf_Data *syms = NULL;
 			Elf_Scn *ss = elf_getscn(x->elf, sh.sh_link);
@@ -561,7 +582,8 @@ static enum patch_reason decide(struct ctx *x, const ZydisDecoder *full,
 	if ((c->names & NAME_COLD) ||
 	    (!((c->flags & DSC_SYMBOL) && !(c->names & NAME_PART)) &&
 	     !(f->flags & (DSC_CALLED | DSC_ADDR_TAKEN))))
-		return PATCH_JUMP_ONLY;
+		return f->flags & (DSC_JUMPED | DSC_SYMBOL) || (c->names & NAME_COLD) ?
+		       PATCH_JUMP_ONLY : PATCH_UNREFERENCED;
 	if (!x->cfi || !unw_table_fde_range(x->cfi, c->addr, &lo, &hi))
 		return PATCH_NO_CFI;
 	if (!(c->flags & DSC_SYMBOL) || !c->size || c->addr + c->size > hi)
@@ -583,7 +605,7 @@ static enum patch_reason decide(struct ctx *x, const ZydisDecoder *full,
 			return PATCH_READS_RETURN_ADDRESS;
 	}
 	return rel_entry_build(bytes, nbytes, c->addr, c->addr + f->size, c->addr,
-			       x->jumps.v, x->jumps.n, x->hooks.v, x->hooks.n,
+			       x->landing.v, x->landing.n, x->hooks.v, x->hooks.n,
 			       &f->entry);
 }
 
@@ -639,6 +661,7 @@ static void ctx_release(struct ctx *x)
 	free(x->jumps.v);
 	free(x->taken.v);
 	free(x->hooks.v);
+	free(x->landing.v);
 	unw_table_free(x->cfi);
 	if (x->elf)
 		elf_end(x->elf);
@@ -701,6 +724,15 @@ int dsc_plan_build(const char *path, struct dsc_plan **out)
 
 	t = now_ns();
 	merge_cands(&x);
+	for (size_t i = 0; i < x.nc; i++)
+		u64v_push(&x.landing, x.c[i].addr);
+	for (size_t i = 0; i < x.jumps.n; i++)
+		u64v_push(&x.landing, x.jumps.v[i]);
+	for (size_t i = 0; i < x.calls.n; i++)
+		u64v_push(&x.landing, x.calls.v[i]);
+	for (size_t i = 0; i < x.taken.n; i++)
+		u64v_push(&x.landing, x.taken.v[i]);
+	u64v_sort(&x.landing);
 	p = xcalloc(1, sizeof(*p));
 	decide_all(&x, p);
 	x.st.decide_ns = now_ns() - t;

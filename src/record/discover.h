@@ -13,7 +13,8 @@
  * code takes (RIP-relative LEA; absolute immediates in position-dependent
  * executables); the data finds the addresses stored as pointers
  * (R_X86_64_RELATIVE/IRELATIVE addends, R_X86_64_64/GLOB_DAT of defined
- * symbols, and aligned words of the initialized data such as .init_array).
+ * symbols, and aligned words of the initialized data such as .init_array),
+ * and the headers the entry points (e_entry, DT_INIT, DT_FINI).
  *
  * A start is patched only if all of these hold, checked in this order (the
  * first that fails is the reason counted, enum patch_reason in reloc.h):
@@ -21,15 +22,18 @@
  *   dynamic loader (dynamic_loader), not in a PLT section (plt_stub), no
  *   name at it is a returns-twice function (returns_twice) or one that
  *   reads its own return address (reads_return_address), no name is a
- *   `.cold` part (jump_only); the CFI row at the start says CFA = rsp+8
- *   with the return address at CFA-8 and rbp unchanged (no_cfi,
- *   cfa_not_at_entry); it is a symbol other than a `.part` clone, or a
- *   direct-call target, or an address taken (jump_only); its first
+ *   `.cold` part (jump_only); it is a symbol other than a `.part` clone,
+ *   or a direct-call target, or an address taken (else jump_only when
+ *   something jumps to it or a symbol names it, unreferenced when nothing
+ *   does); the CFI row at the start says CFA = rsp+8 with the return
+ *   address at CFA-8 and rbp unchanged (no_cfi, cfa_not_at_entry); its first
  *   instructions do not read the return address ([rsp] before any push,
  *   or the slot through rbp after push rbp; mov rbp,rsp)
  *   (reads_return_address); and rel_entry_build accepts its entry
  *   (too_short, leaves_function, branch_into_entry, undecodable,
- *   unrelocatable).
+ *   unrelocatable), where "branch into the entry" is any jump, call or
+ *   address-taken target, or any other candidate start, strictly inside
+ *   the bytes the jmp replaces.
  *
  * Ownership: a plan owns its arrays and names; dsc_plan_free() releases it
  * and accepts NULL.  Addresses are the object's link-time vaddrs; each

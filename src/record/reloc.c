@@ -16,6 +16,7 @@ static const char *const reason_names[PATCH_NREASONS] = {
 	[PATCH_RETURNS_TWICE]        = "returns_twice",
 	[PATCH_READS_RETURN_ADDRESS] = "reads_return_address",
 	[PATCH_JUMP_ONLY]            = "jump_only",
+	[PATCH_UNREFERENCED]         = "unreferenced",
 	[PATCH_NO_CFI]               = "no_cfi",
 	[PATCH_NOT_AT_ENTRY]         = "cfa_not_at_entry",
 	[PATCH_TOO_SHORT]            = "too_short",

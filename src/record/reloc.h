@@ -55,7 +55,12 @@ enum patch_reason {
 	PATCH_READS_RETURN_ADDRESS, /* "reads_return_address": dlsym & co, or
 				    a read of its return address at entry */
 	PATCH_JUMP_ONLY,         /* "jump_only": .cold parts, never-called .part
-				    parts, CFI ranges nothing calls or names */
+				    parts, unnamed CFI ranges reached by jumps
+				    only */
+	PATCH_UNREFERENCED,      /* "unreferenced": an unnamed CFI range that
+				    nothing calls, jumps to or takes the
+				    address of (dead code, or reached in a
+				    way the scan cannot see) */
 	PATCH_NO_CFI,            /* "no_cfi": no call-frame rule at the start */
 	PATCH_NOT_AT_ENTRY,      /* "cfa_not_at_entry": CFA is not rsp+8 with
 				    nothing saved (a start inside a function) */
@@ -112,9 +117,10 @@ struct rel_entry {
  * Plan the entry patch of the function [func, func_end), whose first bytes
  * are bytes[0 .. nbytes) (nbytes may stop short of func_end, never past
  * what is readable), for a trampoline at tramp.  targets: the sorted
- * addresses every direct jump of the object lands on (a target strictly
- * inside the replaced bytes refuses the function; one at the site itself,
- * a jump back to the entry, does not).  hooks: sorted addresses of
+ * addresses where code may enter (direct jump and call targets, addresses
+ * taken, other function starts); one strictly inside the replaced bytes
+ * refuses the function, one at the site itself (a jump back to the entry)
+ * does not.  hooks: sorted addresses of
  * profiling hooks whose call at the site is a compiler-made patch site
  * (may be NULL).  Returns PATCH_OK with *out filled, or the reason.
  */
