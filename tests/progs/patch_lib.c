@@ -46,10 +46,11 @@ __asm__(
 
 	/* a jump back to the entry: allowed (the patched jmp is the entry) */
 	FUNC(asm_back)
+	".Lasm_back:\n"          /* not the global name: that goes by the PLT */
 	"	lea -1(%rdi), %eax\n"
 	"	cmp $100, %edi\n"
 	"	mov %eax, %edi\n"
-	"	jg asm_back\n"
+	"	jg .Lasm_back\n"
 	"	ret\n"
 	END(asm_back)
 
