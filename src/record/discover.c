@@ -46,6 +46,8 @@ static void u64v_sort(struct u64v *a)
 {
 	size_t out = 0;
 
+	if (!a->n)
+		return;
 	qsort(a->v, a->n, sizeof(*a->v), cmp_u64);
 	for (size_t i = 0; i < a->n; i++)
 		if (!out || a->v[out - 1] != a->v[i])
@@ -226,8 +228,8 @@ static void read_sections(struct ctx *x)
 		s->plt = name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
 				  !strcmp(name, ".plt.got") || !strcmp(name, ".iplt"));
 	}
-	qsort(x->secs, x->nsecs, sizeof(*x->secs), cmp_sec);
 	if (x->nsecs) {
+		qsort(x->secs, x->nsecs, sizeof(*x->secs), cmp_sec);
 		x->text_lo = x->secs[0].lo;
 		x->text_hi = x->secs[x->nsecs - 1].hi;
 	}
@@ -303,6 +305,10 @@ static void *sweep_run(void *arg)
 
 static void u64v_append(struct u64v *a, struct u64v *b)
 {
+	if (!b->n) {
+		free(b->v);
+		return;
+	}
 	ALLOC_GROW(a->v, a->n + b->n, a->alloc);
 	memcpy(a->v + a->n, b->v, b->n * sizeof(*b->v));
 	a->n += b->n;
@@ -459,6 +465,8 @@ static void merge_cands(struct ctx *x)
 {
 	size_t out = 0;
 
+	if (!x->nc)
+		return;
 	qsort(x->c, x->nc, sizeof(*x->c), cmp_cand);
 	for (size_t i = 0; i < x->nc; i++) {
 		struct cand *c = &x->c[i], *m = out ? &x->c[out - 1] : NULL;
