@@ -307,10 +307,10 @@ static int dump_patch_plan(const char *elf, bool functions)
 	}
 	st = &p->stats;
 	printf("patch plan %s: %zu candidates, %u patched, %zu refused, %.1f ms "
-	       "(symbols %.1f, cfi %.1f, scan %.1f, decide %.1f)\n",
+	       "(symbols %.1f, cfi %.1f, scan %.1f, decide %.1f), CPU %.1f ms\n",
 	       elf, p->nfuncs, p->count[PATCH_OK], p->nfuncs - p->count[PATCH_OK],
 	       st->total_ns / 1e6, st->symbols_ns / 1e6, st->cfi_ns / 1e6,
-	       st->scan_ns / 1e6, st->decide_ns / 1e6);
+	       st->scan_ns / 1e6, st->decide_ns / 1e6, st->cpu_ns / 1e6);
 	printf("scan: %zu instructions, %zu call targets, %zu jump targets, %zu addresses taken\n",
 	       st->insns, st->calls, st->jumps, st->taken);
 	printf("unpatched:");

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct u64v {
@@ -82,6 +83,22 @@ struct cand {
 	unsigned names;               /* NAME_* of every alias */
 };
 
+/*
+ * Targets that matter, as the scans find them: calls, jumps and addresses
+ * taken that are candidate starts, and any target (or candidate start)
+ * landing in the first NEAR_BYTES after a candidate start, where it may
+ * refuse that candidate's entry (branch_into_entry).  Filtering through
+ * the bitmaps as targets are found keeps the arrays to sort small: python3
+ * has 90,000 distinct jump targets, a few thousand of which matter.
+ */
+struct targets {
+	struct u64v calls, jumps, taken, landing;
+};
+
+#define NEAR_BYTES 32         /* > endbr64 + the longest displaced run */
+
+enum target_kind { T_CALL, T_JUMP, T_TAKEN };
+
 struct sec {
 	uint64_t lo, hi;
 	const uint8_t *data;          /* hi - lo bytes */
@@ -97,10 +114,11 @@ struct ctx {
 	uint64_t text_lo, text_hi;    /* hull of secs */
 	struct cand *c;
 	size_t nc, ac;
-	struct u64v calls, jumps, taken, hooks;
-	struct u64v landing;          /* every address code may enter at:
-					 jump, call and taken targets, and
-					 candidate starts */
+	/* Bitmaps over [text_lo, text_hi): candidate starts, and the bytes
+	 * just after them that an entry jump may replace. */
+	uint64_t *starts, *near;
+	struct targets tg;
+	struct u64v hooks;
 	struct unw_table *cfi;
 	struct dsc_stats st;
 };
@@ -201,6 +219,24 @@ static bool in_text(const struct ctx *x, uint64_t a)
 	return a >= x->text_lo && a < x->text_hi && sec_of(x, a);
 }
 
+static bool test_bit(const uint64_t *b, uint64_t i)
+{
+	return b[i >> 6] >> (i & 63) & 1;
+}
+
+static void note(const struct ctx *x, struct targets *o, enum target_kind k,
+		 uint64_t t)
+{
+	uint64_t i = t - x->text_lo;
+
+	if (t < x->text_lo || t >= x->text_hi)
+		return;
+	if (test_bit(x->starts, i))
+		u64v_push(k == T_CALL ? &o->calls : k == T_JUMP ? &o->jumps : &o->taken, t);
+	if (test_bit(x->near, i))
+		u64v_push(&o->landing, t);
+}
+
 static void read_sections(struct ctx *x)
 {
 	Elf_Scn *scn = NULL;
@@ -245,7 +281,7 @@ struct sweep {
 	const struct ctx *x;
 	const struct sec *sec;
 	uint64_t lo, hi;
-	struct u64v calls, jumps, taken;
+	struct targets tg;
 	size_t insns;
 };
 
@@ -279,11 +315,8 @@ static void *sweep_run(void *arg)
 		if (in.raw.imm[0].is_relative) {
 			uint64_t t = next + (uint64_t)in.raw.imm[0].value.s;
 
-			if (in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
-			    in.opcode == 0xe8)
-				u64v_push(&w->calls, t);
-			else
-				u64v_push(&w->jumps, t);
+			note(x, &w->tg, in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+					in.opcode == 0xe8 ? T_CALL : T_JUMP, t);
 			continue;
 		}
 		if (in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
@@ -291,14 +324,12 @@ static void *sweep_run(void *arg)
 		    in.raw.modrm.rm == 5 && in.raw.disp.size == 32) {
 			uint64_t t = next + (uint64_t)in.raw.disp.value;
 
-			if (in_text(x, t))
-				u64v_push(&w->taken, t);
+			note(x, &w->tg, T_TAKEN, t);
 			continue;
 		}
 		/* mov $f, %edi and the like: only where addresses are fixed */
-		if (exec && in.raw.imm[0].size >= 32 &&
-		    in_text(x, in.raw.imm[0].value.u))
-			u64v_push(&w->taken, in.raw.imm[0].value.u);
+		if (exec && in.raw.imm[0].size >= 32)
+			note(x, &w->tg, T_TAKEN, in.raw.imm[0].value.u);
 	}
 	return NULL;
 }
@@ -367,9 +398,10 @@ static void scan_code(struct ctx *x)
 		if (started[i])
 			pthread_join(tid[i], NULL);
 		x->st.insns += w[i].insns;
-		u64v_append(&x->calls, &w[i].calls);
-		u64v_append(&x->jumps, &w[i].jumps);
-		u64v_append(&x->taken, &w[i].taken);
+		u64v_append(&x->tg.calls, &w[i].tg.calls);
+		u64v_append(&x->tg.jumps, &w[i].tg.jumps);
+		u64v_append(&x->tg.taken, &w[i].tg.taken);
+		u64v_append(&x->tg.landing, &w[i].tg.landing);
 	}
 	free(tid);
 	free(started);
@@ -384,8 +416,7 @@ static void scan_data(struct ctx *x)
 {
 	Elf_Scn *scn = NULL;
 
-	if (in_text(x, x->eh.e_entry))
-		u64v_push(&x->taken, x->eh.e_entry);
+	note(x, &x->tg, T_TAKEN, x->eh.e_entry);
 
 	while ((scn = elf_nextscn(x->elf, scn))) {
 		GElf_Shdr sh;
@@ -400,9 +431,8 @@ static void scan_data(struct ctx *x)
 
 				if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
 					break;
-				if ((dyn.d_tag == DT_INIT || dyn.d_tag == DT_FINI) &&
-				    in_text(x, dyn.d_un.d_ptr))
-					u64v_push(&x->taken, dyn.d_un.d_ptr);
+				if (dyn.d_tag == DT_INIT || dyn.d_tag == DT_FINI)
+					note(x, &x->tg, T_TAKEN, dyn.d_un.d_ptr);
 			}
 			continue;
 		}
@@ -430,8 +460,7 @@ static void scan_data(struct ctx *x)
 				} else {
 					continue;
 				}
-				if (in_text(x, v))
-					u64v_push(&x->taken, v);
+				note(x, &x->tg, T_TAKEN, v);
 			}
 			continue;
 		}
@@ -443,8 +472,7 @@ static void scan_data(struct ctx *x)
 			uint64_t v;
 
 			memcpy(&v, (const uint8_t *)d->d_buf + off, 8);
-			if (v >= x->text_lo && v < x->text_hi && sec_of(x, v))
-				u64v_push(&x->taken, v);
+			note(x, &x->tg, T_TAKEN, v);
 		}
 	}
 }
@@ -489,6 +517,32 @@ static void merge_cands(struct ctx *x)
 	x->nc = out;
 }
 
+/*
+ * The bitmaps note() filters with; candidate starts inside another's first
+ * bytes go straight to the landing addresses.
+ */
+static void mark_candidates(struct ctx *x)
+{
+	size_t words = x->nsecs ? ((x->text_hi - x->text_lo) >> 6) + 1 : 1;
+
+	x->starts = xcalloc(words, sizeof(*x->starts));
+	x->near = xcalloc(words, sizeof(*x->near));
+	for (size_t i = 0; i < x->nc; i++) {
+		uint64_t a = x->c[i].addr;
+
+		if (!in_text(x, a))
+			continue;
+		a -= x->text_lo;
+		x->starts[a >> 6] |= 1ULL << (a & 63);
+		for (uint64_t k = a + 1; k < a + NEAR_BYTES && k < x->text_hi - x->text_lo; k++)
+			x->near[k >> 6] |= 1ULL << (k & 63);
+	}
+	for (size_t i = 0; i < x->nc; i++)
+		if (in_text(x, x->c[i].addr) &&
+		    test_bit(x->near, x->c[i].addr - x->text_lo))
+			u64v_push(&x->tg.landing, x->c[i].addr);
+}
+
 /* CFA = rsp + 8, return address at CFA - 8, rbp as the caller left it. */
 static bool at_entry(const struct unw_row *r)
 {
@@ -509,9 +563,23 @@ static bool reads_return_address(const ZydisDecoder *dec, const uint8_t *p,
 	int64_t depth = 0, rbp_depth = -1;     /* bytes below the RA slot */
 
 	for (unsigned k = 0; k < 16 && n; k++) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, p, n, &in, ops)))
+		ZydisDecoderContext ctx;
+		unsigned nops = 0;
+		bool mem, need;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(dec, &ctx, p, n, &in)))
 			return false;
-		for (unsigned i = 0; i < in.operand_count_visible; i++) {
+		/* Operands (slow to decode) only where they can matter. */
+		mem = (in.attributes & ZYDIS_ATTRIB_HAS_MODRM) && in.raw.modrm.mod != 3;
+		need = mem || in.mnemonic == ZYDIS_MNEMONIC_SUB ||
+		       in.mnemonic == ZYDIS_MNEMONIC_ADD || in.mnemonic == ZYDIS_MNEMONIC_MOV;
+		if (need) {
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeOperands(dec, &ctx, &in, ops,
+								      in.operand_count)))
+				return false;
+			nops = in.operand_count_visible;
+		}
+		for (unsigned i = 0; i < nops; i++) {
 			const ZydisDecodedOperand *o = &ops[i];
 
 			if (o->type != ZYDIS_OPERAND_TYPE_MEMORY ||
@@ -537,7 +605,7 @@ static bool reads_return_address(const ZydisDecoder *dec, const uint8_t *p,
 			break;
 		case ZYDIS_MNEMONIC_SUB:
 		case ZYDIS_MNEMONIC_ADD:
-			if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			if (nops >= 2 && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 			    ops[0].reg.value == ZYDIS_REGISTER_RSP) {
 				if (ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
 					return false;
@@ -546,6 +614,8 @@ static bool reads_return_address(const ZydisDecoder *dec, const uint8_t *p,
 			}
 			break;
 		case ZYDIS_MNEMONIC_MOV:
+			if (nops < 2)
+				break;
 			if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 			    ops[0].reg.value == ZYDIS_REGISTER_RBP &&
 			    ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
@@ -596,11 +666,13 @@ static enum patch_reason decide(struct ctx *x, const ZydisDecoder *full,
 		return PATCH_NO_CFI;
 	if (!(c->flags & DSC_SYMBOL) || !c->size || c->addr + c->size > hi)
 		f->size = hi - c->addr;
-	row = unw_table_find(x->cfi, c->addr);
-	if (!row)
-		return PATCH_NO_CFI;
-	if (!at_entry(row))
-		return PATCH_NOT_AT_ENTRY;
+	if (!unw_table_fde_entry_clean(x->cfi, c->addr)) {
+		row = unw_table_find(x->cfi, c->addr);
+		if (!row)
+			return PATCH_NO_CFI;
+		if (!at_entry(row))
+			return PATCH_NOT_AT_ENTRY;
+	}
 	bytes = sec->data + (c->addr - sec->lo);
 	nbytes = sec->hi - c->addr;
 	if (nbytes > f->size)
@@ -613,7 +685,7 @@ static enum patch_reason decide(struct ctx *x, const ZydisDecoder *full,
 			return PATCH_READS_RETURN_ADDRESS;
 	}
 	return rel_entry_build(bytes, nbytes, c->addr, c->addr + f->size, c->addr,
-			       x->landing.v, x->landing.n, x->hooks.v, x->hooks.n,
+			       x->tg.landing.v, x->tg.landing.n, x->hooks.v, x->hooks.n,
 			       &f->entry);
 }
 
@@ -632,11 +704,11 @@ static void decide_all(struct ctx *x, struct dsc_plan *p)
 		f->name = c->name;
 		c->name = NULL;
 		f->flags = c->flags;
-		if (u64v_has(&x->calls, c->addr))
+		if (u64v_has(&x->tg.calls, c->addr))
 			f->flags |= DSC_CALLED;
-		if (u64v_has(&x->taken, c->addr))
+		if (u64v_has(&x->tg.taken, c->addr))
 			f->flags |= DSC_ADDR_TAKEN;
-		if (u64v_has(&x->jumps, c->addr))
+		if (u64v_has(&x->tg.jumps, c->addr))
 			f->flags |= DSC_JUMPED;
 		f->reason = decide(x, &full, c, f);
 		if (f->reason != PATCH_OK)
@@ -646,6 +718,14 @@ static void decide_all(struct ctx *x, struct dsc_plan *p)
 }
 
 /* ---- the plan ---------------------------------------------------------- */
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static bool is_dynamic_loader(const char *path)
 {
@@ -665,11 +745,13 @@ static void ctx_release(struct ctx *x)
 		free(x->c[i].name);
 	free(x->c);
 	free(x->secs);
-	free(x->calls.v);
-	free(x->jumps.v);
-	free(x->taken.v);
+	free(x->tg.calls.v);
+	free(x->tg.jumps.v);
+	free(x->tg.taken.v);
+	free(x->tg.landing.v);
 	free(x->hooks.v);
-	free(x->landing.v);
+	free(x->starts);
+	free(x->near);
 	unw_table_free(x->cfi);
 	if (x->elf)
 		elf_end(x->elf);
@@ -679,7 +761,7 @@ int dsc_plan_build(const char *path, struct dsc_plan **out)
 {
 	struct ctx x = { 0 };
 	struct dsc_plan *p = NULL;
-	uint64_t t0 = now_ns(), t;
+	uint64_t t0 = now_ns(), c0 = cpu_ns(), t;
 	int fd, ret = 0;
 
 	*out = NULL;
@@ -719,28 +801,21 @@ int dsc_plan_build(const char *path, struct dsc_plan **out)
 	x.st.cfi_ns = now_ns() - t;
 
 	t = now_ns();
+	merge_cands(&x);
+	mark_candidates(&x);
 	scan_code(&x);
 	scan_data(&x);
-	u64v_sort(&x.calls);
-	u64v_sort(&x.jumps);
-	u64v_sort(&x.taken);
+	u64v_sort(&x.tg.calls);
+	u64v_sort(&x.tg.jumps);
+	u64v_sort(&x.tg.taken);
+	u64v_sort(&x.tg.landing);
 	u64v_sort(&x.hooks);
-	x.st.calls = x.calls.n;
-	x.st.jumps = x.jumps.n;
-	x.st.taken = x.taken.n;
+	x.st.calls = x.tg.calls.n;
+	x.st.jumps = x.tg.jumps.n;
+	x.st.taken = x.tg.taken.n;
 	x.st.scan_ns = now_ns() - t;
 
 	t = now_ns();
-	merge_cands(&x);
-	for (size_t i = 0; i < x.nc; i++)
-		u64v_push(&x.landing, x.c[i].addr);
-	for (size_t i = 0; i < x.jumps.n; i++)
-		u64v_push(&x.landing, x.jumps.v[i]);
-	for (size_t i = 0; i < x.calls.n; i++)
-		u64v_push(&x.landing, x.calls.v[i]);
-	for (size_t i = 0; i < x.taken.n; i++)
-		u64v_push(&x.landing, x.taken.v[i]);
-	u64v_sort(&x.landing);
 	p = xcalloc(1, sizeof(*p));
 	decide_all(&x, p);
 	x.st.decide_ns = now_ns() - t;
@@ -755,6 +830,7 @@ int dsc_plan_build(const char *path, struct dsc_plan **out)
 		p->build_id_len = n;
 	}
 	x.st.total_ns = now_ns() - t0;
+	x.st.cpu_ns = cpu_ns() - c0;
 	p->stats = x.st;
 	*out = p;
 out:

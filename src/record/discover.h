@@ -70,8 +70,11 @@ struct dsc_func {
 
 struct dsc_stats {
 	size_t insns;             /* instructions decoded by the scan */
-	size_t calls, jumps, taken; /* distinct targets of each kind */
-	uint64_t symbols_ns, cfi_ns, scan_ns, decide_ns, total_ns;
+	size_t calls, jumps, taken; /* candidate starts called, jumped to,
+					 whose address is taken */
+	uint64_t symbols_ns, cfi_ns, scan_ns, decide_ns, total_ns; /* elapsed */
+	uint64_t cpu_ns;          /* CPU time of the process (all threads)
+				     while the plan was built */
 };
 
 struct dsc_plan {
