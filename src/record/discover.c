@@ -8,18 +8,23 @@
  * unwinder's row cache grows cheapest in.
  */
 #include "record/discover.h"
+#include "record/plan_file.h"
 
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
 #include <Zydis/Zydis.h>
+#include <elfutils/libdwelf.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -861,4 +866,161 @@ const struct dsc_func *dsc_plan_find(const struct dsc_plan *p, uint64_t addr)
 			hi = mid;
 	}
 	return lo < p->nfuncs && p->funcs[lo].addr == addr ? &p->funcs[lo] : NULL;
+}
+
+/* ---- plan files ----------------------------------------------------------- */
+
+int dsc_plan_write(const struct dsc_plan *p, const char *path)
+{
+	struct plan_file_header h = { .version = PLAN_FILE_VERSION };
+	struct plan_file_entry *v;
+	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	size_t n = 0;
+	FILE *f;
+	int ret = 0;
+
+	memcpy(h.magic, PLAN_FILE_MAGIC, 8);
+	h.header_size = sizeof(h);
+	h.entry_size = sizeof(*v);
+	for (unsigned r = 0; r < PATCH_NREASONS; r++)
+		h.count[r] = p->count[r];
+	memcpy(h.build_id, p->build_id, p->build_id_len);
+	h.build_id_len = (uint32_t)p->build_id_len;
+	v = xcalloc(p->count[PATCH_OK] + 1, sizeof(*v));
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		if (p->funcs[i].reason != PATCH_OK)
+			continue;
+		v[n].addr = p->funcs[i].addr;
+		v[n++].entry = p->funcs[i].entry;
+	}
+	h.nentries = (uint32_t)n;
+	errno = 0;
+	f = fopen(tmp, "wb");
+	if (!f ||
+	    fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    (n && fwrite(v, sizeof(*v), n, f) != n))
+		ret = errno ? -errno : -EIO;
+	if (f && fclose(f) != 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) != 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	free(v);
+	return ret;
+}
+
+/* mkdir -p of dir's components; errors show up when the file is written. */
+static void make_dirs(char *dir)
+{
+	for (char *s = dir + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		mkdir(dir, 0755);
+		*s = '/';
+	}
+	mkdir(dir, 0755);
+}
+
+static char *cache_dir(void)
+{
+	const char *d = getenv("STACKCLOCK_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (d && *d)
+		return xasprintf("%s/plans", d);
+	if (xdg && *xdg)
+		return xasprintf("%s/stackclock/plans", xdg);
+	return xasprintf("%s/.cache/stackclock/plans", home && *home ? home : "/tmp");
+}
+
+/* The cache key of the object: its build-id, else path, size and mtime. */
+static char *cache_key(const char *elf)
+{
+	char hex[41] = "";
+	const void *id = NULL;
+	ssize_t n = -1;
+	struct stat st;
+	int fd = open(elf, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e)
+		n = dwelf_elf_gnu_build_id(e, &id);
+	for (ssize_t i = 0; i < n && i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", ((const uint8_t *)id)[i]);
+	if (e)
+		elf_end(e);
+	if (n <= 0 && fstat(fd, &st) == 0) {
+		uint64_t h = hash_u64((uint64_t)st.st_size ^ hash_u64((uint64_t)st.st_mtime));
+		char *real = realpath(elf, NULL);
+
+		for (const char *c = real ? real : elf; *c; c++)
+			h = hash_u64(h ^ (unsigned char)*c);
+		free(real);
+		snprintf(hex, sizeof(hex), "file-%016llx", (unsigned long long)h);
+	}
+	close(fd);
+	return *hex ? xstrdup(hex) : NULL;
+}
+
+static bool plan_file_usable(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m;
+	size_t n;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+		ok = plan_file_check(m, (size_t)st.st_size, &n) != NULL;
+		munmap(m, (size_t)st.st_size);
+	}
+	close(fd);
+	return ok;
+}
+
+int dsc_plan_cached(const char *elf, char **path, bool *hit)
+{
+	char *dir, *key = cache_key(elf), *file;
+	struct dsc_plan *p;
+	int ret;
+
+	*path = NULL;
+	*hit = false;
+	if (!key) {
+		ret = errno;
+		return ret ? -ret : -ENOENT;
+	}
+	dir = cache_dir();
+	file = xasprintf("%s/%s.plan", dir, key);
+	free(key);
+	if (plan_file_usable(file)) {
+		*hit = true;
+		*path = file;
+		free(dir);
+		return 0;
+	}
+	ret = dsc_plan_build(elf, &p);
+	if (!ret) {
+		make_dirs(dir);
+		ret = dsc_plan_write(p, file);
+		dsc_plan_free(p);
+	}
+	free(dir);
+	if (ret) {
+		free(file);
+		return ret;
+	}
+	*path = file;
+	return 0;
 }

@@ -45,6 +45,7 @@
 #ifndef SC_DISCOVER_H
 #define SC_DISCOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,5 +98,23 @@ void dsc_plan_free(struct dsc_plan *p);
 
 /* The plan's entry for the start at addr, or NULL. */
 const struct dsc_func *dsc_plan_find(const struct dsc_plan *p, uint64_t addr);
+
+/*
+ * Write p as a plan file (record/plan_file.h) at path, atomically (a
+ * temporary file renamed over it).  Returns 0 or -errno.
+ */
+int dsc_plan_write(const struct dsc_plan *p, const char *path);
+
+/*
+ * The plan file of the ELF object at elf, from the cache when it holds one
+ * for the object's build-id (for an object without one: its path, size
+ * and modification time), else built now and stored there.  The cache is
+ * $STACKCLOCK_CACHE_DIR, else $XDG_CACHE_HOME/stackclock, else
+ * ~/.cache/stackclock; plans live in its plans/ folder.  On success *path
+ * is the plan file (malloc'ed, the caller frees it) and *hit says whether
+ * it was in the cache.  Returns 0 or -errno (dsc_plan_build's, or the
+ * cache's when it cannot be written).
+ */
+int dsc_plan_cached(const char *elf, char **path, bool *hit);
 
 #endif

@@ -16,6 +16,7 @@
  * Debian's gzip and python3 give their coverage (diagnostics).
  */
 #include "record/discover.h"
+#include "record/plan_file.h"
 #include "tap.h"
 
 #include <dlfcn.h>
@@ -25,7 +26,9 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -369,6 +372,133 @@ static void test_forms(void)
 	       "reason names are snake_case JSON keys");
 }
 
+/* ---- plan files and the cache ---------------------------------------------- */
+
+static void *map_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m = MAP_FAILED;
+
+	*size = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*size = (size_t)st.st_size;
+	return m;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void test_plan_file(const char *lib, const struct dsc_plan *p)
+{
+	char *path = NULL, *again = NULL;
+	bool hit = true;
+	const struct plan_file_entry *v;
+	struct plan_file_header *h;
+	size_t size, n, same = 0, k = 0;
+	uint8_t *m;
+
+	int rc = dsc_plan_cached(lib, &path, &hit);
+
+	if (!ok(rc == 0 && !hit, "plan cache: first use builds (%s)", path ? path : "-"))
+		return;
+	ok(!strncmp(path, tmp, strlen(tmp)), "plan cache: under STACKCLOCK_CACHE_DIR");
+	ok(dsc_plan_cached(lib, &again, &hit) == 0 && hit && !strcmp(again, path),
+	   "plan cache: second use hits");
+	m = map_file(path, &size);
+	if (!ok(m, "plan file maps"))
+		goto out;
+	v = plan_file_check(m, size, &n);
+	is_u64(n, p->count[PATCH_OK], "plan file: one entry per patched function");
+	h = (struct plan_file_header *)m;
+	is_u64(h->count[PATCH_TOO_SHORT], p->count[PATCH_TOO_SHORT],
+	       "plan file: refusals counted by reason");
+	for (size_t i = 0; v && i < p->nfuncs; i++) {
+		const struct dsc_func *f = &p->funcs[i];
+
+		if (f->reason != PATCH_OK)
+			continue;
+		if (k < n && v[k].addr == f->addr &&
+		    !memcmp(&v[k].entry, &f->entry, sizeof(f->entry)))
+			same++;
+		k++;
+	}
+	is_u64(same, n, "plan file: entries as built");
+	/* Damage is refused, never patched with. */
+	ok(!plan_file_check(m, size - 1, &n) && n == 0, "plan file: truncated refused");
+	if (v && n == 0 && size > sizeof(*h) + sizeof(*v)) {
+		struct plan_file_entry *w = (struct plan_file_entry *)(h + 1);
+		uint8_t keep = w[0].entry.fix[0].off;
+
+		w[0].entry.fix[0].off = REL_CODE_MAX;
+		ok(!plan_file_check(m, size, &n), "plan file: a fixup outside its code refused");
+		w[0].entry.fix[0].off = keep;
+		h->version++;
+		ok(!plan_file_check(m, size, &n), "plan file: a newer version refused");
+	}
+	munmap(m, size);
+out:
+	free(path);
+	free(again);
+}
+
+/*
+ * The patching start-up of python3, the parts done out of the runtime: the
+ * plan built (first run) or read from the cache (later runs), then every
+ * trampoline placed.  Printed, not asserted: the machine's load decides.
+ */
+static void startup_python3(void)
+{
+	const char *bin = "/usr/bin/python3.11";
+	struct timespec t0;
+	char *path = NULL;
+	bool hit;
+	double cold, warm, place;
+	size_t size, n;
+	uint8_t *m, *code;
+	const struct plan_file_entry *v;
+	unsigned placed = 0;
+
+	if (access(bin, R_OK) != 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (dsc_plan_cached(bin, &path, &hit) != 0)
+		return;
+	cold = ms_since(&t0);
+	free(path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!ok(dsc_plan_cached(bin, &path, &hit) == 0 && hit, "python3: plan cached"))
+		return;
+	m = map_file(path, &size);
+	v = m ? plan_file_check(m, size, &n) : NULL;
+	warm = ms_since(&t0);
+	code = mmap(NULL, (n + 1) * 80, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; v && code != MAP_FAILED && i < n; i++)
+		placed += rel_entry_place(&v[i].entry, code + 80 * i,
+					  v[i].entry.tramp + (1u << 20), 0);
+	place = ms_since(&t0);
+	is_u64(placed, n, "python3: every planned trampoline placed 1 MiB from its function");
+	tap_diag("python3 start-up: plan built %.1f ms (first run), read from the cache "
+		 "%.1f ms, %zu trampolines placed %.2f ms", cold, warm, n, place);
+	if (code != MAP_FAILED)
+		munmap(code, (n + 1) * 80);
+	if (m)
+		munmap(m, size);
+	free(path);
+}
+
 /* ---- libc, ld.so, Debian's binaries --------------------------------------- */
 
 static void test_system(void)
@@ -465,6 +595,15 @@ int main(void)
 		check_decisions(plans[k], cc[k]);
 		run_entries(lib[k], plans[k], cc[k]);
 	}
+	{
+		char cache[PATH_MAX + 16];
+
+		snprintf(cache, sizeof(cache), "%s/cache", tmp);
+		setenv("STACKCLOCK_CACHE_DIR", cache, 1);
+	}
+	if (plans[0])
+		test_plan_file(lib[0], plans[0]);
+	startup_python3();
 	snprintf(stripped, sizeof(stripped), "%s/patch_stripped.so", tmp);
 	if (plans[0] && ok(sh("strip -o %s %s", stripped, lib[0]) == 0, "strip a copy") &&
 	    ok(dsc_plan_build(stripped, &strip) == 0, "stripped: plan built"))
