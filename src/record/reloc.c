@@ -131,9 +131,13 @@ static enum patch_reason relocate_one(struct out_code *c,
 				      const uint8_t *p, uint64_t a, bool last)
 {
 	uint64_t next = a + in->length;
+	/* mod 00, r/m 101, no SIB: RIP-relative (EIP-relative with 0x67) */
+	bool rip = (in->attributes & ZYDIS_ATTRIB_HAS_MODRM) &&
+		   in->raw.modrm.mod == 0 && in->raw.modrm.rm == 5;
 	unsigned cc;
 
-	if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
+	if (!rip && !(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+	    !in->raw.imm[0].is_relative) {
 		put(c, p, in->length);
 		return PATCH_OK;
 	}
@@ -167,10 +171,7 @@ static enum patch_reason relocate_one(struct out_code *c,
 		}
 		return PATCH_UNRELOCATABLE;
 	}
-	/* RIP-relative memory operand: mod 00, r/m 101, no SIB. */
-	if ((in->attributes & ZYDIS_ATTRIB_HAS_MODRM) &&
-	    in->raw.modrm.mod == 0 && in->raw.modrm.rm == 5 &&
-	    in->raw.disp.size == 32) {
+	if (rip && in->raw.disp.size == 32 && in->address_width == 64) {
 		uint64_t target = next + (uint64_t)in->raw.disp.value;
 		size_t start = c->e->code_len;
 		int64_t d;

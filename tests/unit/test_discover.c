@@ -19,6 +19,8 @@
 #include "record/plan_file.h"
 #include "tap.h"
 
+#include <Zydis/Zydis.h>
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -499,6 +501,108 @@ static void startup_python3(void)
 	free(path);
 }
 
+/* ---- every entry of a big library, checked by decoding ---------------------- */
+
+/* The absolute target of in's relative operand (branch or RIP memory). */
+static bool abs_target(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+		       uint64_t at, uint64_t *t)
+{
+	for (unsigned i = 0; i < in->operand_count_visible; i++) {
+		const ZydisDecodedOperand *o = &ops[i];
+
+		if ((o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->imm.is_relative) ||
+		    (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.base == ZYDIS_REGISTER_RIP))
+			return ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(in, o, at, t));
+	}
+	return false;
+}
+
+/*
+ * Does the trampoline code (at tramp) do what the displaced instructions
+ * at orig did?  Decoded side by side: same mnemonics, same absolute
+ * targets for relative operands, same bytes otherwise; a call becomes
+ * push of its return address + jmp to its target; then a jmp back.
+ */
+static bool same_meaning(const struct rel_entry *e, const uint8_t *orig, uint64_t site,
+			 const uint8_t *code, uint64_t tramp)
+{
+	ZydisDecoder d;
+	ZydisDecodedInstruction a, b;
+	ZydisDecodedOperand oa[ZYDIS_MAX_OPERAND_COUNT], ob[ZYDIS_MAX_OPERAND_COUNT];
+	size_t i = 0, j = 0;
+	uint64_t ta, tb;
+
+	ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (e->site_kind != REL_SITE_DISPLACED)
+		i = e->len;
+	while (i < e->len) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, orig + i, 16, &a, oa)) ||
+		    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, code + j, e->code_len - j, &b, ob)))
+			return false;
+		if (a.mnemonic == ZYDIS_MNEMONIC_CALL && abs_target(&a, oa, site + i, &ta)) {
+			uint64_t lit;
+
+			/* push [rip+5]; jmp target; .quad return address */
+			if (b.mnemonic != ZYDIS_MNEMONIC_PUSH ||
+			    !abs_target(&b, ob, tramp + j, &tb) || tb < tramp ||
+			    tb + 8 > tramp + e->code_len)
+				return false;
+			memcpy(&lit, code + (tb - tramp), 8);
+			if (lit != site + i + a.length)
+				return false;
+			j += b.length;
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, code + j, e->code_len - j, &b, ob)) ||
+			    b.mnemonic != ZYDIS_MNEMONIC_JMP || !abs_target(&b, ob, tramp + j, &tb) ||
+			    tb != ta)
+				return false;
+			return i + a.length == e->len;    /* the call is last */
+		}
+		if (a.mnemonic != b.mnemonic)
+			return false;
+		if (abs_target(&a, oa, site + i, &ta)) {
+			if (!abs_target(&b, ob, tramp + j, &tb) || ta != tb)
+				return false;
+		} else if (a.length != b.length || memcmp(orig + i, code + j, a.length)) {
+			return false;
+		}
+		i += a.length;
+		j += b.length;
+	}
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d, code + j, e->code_len - j, &b, ob)) &&
+	       b.mnemonic == ZYDIS_MNEMONIC_JMP && abs_target(&b, ob, tramp + j, &tb) &&
+	       tb == site + e->len && j + b.length == e->code_len;
+}
+
+/*
+ * Every patched entry of a library this process has loaded (at bias),
+ * placed 1 MiB above its function and decoded against the original.
+ */
+static void check_all_entries(const struct dsc_plan *p, uint64_t bias, const char *what)
+{
+	unsigned n = 0, good = 0;
+
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct dsc_func *f = &p->funcs[i];
+		uint8_t code[REL_CODE_MAX];
+		uint64_t rt = f->addr + bias, tramp = rt + (1u << 20);
+
+		if (f->reason != PATCH_OK)
+			continue;
+		n++;
+		if (!rel_entry_place(&f->entry, code, tramp, bias))
+			continue;
+		if (same_meaning(&f->entry, (const uint8_t *)rt + f->entry.skip,
+				 rt + f->entry.skip, code, tramp))
+			good++;
+		else if (n - good <= 5)
+			tap_diag("%s: %s (0x%" PRIx64 ") relocated differently", what,
+				 f->name ? f->name : "?", f->addr);
+	}
+	ok(n > 1000, "%s: %u entries planned", what, n);
+	is_u64(good, n, "%s: every relocated entry decodes to the same instructions, "
+	       "targets and jmp back", what);
+}
+
 /* ---- libc, ld.so, Debian's binaries --------------------------------------- */
 
 static void test_system(void)
@@ -536,6 +640,7 @@ static void test_system(void)
 	}
 	tap_diag("libc: %zu candidates, %u patched, %.1f ms", p->nfuncs, p->count[PATCH_OK],
 		 p->stats.total_ns / 1e6);
+	check_all_entries(p, (uint64_t)di.dli_fbase, "libc");
 	dsc_plan_free(p);
 
 	if (dsc_plan_build("/lib64/ld-linux-x86-64.so.2", &p) == 0) {
