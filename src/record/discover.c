@@ -117,6 +117,7 @@ struct ctx {
 	struct sec *secs;             /* executable sections, by address */
 	size_t nsecs, asecs;
 	uint64_t text_lo, text_hi;    /* hull of secs */
+	uint64_t plt, plt_sec;        /* .plt and .plt.sec addresses, or 0 */
 	struct cand *c;
 	size_t nc, ac;
 	/* Bitmaps over [text_lo, text_hi): candidate starts, and the bytes
@@ -150,8 +151,13 @@ static const char *const reads_ra[] = {
 	"libc_dlopen_mode", "dl_sym", "dl_vsym", NULL
 };
 static const char *const hook_names[] = {
-	"fentry", "mcount", NULL
+	"fentry__", "mcount", NULL
 };
+
+static bool is_hook(const char *name)
+{
+	return name && name_in(name, hook_names);
+}
 
 static unsigned classify(const char *name)
 {
@@ -190,7 +196,7 @@ static void on_symbol(void *arg, const char *name, uint64_t addr, uint64_t size)
 	c->name = xstrdup(name);
 	c->flags = DSC_SYMBOL;
 	c->names = classify(name);
-	if (name_in(name, hook_names))
+	if (is_hook(name))
 		u64v_push(&x->hooks, addr);
 }
 
@@ -268,6 +274,10 @@ static void read_sections(struct ctx *x)
 		s->data = d->d_buf;
 		s->plt = name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
 				  !strcmp(name, ".plt.got") || !strcmp(name, ".iplt"));
+		if (name && !strcmp(name, ".plt"))
+			x->plt = sh.sh_addr;
+		if (name && !strcmp(name, ".plt.sec"))
+			x->plt_sec = sh.sh_addr;
 	}
 	if (x->nsecs) {
 		qsort(x->secs, x->nsecs, sizeof(*x->secs), cmp_sec);
@@ -444,9 +454,13 @@ static void scan_data(struct ctx *x)
 		if (sh.sh_type == SHT_RELA && sh.sh_entsize) {
 			Elf_Data *syms = NULL;
 			Elf_Scn *ss = elf_getscn(x->elf, sh.sh_link);
+			GElf_Shdr ssh;
+			size_t symstr = 0;
 
-			if (ss && sh.sh_link)
+			if (ss && sh.sh_link && gelf_getshdr(ss, &ssh)) {
 				syms = elf_getdata(ss, NULL);
+				symstr = ssh.sh_link;
+			}
 			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 				GElf_Rela r;
 				GElf_Sym sym;
@@ -456,6 +470,19 @@ static void scan_data(struct ctx *x)
 				if (!gelf_getrela(d, (int)i, &r))
 					break;
 				type = GELF_R_TYPE(r.r_info);
+				/*
+				 * __fentry__ / mcount: their GOT slot is a hook
+				 * (call *slot(%rip)), and so is the PLT stub of a
+				 * JUMP_SLOT (i-th of .plt.sec, or (i+1)-th of .plt).
+				 */
+				if ((type == R_X86_64_GLOB_DAT || type == R_X86_64_JUMP_SLOT) &&
+				    syms && gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) &&
+				    is_hook(elf_strptr(x->elf, symstr, sym.st_name))) {
+					u64v_push(&x->hooks, r.r_offset);
+					if (type == R_X86_64_JUMP_SLOT && (x->plt_sec || x->plt))
+						u64v_push(&x->hooks, x->plt_sec ? x->plt_sec + 16 * i
+										: x->plt + 16 * (i + 1));
+				}
 				if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE) {
 					v = (uint64_t)r.r_addend;
 				} else if ((type == R_X86_64_64 || type == R_X86_64_GLOB_DAT) &&

@@ -235,14 +235,22 @@ enum patch_reason rel_entry_build(const uint8_t *bytes, size_t nbytes,
 	out->ninsn = 0;
 	if (nhooks && ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, bytes + off,
 								  nbytes - off, &in)) &&
-	    in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && in.opcode == 0xe8 &&
-	    in.length == REL_JMP_LEN &&
-	    contains(hooks, nhooks, out->site + REL_JMP_LEN +
-				    (uint64_t)in.raw.imm[0].value.s)) {
-		out->site_kind = REL_SITE_HOOK_CALL;
-		out->len = REL_JMP_LEN;
-		out->ninsn = 1;
-		goto finish;
+	    in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+	    off + in.length <= size && in.length >= REL_JMP_LEN) {
+		uint64_t next = out->site + in.length;
+		/* call hook, or call *hook@GOTPCREL(%rip) (-fno-plt, PIC -pg) */
+		bool hook = in.opcode == 0xe8 ?
+			contains(hooks, nhooks, next + (uint64_t)in.raw.imm[0].value.s) :
+			in.opcode == 0xff && in.raw.modrm.reg == 2 &&
+			in.raw.modrm.mod == 0 && in.raw.modrm.rm == 5 &&
+			contains(hooks, nhooks, next + (uint64_t)in.raw.disp.value);
+
+		if (hook) {
+			out->site_kind = REL_SITE_HOOK_CALL;
+			out->len = in.length;
+			out->ninsn = 1;
+			goto finish;
+		}
 	}
 
 	/* Ordinary code: whole instructions until 5 bytes are free. */

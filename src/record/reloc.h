@@ -14,8 +14,9 @@
  * a trampoline at a given address:
  *  - compiler-made patch sites need nothing displaced: nops of at least 5
  *    bytes (-fpatchable-function-entry, -mfentry -mnop-mcount's nop5) or a
- *    `call` to one of the given hook addresses (-mfentry's __fentry__) are
- *    dropped, and the copy is only the jmp back;
+ *    call to a profiling hook (-mfentry's __fentry__: `call hook` to one of
+ *    the given addresses, or `call *slot(%rip)` through one of the given
+ *    GOT slots) are dropped, and the copy is only the jmp back;
  *  - RIP-relative memory operands get a new displacement; jmp and jcc
  *    (rel8 or rel32) become rel32 forms to the same targets;
  *  - a displaced `call` must be the last displaced instruction: it becomes
@@ -120,9 +121,9 @@ struct rel_entry {
  * addresses where code may enter (direct jump and call targets, addresses
  * taken, other function starts); one strictly inside the replaced bytes
  * refuses the function, one at the site itself (a jump back to the entry)
- * does not.  hooks: sorted addresses of
- * profiling hooks whose call at the site is a compiler-made patch site
- * (may be NULL).  Returns PATCH_OK with *out filled, or the reason.
+ * does not.  hooks: sorted addresses of profiling hooks and of the GOT
+ * slots that hold them, whose call at the site is a compiler-made patch
+ * site (may be NULL).  Returns PATCH_OK with *out filled, or the reason.
  */
 enum patch_reason rel_entry_build(const uint8_t *bytes, size_t nbytes,
 				  uint64_t func, uint64_t func_end,

@@ -2,7 +2,9 @@
 # Function discovery for run-time patching, through `stackclock dump
 # --patch-plan` (docs/patching.md): functions reached only through their
 # address are found in position-independent and position-dependent builds
-# with gcc and clang; the counts per reason add up; Debian's gzip and
+# with gcc and clang; compiler-made patch sites (-fpatchable-function-entry,
+# -mfentry's call __fentry__ direct, through the GOT or a .plt.sec stub,
+# -mnop-mcount) are used; the counts per reason add up; Debian's gzip and
 # python3 have at least 90% of their function entries patched (their
 # coverage is printed); a file that is not ELF gets one line naming it.
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +32,25 @@ for cc in gcc clang; do
 		check "$cc $pie: the program still runs" -- "$TMP/$exe"
 	done
 done
+
+# Compiler-made patch sites: nothing displaced (docs/patching.md).
+site() {	# site NAME CC FLAGS...: the site kind of cmp_ints in that build
+	local name=$1 cc=$2; shift 2
+	$cc -O2 "$@" -o "$TMP/$name" "$PROGS/patch_prog.c" 2>/dev/null || { echo "no-build"; return; }
+	plan "$TMP/$name" --functions | awk '$NF == "cmp_ints" { print $3, $4 }'
+}
+while read -r want cc flags; do
+	got=$(site "s$_n" "$cc" $flags)
+	case "$got" in "patched $want") ok 0 "$cc $flags: $want site" ;;
+	*) ok 1 "$cc $flags: $want site (got '$got')" ;; esac
+done <<'SITES'
+nops+0 gcc -fpatchable-function-entry=5
+hook_call+0 gcc -pg -mfentry
+nops+0 gcc -pg -mfentry -mnop-mcount -fno-pie -no-pie
+nops+0 clang -fpatchable-function-entry=5
+hook_call+0 clang -pg -mfentry
+hook_call+4 clang -pg -mfentry -fcf-protection -Wl,-z,ibtplt
+SITES
 
 # stripped: the address-taken functions are found without their names
 strip -o "$TMP/stripped" "$TMP/prog-gcc-no-pie"
