@@ -108,6 +108,10 @@ struct sec {
 	uint64_t lo, hi;
 	const uint8_t *data;          /* hi - lo bytes */
 	bool plt;
+	/* Bitmaps over [lo, hi) (sized by bytes the file holds, so a
+	 * hostile file cannot ask for more): candidate starts, and the
+	 * bytes just after them that an entry jump may replace. */
+	uint64_t *starts, *near;
 };
 
 struct ctx {
@@ -120,9 +124,6 @@ struct ctx {
 	uint64_t plt, plt_sec;        /* .plt and .plt.sec addresses, or 0 */
 	struct cand *c;
 	size_t nc, ac;
-	/* Bitmaps over [text_lo, text_hi): candidate starts, and the bytes
-	 * just after them that an entry jump may replace. */
-	uint64_t *starts, *near;
 	struct targets tg;
 	struct u64v hooks;
 	struct unw_table *cfi;
@@ -225,11 +226,6 @@ static const struct sec *sec_of(const struct ctx *x, uint64_t addr)
 	return &x->secs[lo - 1];
 }
 
-static bool in_text(const struct ctx *x, uint64_t a)
-{
-	return a >= x->text_lo && a < x->text_hi && sec_of(x, a);
-}
-
 static bool test_bit(const uint64_t *b, uint64_t i)
 {
 	return b[i >> 6] >> (i & 63) & 1;
@@ -238,13 +234,13 @@ static bool test_bit(const uint64_t *b, uint64_t i)
 static void note(const struct ctx *x, struct targets *o, enum target_kind k,
 		 uint64_t t)
 {
-	uint64_t i = t - x->text_lo;
+	const struct sec *sec;
 
-	if (t < x->text_lo || t >= x->text_hi)
+	if (t < x->text_lo || t >= x->text_hi || !(sec = sec_of(x, t)))
 		return;
-	if (test_bit(x->starts, i))
+	if (test_bit(sec->starts, t - sec->lo))
 		u64v_push(k == T_CALL ? &o->calls : k == T_JUMP ? &o->jumps : &o->taken, t);
-	if (test_bit(x->near, i))
+	if (test_bit(sec->near, t - sec->lo))
 		u64v_push(&o->landing, t);
 }
 
@@ -555,24 +551,30 @@ static void merge_cands(struct ctx *x)
  */
 static void mark_candidates(struct ctx *x)
 {
-	size_t words = x->nsecs ? ((x->text_hi - x->text_lo) >> 6) + 1 : 1;
+	for (size_t i = 0; i < x->nsecs; i++) {
+		size_t words = ((x->secs[i].hi - x->secs[i].lo) >> 6) + 1;
 
-	x->starts = xcalloc(words, sizeof(*x->starts));
-	x->near = xcalloc(words, sizeof(*x->near));
-	for (size_t i = 0; i < x->nc; i++) {
-		uint64_t a = x->c[i].addr;
-
-		if (!in_text(x, a))
-			continue;
-		a -= x->text_lo;
-		x->starts[a >> 6] |= 1ULL << (a & 63);
-		for (uint64_t k = a + 1; k < a + NEAR_BYTES && k < x->text_hi - x->text_lo; k++)
-			x->near[k >> 6] |= 1ULL << (k & 63);
+		x->secs[i].starts = xcalloc(words, sizeof(uint64_t));
+		x->secs[i].near = xcalloc(words, sizeof(uint64_t));
 	}
-	for (size_t i = 0; i < x->nc; i++)
-		if (in_text(x, x->c[i].addr) &&
-		    test_bit(x->near, x->c[i].addr - x->text_lo))
+	for (size_t i = 0; i < x->nc; i++) {
+		struct sec *sec = (struct sec *)sec_of(x, x->c[i].addr);
+		uint64_t a, size;
+
+		if (!sec)
+			continue;
+		a = x->c[i].addr - sec->lo;
+		size = sec->hi - sec->lo;
+		sec->starts[a >> 6] |= 1ULL << (a & 63);
+		for (uint64_t k = a + 1; k < a + NEAR_BYTES && k < size; k++)
+			sec->near[k >> 6] |= 1ULL << (k & 63);
+	}
+	for (size_t i = 0; i < x->nc; i++) {
+		const struct sec *sec = sec_of(x, x->c[i].addr);
+
+		if (sec && test_bit(sec->near, x->c[i].addr - sec->lo))
 			u64v_push(&x->tg.landing, x->c[i].addr);
+	}
 }
 
 /* CFA = rsp + 8, return address at CFA - 8, rbp as the caller left it. */
@@ -776,14 +778,16 @@ static void ctx_release(struct ctx *x)
 	for (size_t i = 0; i < x->nc; i++)
 		free(x->c[i].name);
 	free(x->c);
+	for (size_t i = 0; i < x->nsecs; i++) {
+		free(x->secs[i].starts);
+		free(x->secs[i].near);
+	}
 	free(x->secs);
 	free(x->tg.calls.v);
 	free(x->tg.jumps.v);
 	free(x->tg.taken.v);
 	free(x->tg.landing.v);
 	free(x->hooks.v);
-	free(x->starts);
-	free(x->near);
 	unw_table_free(x->cfi);
 	if (x->elf)
 		elf_end(x->elf);
