@@ -16,7 +16,7 @@ O       := $(if $(SAN),build-san,build)
 CFLAGS  ?= -O2 -g
 LDFLAGS ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
-SC_CFLAGS  := -std=gnu11 $(WARN) -Isrc -D_GNU_SOURCE -MMD -MP
+SC_CFLAGS  := -std=gnu11 $(WARN) -Isrc -I$(O)/gen -D_GNU_SOURCE -MMD -MP
 SC_LDFLAGS :=
 ifneq ($(SAN),)
 SC_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -24,13 +24,20 @@ SC_LDFLAGS += -fsanitize=address,undefined
 endif
 ALL_CFLAGS  = $(SC_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SC_LDFLAGS) $(LDFLAGS)
-LIBS    := -lZydis -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm
+LIBS    := -lZydis -ldw -lelf -ldebuginfod -llzma -lprotobuf-c -lzstd -lz -lstdc++ -lpthread -lm
 
 CORE_SRC := $(filter-out src/cmd/%,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/runtime/%,$(CORE_SRC))
+# The HTML report's page (src/output/html/) becomes a C source in the build
+# directory, part of the library like any other object.
+HTML_PAGE := src/output/html/report.html src/output/html/report.css src/output/html/report.js
+# The pprof schema (src/output/proto/profile.proto) is compiled by
+# protoc-c into an encoder there too.
+PROTO_GEN := $(O)/gen/output/proto/profile.pb-c
+CORE_OBJ_GEN := $(O)/gen/html_page.o $(PROTO_GEN).o
 CMD_SRC  := $(wildcard src/cmd/*.c)
 RT_SRC   := $(wildcard src/runtime/*.c)
-CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
+CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o) $(CORE_OBJ_GEN)
 CMD_OBJ  := $(CMD_SRC:%.c=$(O)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
@@ -45,6 +52,20 @@ all: $(O)/stackclock $(O)/libstackclock.so $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/gen/html_page.c: src/output/html/embed.sh $(HTML_PAGE)
+	@mkdir -p $(dir $@)
+	sh src/output/html/embed.sh $(HTML_PAGE) >$@.tmp && mv $@.tmp $@
+
+$(PROTO_GEN).c: src/output/proto/profile.proto
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(dir $@) -Isrc/output/proto $<
+$(PROTO_GEN).h: $(PROTO_GEN).c
+	@:
+$(O)/src/output/pprof.o: $(PROTO_GEN).h
+
+$(O)/gen/%.o: $(O)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(O)/libcore.a: $(CORE_OBJ)

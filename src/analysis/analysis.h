@@ -63,6 +63,8 @@ struct an_resolver {
 
 /* ---- profile ------------------------------------------------------------ */
 
+struct an_session;
+
 struct an_profile;
 
 /*
@@ -87,6 +89,14 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec);
  */
 int an_profile_load(struct an_profile *p, const char *path,
 		    const char **damaged, char *err, size_t errlen);
+
+/*
+ * The session's description without building a report: method, command,
+ * processes and threads, duration, exit, and for sampling the frequency
+ * and lost samples (no totals: those come with a report).  Strings are the
+ * profile's.
+ */
+void an_profile_session(struct an_profile *p, struct an_session *s);
 
 /* The method of the recording (from the session record, or guessed from
  * the record kinds seen), or 0 if the profile holds no profile data. */
@@ -151,6 +161,8 @@ struct an_column_info {
 const struct an_column_info *an_column_info(enum an_col c);
 /* Column id of a JSON/CSV column name, or -1. */
 int an_column_lookup(const char *name);
+/* Column by name, or by an alias of one of cols; -1 if none. */
+int an_column_lookup_among(const enum an_col *cols, unsigned n, const char *name);
 /* Whether name is a column name or an alias of some column (--sort). */
 bool an_column_known(const char *name);
 
@@ -279,5 +291,151 @@ enum an_col an_report_default_sort(const struct an_report *r);
  * Returns 0, or -EINVAL with the first violation described in why.
  */
 int an_report_check(const struct an_report *r, char *why, size_t whylen);
+
+/* Sort any rows by column c as an_report_sort() does. */
+void an_rows_sort(struct an_row *rows, size_t n, enum an_col c);
+
+/* ---- views of the call stacks (SPEC section 6) -------------------------- */
+
+/*
+ * The call tree: the calling-context tree (cct.h) merged over threads and
+ * processes (by function), or one tree per thread or process (by thread,
+ * by process: the roots are thread or process rows).  Children are sorted
+ * by inclusive value, largest first; a node whose inclusive value is below
+ * threshold_pct % of the session total, or deeper than max_depth, is
+ * hidden and counted on its parent.  The hot path runs from the largest
+ * root through the child with the largest inclusive value while that child
+ * holds at least half of its parent's.
+ *
+ * Node ids are the cct's (an_cct_node()); a tree points into its profile
+ * and must be freed before it.
+ */
+struct an_tree_options {
+	enum an_group by;         /* function, thread or process */
+	enum an_app_time app_time;
+	double threshold_pct;     /* 0: show everything */
+	uint32_t max_depth;       /* 0: no limit; 1: the roots' functions only */
+};
+
+struct an_tree {
+	const struct an_cct *cct;
+	enum an_group by;
+	struct an_session session;   /* the flat report's, which the tree keeps */
+	struct an_report *flat;
+	const enum an_col *cols;  /* the fields of a node row, output order */
+	unsigned ncols;
+	uint32_t *roots;          /* shown roots, sorted */
+	size_t nroots;
+	uint32_t root_hidden;     /* roots hidden by the threshold */
+	uint64_t root_hidden_value;
+	/* per cct node: shown children (CSR into kids, sorted), hidden ones */
+	uint32_t *kid_start, *kids;
+	uint32_t *hidden;
+	uint64_t *hidden_value;   /* their summed inclusive value */
+	bool *hot;
+	bool merged;              /* roots are the merged tree's functions */
+	uint64_t shown;           /* nodes shown */
+};
+
+int an_tree_build(struct an_profile *p, const struct an_tree_options *o, struct an_tree **out,
+		  char *err, size_t errlen);
+void an_tree_free(struct an_tree *t);                /* accepts NULL */
+/* Shown children of node id, sorted; their number. */
+size_t an_tree_children(const struct an_tree *t, uint32_t id, const uint32_t **ids);
+/* Fill row with node id's fields (t->cols; per-call values over the
+ * node's own calls). */
+void an_tree_row(const struct an_tree *t, uint32_t id, struct an_row *row);
+/* The inclusive value the tree sorts and thresholds by. */
+uint64_t an_tree_value(const struct an_tree *t, uint32_t id);
+/*
+ * SPEC section 6 on the whole tree: every node's children's inclusive
+ * values sum to at most its own (exactly, with its exclusive value added),
+ * the roots sum to the session total, AE <= EE <= EI and AE <= AI <= EI.
+ */
+int an_tree_check(const struct an_tree *t, char *why, size_t whylen);
+
+/*
+ * Callers and callees of the functions named name (every module holding
+ * one): per function its flat row, its callers (credited with the outermost
+ * occurrence of the function on each stack, "[root]" at a thread's root)
+ * and its callees (credited by the innermost occurrence), so that the
+ * callers' inclusive values add up to the function's, and its exclusive
+ * value plus the callees' inclusive values too.  A caller's exclusive
+ * value is the function's own time under it; a callee's, the callee's own
+ * time directly under the function.  calls: entries of the function made
+ * directly by the caller, entries of the callee made directly by the
+ * function (every occurrence).  Lists are sorted by inclusive value.
+ */
+struct an_callers_entry {
+	struct an_row self;
+	struct an_row *callers, *callees;
+	size_t ncallers, ncallees;
+};
+
+struct an_callers {
+	struct an_session session;      /* the flat report's, kept as below */
+	struct an_report *flat;         /* the function rows (self rows point here) */
+	const enum an_col *self_cols;   /* the flat function row's */
+	unsigned nself_cols;
+	const enum an_col *cols;        /* callers' and callees' rows */
+	unsigned ncols;
+	struct an_callers_entry *fn;
+	size_t nfn;
+};
+
+/*
+ * Returns 0, or -ENOENT with "no function named ...; closest: a, b, c" in
+ * err, or -EINVAL for a profile without data.
+ */
+int an_callers_build(struct an_profile *p, const char *name, enum an_app_time app_time,
+		     struct an_callers **out, char *err, size_t errlen);
+void an_callers_free(struct an_callers *c);          /* accepts NULL */
+/* Sort every caller and callee list by column c (-EINVAL: not a column). */
+int an_callers_sort(struct an_callers *c, enum an_col col);
+/* The split adds up exactly (SPEC section 6); the first violation in why. */
+int an_callers_check(const struct an_callers *c, char *why, size_t whylen);
+
+/* ---- diff of two reports (SPEC section 7) -------------------------------- */
+
+/*
+ * Rows of two reports of one grouping matched by key: function and the
+ * module's file name (not its directory), line by file name and line,
+ * thread by name (tid without one), process by executable file name.
+ * Rows of one side with the same key are combined (values summed, per-call
+ * minimum and maximum kept, means weighted by completed calls).  A row
+ * missing on one side has no values there (0 in deltas).
+ */
+struct an_diff_row {
+	struct an_row base, new;
+	bool in_base, in_new;
+	uint32_t order;
+};
+
+enum an_diff_part { AN_DIFF_BASE, AN_DIFF_NEW, AN_DIFF_DELTA };
+
+struct an_diff {
+	const struct an_report *base, *new;
+	const enum an_col *keys;  /* key columns of the grouping */
+	unsigned nkeys;
+	const enum an_col *vals;  /* value columns: base_X, new_X, delta_X */
+	unsigned nvals;
+	struct an_diff_row *rows;
+	size_t nrows;
+};
+
+/* -EINVAL with the reason in err when the methods or groupings differ. */
+int an_diff_build(const struct an_report *base, const struct an_report *new,
+		  struct an_diff **out, char *err, size_t errlen);
+void an_diff_free(struct an_diff *d);                /* accepts NULL */
+/* A row's value of column c: its key (from the side that has it), or part. */
+const struct an_value *an_diff_key(const struct an_diff_row *row, enum an_col c);
+/* delta: new - base as a double (counts and times fit exactly below 2^53). */
+double an_diff_value(const struct an_diff_row *row, enum an_col c, enum an_diff_part part);
+/*
+ * Sort by "base_X", "new_X", "delta_X" or a bare X / alias (its delta),
+ * deltas by absolute value, largest first; NULL: delta of the exclusive
+ * percentage.  -EINVAL if no such column.
+ */
+int an_diff_sort(struct an_diff *d, const char *name);
 
 #endif

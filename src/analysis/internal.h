@@ -13,6 +13,8 @@
 
 #define AN_NONE UINT32_MAX
 
+struct an_cct;
+
 /* ---- (u64, u64) -> u32 open-addressing map ------------------------------ */
 
 struct an_map {
@@ -56,6 +58,15 @@ struct an_func {
 	uint32_t name, module;    /* string ids */
 	uint32_t mod;             /* dense module id */
 	bool unnamed;             /* named by offset: no symbol (docs/values.md) */
+	uint32_t system;          /* string id of the mangled name, or AN_NONE */
+	uint32_t file;            /* string id of its source file, or AN_NONE */
+};
+
+/* The GNU build-id of a module, as its mappings were recorded. */
+struct an_build_id {
+	uint32_t module;          /* string id of the path */
+	uint32_t len;
+	uint8_t id[20];
 };
 
 /* One symbolized frame; inline frames come before the function holding them. */
@@ -108,6 +119,9 @@ struct an_profile {
 	struct an_func *funcs;
 	size_t nfuncs, afuncs;
 	struct an_map func_map;       /* (module sid, name sid) -> func id */
+	struct an_build_id *bids;     /* one per module path with a build-id */
+	size_t nbids, abids;
+	struct an_map bid_map;        /* module sid -> index into bids */
 	uint32_t *mods;               /* dense module id -> module string id */
 	size_t nmods, amods;
 	struct an_map mod_map;        /* module sid -> module id */
@@ -158,7 +172,14 @@ struct an_profile {
 	struct an_map sample_map;     /* (proc_id << 32 | tid, stack id) -> index */
 
 	char *damage;                 /* reader's damage description, owned */
+
+	/* calling-context trees, built on first use: [split][app_time] */
+	struct an_cct *cct[3][2];
 };
+
+void an_cct_free(struct an_cct *c);   /* accepts NULL */
+/* The profile a tree was built from (names of threads and processes). */
+struct an_profile *an_cct_profile(const struct an_cct *c);
 
 /*
  * Resolve addr of proc_id through the cache: the span of its frames
@@ -183,6 +204,14 @@ void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v);
 void an_row_set_d(struct an_row *row, enum an_col c, double v);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
+
+/* Key columns (names, ids) sort ascending, values descending. */
+bool an_col_is_key(enum an_col c);
+
+/* Column sets (rows.c): a flat grouping's, a tree node's, a caller's. */
+const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n);
+const enum an_col *an_tree_colset(enum sc_method m, enum an_group by, unsigned *n);
+const enum an_col *an_edge_colset(enum sc_method m, unsigned *n);
 
 int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 			struct an_report *r, char *err, size_t errlen);

@@ -51,6 +51,8 @@ void an_profile_free(struct an_profile *p)
 	an_strtab_release(&p->strs);
 	free(p->funcs);
 	an_map_release(&p->func_map);
+	free(p->bids);
+	an_map_release(&p->bid_map);
 	free(p->mods);
 	an_map_release(&p->mod_map);
 	free(p->frames);
@@ -74,6 +76,9 @@ void an_profile_free(struct an_profile *p)
 	free(p->samples);
 	an_map_release(&p->sample_map);
 	free(p->damage);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++)
+			an_cct_free(p->cct[i][j]);
 	sym_session_free(p->own_sym);
 	free(p);
 }
@@ -100,6 +105,8 @@ uint32_t an_func_intern(struct an_profile *p, const char *module, const char *na
 	p->funcs[p->nfuncs].module = msid;
 	p->funcs[p->nfuncs].mod = mod;
 	p->funcs[p->nfuncs].unnamed = false;
+	p->funcs[p->nfuncs].system = AN_NONE;
+	p->funcs[p->nfuncs].file = AN_NONE;
 	return (uint32_t)p->nfuncs++;
 }
 
@@ -137,6 +144,11 @@ struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 
 		f->func = an_func_intern(p, fr[i].module, fr[i].function);
 		p->funcs[f->func].unnamed |= fr[i].unnamed;
+		if (fr[i].system_name && p->funcs[f->func].system == AN_NONE)
+			p->funcs[f->func].system = an_str_intern(&p->strs, fr[i].system_name);
+		/* the function's own file: where a non-inlined frame of it is */
+		if (fr[i].file && !fr[i].inlined && p->funcs[f->func].file == AN_NONE)
+			p->funcs[f->func].file = an_str_intern(&p->strs, fr[i].file);
 		f->file = fr[i].file ? an_str_intern(&p->strs, fr[i].file) : AN_NONE;
 		f->line = fr[i].line;
 		f->inlined = fr[i].inlined;
@@ -167,6 +179,46 @@ const char *an_thread_name(const struct an_profile *p, uint32_t proc_id, uint32_
 }
 
 /* ---- records ------------------------------------------------------------ */
+
+/* Remember a module's build-id by its path (as the resolver names it). */
+static void add_build_id(struct an_profile *p, const struct sc_rec_module *m)
+{
+	static const char deleted[] = " (deleted)";
+	const char *path = (const char *)(m + 1);
+	size_t len = strlen(path);
+	uint32_t sid;
+	char *clean;
+	bool found;
+
+	uint8_t id[20];
+	unsigned idlen;
+
+	if (m->build_id_len > sizeof(m->build_id) || path[0] != '/')
+		return;
+	if (len > sizeof(deleted) - 1 && !strcmp(path + len - (sizeof(deleted) - 1), deleted))
+		len -= sizeof(deleted) - 1;
+	clean = xasprintf("%.*s", (int)len, path);
+	sid = an_str_intern(&p->strs, clean);
+	if (an_map_get(&p->bid_map, sid, 0) != AN_NONE) {
+		free(clean);
+		return;
+	}
+	/* The instrumentation recorder names modules without their build-id:
+	 * the file's own, read once (the file the report reads symbols from). */
+	idlen = m->build_id_len;
+	memcpy(id, m->build_id, idlen);
+	if (!idlen)
+		idlen = sym_file_build_id(clean, id);
+	free(clean);
+	if (!idlen)
+		return;
+	an_map_put(&p->bid_map, sid, 0, (uint32_t)p->nbids, &found);
+	ALLOC_GROW(p->bids, p->nbids + 1, p->abids);
+	p->bids[p->nbids].module = sid;
+	p->bids[p->nbids].len = idlen;
+	memcpy(p->bids[p->nbids].id, id, idlen);
+	p->nbids++;
+}
 
 static void add_session(struct an_profile *p, const struct sc_rec_session *s, size_t size)
 {
@@ -303,6 +355,12 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		p->bad_records++;
 		return -EINVAL;
 	}
+	/* a tree built before this record no longer describes the profile */
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++) {
+			an_cct_free(p->cct[i][j]);
+			p->cct[i][j] = NULL;
+		}
 	switch (rec->type) {
 	case SC_REC_SESSION:
 		add_session(p, d, rec->size);
@@ -324,6 +382,7 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		break;
 	}
 	case SC_REC_MODULE:
+		add_build_id(p, d);
 		if (p->res.add_module)
 			p->res.add_module(p->res.ctx, d,
 					  (const char *)((const struct sc_rec_module *)d + 1));

@@ -92,16 +92,21 @@ bool an_column_known(const char *name)
 
 /* An alias may name a column of either method ("inclusive"): pick the one
  * this report has. */
-static int column_lookup_in(const struct an_report *r, const char *name)
+int an_column_lookup_among(const enum an_col *cols, unsigned n, const char *name)
 {
 	int c = an_column_lookup(name);
 
 	if (c >= 0)
 		return c;
-	for (unsigned i = 0; i < r->ncols; i++)
-		if (word_in(columns[r->cols[i]].aliases, name))
-			return r->cols[i];
+	for (unsigned i = 0; i < n; i++)
+		if (word_in(columns[cols[i]].aliases, name))
+			return cols[i];
 	return -1;
+}
+
+static int column_lookup_in(const struct an_report *r, const char *name)
+{
+	return an_column_lookup_among(r->cols, r->ncols, name);
 }
 
 /* ---- column sets -------------------------------------------------------- */
@@ -150,6 +155,49 @@ static const struct colset {
 		[AN_BY_ADDRESS]  = SET(s_address),
 	},
 };
+
+const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n)
+{
+	const struct colset *cs = &colsets[m == SC_METHOD_SAMPLE][by];
+
+	*n = cs->n;
+	return cs->cols;
+}
+
+/* Tree nodes: a function row, or a thread or process row at the top. */
+static const enum an_col it_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME,
+	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+static const enum an_col it_process[] = { AN_COL_PID, AN_COL_EXECUTABLE,
+	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+static const enum an_col st_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME,
+	AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
+static const enum an_col st_process[] = { AN_COL_PID, AN_COL_EXECUTABLE,
+	AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
+/* Callers and callees: the function's values without per-call statistics. */
+static const enum an_col i_edge[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES };
+
+const enum an_col *an_tree_colset(enum sc_method m, enum an_group by, unsigned *n)
+{
+	bool smp = m == SC_METHOD_SAMPLE;
+
+	if (by == AN_BY_THREAD) {
+		*n = smp ? ARRAY_SIZE(st_thread) : ARRAY_SIZE(it_thread);
+		return smp ? st_thread : it_thread;
+	}
+	if (by == AN_BY_PROCESS) {
+		*n = smp ? ARRAY_SIZE(st_process) : ARRAY_SIZE(it_process);
+		return smp ? st_process : it_process;
+	}
+	return an_colset(m, AN_BY_FUNCTION, n);
+}
+
+const enum an_col *an_edge_colset(enum sc_method m, unsigned *n)
+{
+	if (m == SC_METHOD_SAMPLE)
+		return an_colset(m, AN_BY_FUNCTION, n);
+	*n = ARRAY_SIZE(i_edge);
+	return i_edge;
+}
 
 static const char *const group_names[AN_NGROUPS] = {
 	[AN_BY_FUNCTION] = "function",
@@ -214,6 +262,12 @@ bool an_report_has_col(const struct an_report *r, enum an_col c)
 }
 
 /* ---- session ------------------------------------------------------------ */
+
+void an_profile_session(struct an_profile *p, struct an_session *s)
+{
+	memset(s, 0, sizeof(*s));
+	an_session_fill(p, s);
+}
 
 void an_session_fill(struct an_profile *p, struct an_session *s)
 {
@@ -399,7 +453,7 @@ void an_report_free(struct an_report *r)
 
 /* ---- sorting ------------------------------------------------------------ */
 
-static bool is_key_col(enum an_col c)
+bool an_col_is_key(enum an_col c)
 {
 	return c <= AN_COL_CALLEE_MODULE;
 }
@@ -425,7 +479,7 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 			d = va->u < vb->u ? -1 : va->u > vb->u;
 			break;
 		}
-		if (!is_key_col(sort_col))
+		if (!an_col_is_key(sort_col))
 			d = -d;
 	}
 	if (d)
@@ -433,12 +487,17 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+void an_rows_sort(struct an_row *rows, size_t n, enum an_col c)
+{
+	if (n > 1)
+		qsort_r(rows, n, sizeof(*rows), cmp_rows, &c);
+}
+
 int an_report_sort(struct an_report *r, enum an_col c)
 {
 	if (!an_report_has_col(r, c))
 		return -EINVAL;
-	if (r->nrows > 1)
-		qsort_r(r->rows, r->nrows, sizeof(*r->rows), cmp_rows, &c);
+	an_rows_sort(r->rows, r->nrows, c);
 	return 0;
 }
 

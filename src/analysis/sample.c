@@ -1,13 +1,19 @@
 /*
- * Sampling rows from distinct stacks and their counts (SPEC section 3).
+ * Sampling rows (SPEC section 3).
  *
- * Work is per distinct (process image, stack), weighted by its sample
- * count, never per sample.  A stack is expanded into frames (inline frames
- * from the symbolizer become frames of their own); the leaf's key gets the
- * exclusive count and every distinct key on the stack the inclusive count.
- * "Distinct" is a stamp per key (the serial number of the stack last
- * counted), so a stack of n frames costs O(n).
+ * By function, module, thread and process: folds over the calling-context
+ * tree (cct.h), where each sample's inline-expanded stack is a path and
+ * its leaf holds the count; a key's inclusive count is the sum over its
+ * outermost nodes, so a function twice on a stack counts once.
+ *
+ * By line and address the key is finer than a path of functions, so those
+ * rows come from the distinct stacks themselves: work is per distinct
+ * (process image, stack), weighted by its sample count, never per sample;
+ * the leaf's key gets the exclusive count and every distinct key on the
+ * stack the inclusive count ("distinct" is a stamp per key, the serial of
+ * the stack last counted, so a stack of n frames costs O(n)).
  */
+#include "analysis/cct.h"
 #include "analysis/internal.h"
 #include "util/util.h"
 
@@ -22,7 +28,6 @@ struct counts {
 	/* what a line/address/thread/process row shows */
 	uint32_t func, file, line;
 	uint64_t addr;
-	uint32_t proc_id, tid;
 };
 
 struct tally {
@@ -31,19 +36,16 @@ struct tally {
 	struct an_map map;        /* composite key -> index (line, address, ...) */
 };
 
-static struct counts *tally_at(struct tally *t, uint32_t i)
-{
-	if (i >= t->n) {
-		ALLOC_GROW(t->c, (size_t)i + 1, t->alloc);
-		memset(&t->c[t->n], 0, ((size_t)i + 1 - t->n) * sizeof(*t->c));
-		t->n = (size_t)i + 1;
-	}
-	return &t->c[i];
-}
-
 static struct counts *tally_key(struct tally *t, uint64_t a, uint64_t b)
 {
-	return tally_at(t, an_map_put(&t->map, a, b, (uint32_t)t->n, NULL));
+	bool found;
+	uint32_t i = an_map_put(&t->map, a, b, (uint32_t)t->n, &found);
+
+	if (!found) {
+		ALLOC_GROW(t->c, t->n + 1, t->alloc);
+		memset(&t->c[t->n++], 0, sizeof(*t->c));
+	}
+	return &t->c[i];
 }
 
 /* Count one key of a stack: inclusive once per stack, exclusive if leaf. */
@@ -105,25 +107,75 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 			bool leaf = i == 0 && j == 0;
 			struct counts *c;
 
-			switch (by) {
-			case AN_BY_FUNCTION:
-				c = tally_at(t, f->func);
-				break;
-			case AN_BY_MODULE:
-				c = tally_at(t, p->funcs[f->func].mod);
-				break;
-			case AN_BY_LINE:
-				c = tally_key(t, (uint64_t)f->file << 32 | f->line, f->func);
-				c->func = f->func;
-				c->file = f->file;
-				c->line = f->line;
-				break;
-			default:
-				return;
-			}
+			c = tally_key(t, (uint64_t)f->file << 32 | f->line, f->func);
+			c->func = f->func;
+			c->file = f->file;
+			c->line = f->line;
 			count(c, serial, n, leaf);
 		}
 	}
+}
+
+/* By function, module, thread, process: a fold over the tree. */
+static void fold_rows(struct an_profile *p, enum an_group by, struct an_report *r)
+{
+	enum an_cct_split split = by == AN_BY_THREAD ? AN_CCT_BY_THREAD :
+		by == AN_BY_PROCESS ? AN_CCT_BY_PROCESS : AN_CCT_MERGED;
+	const struct an_cct *c = an_profile_cct(p, split, AN_APP_INTERVAL);
+	const struct an_session *s = &r->session;
+	const uint32_t *tops;
+	size_t n = an_cct_size(c), ntops = an_cct_tops(c, &tops), alloc = 0;
+	size_t nkeys = by == AN_BY_FUNCTION ? p->nfuncs : by == AN_BY_MODULE ? p->nmods : ntops;
+	uint32_t *key = xmalloc((n ? n : 1) * sizeof(*key));
+	struct an_fold *acc = xcalloc(nkeys ? nkeys : 1, sizeof(*acc));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct an_cct_node *nd = an_cct_node(c, (uint32_t)i);
+
+		if (nd->parent == AN_CCT_NONE)
+			key[i] = AN_CCT_NONE;
+		else if (by == AN_BY_FUNCTION)
+			key[i] = nd->func;
+		else if (by == AN_BY_MODULE)
+			key[i] = p->funcs[nd->func].mod;
+		else
+			key[i] = nd->group;
+	}
+	an_cct_fold(c, key, nkeys, acc);
+	for (size_t k = 0; k < nkeys; k++) {
+		struct an_row *row;
+		uint32_t proc_id = 0, tid = 0;
+
+		if (!acc[k].incl)
+			continue;
+		row = an_report_add_row(r, &alloc);
+		if (by == AN_BY_THREAD || by == AN_BY_PROCESS)
+			an_cct_group(c, (uint32_t)k, &proc_id, &tid);
+		switch (by) {
+		case AN_BY_FUNCTION:
+			an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[k].name));
+			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[k].module));
+			break;
+		case AN_BY_MODULE:
+			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->mods[k]));
+			break;
+		case AN_BY_THREAD:
+			an_row_set_u(row, AN_COL_TID, tid);
+			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, proc_id));
+			an_row_set_s(row, AN_COL_THREAD_NAME, an_thread_name(p, proc_id, tid));
+			break;
+		default:
+			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, proc_id));
+			an_row_set_s(row, AN_COL_EXECUTABLE, an_proc_exe(p, proc_id));
+			break;
+		}
+		an_row_set_u(row, AN_COL_INCL_SAMPLES, acc[k].incl);
+		an_row_set_u(row, AN_COL_EXCL_SAMPLES, acc[k].excl);
+		an_row_set_d(row, AN_COL_INCL_PCT, an_pct(acc[k].incl, s->samples));
+		an_row_set_d(row, AN_COL_EXCL_PCT, an_pct(acc[k].excl, s->samples));
+	}
+	free(key);
+	free(acc);
 }
 
 int an_build_sample(struct an_profile *p, const struct an_report_options *o,
@@ -140,12 +192,9 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 
 	(void)err;
 	(void)errlen;
-	/* session totals, and the per-thread counts merged per process image */
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct an_sample *sm = &p->samples[i];
 		uint32_t si = an_map_get(&p->stack_map, sm->stack_id, 0);
-		bool found;
-		uint32_t k;
 
 		s->samples += sm->count;
 		if (si != AN_NONE) {
@@ -165,17 +214,20 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 					an_unnamed_add(p, r, fn->mod, sm->count);
 			}
 		}
-		if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS) {
-			struct counts *c = tally_key(&t, sm->proc_id,
-						     o->by == AN_BY_THREAD ? sm->tid : 0);
+	}
+	s->root_reached_pct = an_pct(s->root_reached, s->samples);
+	s->truncated_pct = an_pct(s->truncated, s->samples);
+	if (o->by != AN_BY_LINE && o->by != AN_BY_ADDRESS) {
+		fold_rows(p, o->by, r);
+		return 0;
+	}
 
-			c->proc_id = sm->proc_id;
-			c->tid = sm->tid;
-			c->incl += sm->count;
-			c->excl += sm->count;
-			continue;
-		}
-		k = an_map_put(&groups, sm->proc_id, sm->stack_id, (uint32_t)ng, &found);
+	/* line and address: the per-thread counts merged per process image */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct an_sample *sm = &p->samples[i];
+		bool found;
+		uint32_t k = an_map_put(&groups, sm->proc_id, sm->stack_id, (uint32_t)ng, &found);
+
 		if (!found) {
 			ALLOC_GROW(g, ng + 1, ag);
 			g[ng].proc_id = sm->proc_id;
@@ -185,9 +237,6 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 		}
 		g[k].count += sm->count;
 	}
-	s->root_reached_pct = an_pct(s->root_reached, s->samples);
-	s->truncated_pct = an_pct(s->truncated, s->samples);
-
 	for (size_t k = 0; k < ng; k++) {
 		uint32_t si = an_map_get(&p->stack_map, g[k].stack_id, 0);
 
@@ -202,36 +251,13 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 		if (!c->incl)
 			continue;
 		row = an_report_add_row(r, &alloc);
-		switch (o->by) {
-		case AN_BY_FUNCTION:
-			an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[i].name));
-			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[i].module));
-			break;
-		case AN_BY_MODULE:
-			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->mods[i]));
-			break;
-		case AN_BY_THREAD:
-			an_row_set_u(row, AN_COL_TID, c->tid);
-			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, c->proc_id));
-			an_row_set_s(row, AN_COL_THREAD_NAME, an_thread_name(p, c->proc_id, c->tid));
-			break;
-		case AN_BY_PROCESS:
-			an_row_set_u(row, AN_COL_PID, an_proc_pid(p, c->proc_id));
-			an_row_set_s(row, AN_COL_EXECUTABLE, an_proc_exe(p, c->proc_id));
-			break;
-		case AN_BY_ADDRESS:
+		if (o->by == AN_BY_ADDRESS)
 			an_row_set_u(row, AN_COL_ADDRESS, c->addr);
-			/* fall through */
-		case AN_BY_LINE:
-			an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[c->func].name));
-			an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[c->func].module));
-			an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, c->file));
-			if (c->file != AN_NONE)
-				an_row_set_u(row, AN_COL_LINE, c->line);
-			break;
-		default:
-			break;
-		}
+		an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[c->func].name));
+		an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[c->func].module));
+		an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, c->file));
+		if (c->file != AN_NONE)
+			an_row_set_u(row, AN_COL_LINE, c->line);
 		an_row_set_u(row, AN_COL_INCL_SAMPLES, c->incl);
 		an_row_set_u(row, AN_COL_EXCL_SAMPLES, c->excl);
 		an_row_set_d(row, AN_COL_INCL_PCT, an_pct(c->incl, s->samples));

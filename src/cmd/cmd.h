@@ -16,6 +16,8 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 
 /*

@@ -7,7 +7,20 @@
  * build does not know are shown by number and size.  A damaged file is
  * shown up to the damage, then a warning names the offset and the
  * problem, and the status is 1.
+ *
+ * --stacks shows the calling-context tree (src/analysis/cct.h) instead,
+ * per thread, one line per path and state of the stacks that ended there:
+ *
+ *   STATE PID TID VALUE root;caller;...;leaf
+ *
+ * STATE is "root", "trunc" or "partial" (sampling: unwinding reached the
+ * thread's root, stopped at the end of the copied stack, or stopped early),
+ * with "+kernel" when the stacks started with kernel frames, or "instr"
+ * (instrumentation); VALUE is exclusive samples, or exclusive elapsed ns.
+ * Frames are function names after symbolization, inlined frames included:
+ * the tests check call chains on it with grep and awk.
  */
+#include "analysis/cct.h"
 #include "cmd/cmd.h"
 #include "record/discover.h"
 #include "format/scdata.h"
@@ -17,19 +30,97 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 
 static const char dump_usage[] =
-	"usage: stackclock dump [-i FILE]\n"
+	"usage: stackclock dump [-i FILE] [--stacks]\n"
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
+	"  --stacks            the call paths per thread, symbolized, one line each:\n"
+	"                      STATE PID TID VALUE root;...;leaf\n"
 	"\n"
 	"usage: stackclock dump --patch-plan ELF [--functions]\n"
 	"\n"
 	"  the run-time patcher's plan of an ELF object: candidates, patched,\n"
 	"  refused per reason, the time discovery took; --functions lists each\n";
+
+static void stack_line(FILE *f, const char *state, bool kernel, uint32_t pid, uint32_t tid,
+		       uint64_t value, const char *path)
+{
+	fprintf(f, "%s%s %u %u %" PRIu64 " %s\n", state, kernel ? "+kernel" : "", pid, tid, value,
+		path);
+}
+
+static int dump_stacks(FILE *f, const char *path)
+{
+	static const char *const state[AN_STACK_NSTATES] = { "root", "trunc", "partial" };
+	struct an_profile *p = an_profile_new(NULL);
+	const struct an_cct *c;
+	const uint32_t *tops;
+	size_t ntops, len = 0, cap = 4096;
+	size_t *mark = NULL, amark = 0;
+	char *buf = NULL, err[512];
+	const char *damaged;
+	int status = 1;
+
+	if (an_profile_load(p, path, &damaged, err, sizeof(err)) < 0) {
+		pr_err("dump: cannot read %s", err);
+		goto out;
+	}
+	c = an_profile_cct(p, AN_CCT_BY_THREAD, AN_APP_INTERVAL);
+	ntops = an_cct_tops(c, &tops);
+	buf = xmalloc(cap);
+	for (size_t t = 0; t < ntops; t++) {
+		uint32_t proc_id, tid, pid = an_cct_group_pid(c, (uint32_t)t), n = tops[t];
+
+		an_cct_group(c, (uint32_t)t, &proc_id, &tid);
+		/* depth first; mark[d] is the path's length before depth d */
+		for (;;) {
+			const struct an_cct_node *nd = an_cct_node(c, n);
+
+			if (nd->parent != AN_CCT_NONE) {
+				const char *name = an_cct_func_name(c, nd->func);
+				size_t nl = strlen(name ? name : "?");
+
+				ALLOC_GROW(mark, nd->depth + 1, amark);
+				len = nd->depth > 1 ? mark[nd->depth - 1] : 0;
+				if (len + nl + 2 > cap) {
+					cap = 2 * (len + nl + 2);
+					buf = xrealloc(buf, cap);
+				}
+				if (len)
+					buf[len++] = ';';
+				memcpy(buf + len, name ? name : "?", nl + 1);
+				len += nl;
+				mark[nd->depth] = len;
+				if (an_cct_method(c) == SC_METHOD_INSTRUMENT && nd->excl)
+					stack_line(f, "instr", false, pid, tid, nd->excl, buf);
+				for (int s = 0; an_cct_method(c) == SC_METHOD_SAMPLE && s < AN_STACK_NSTATES; s++)
+					for (int k = 0; k < 2; k++)
+						if (nd->state[s][k])
+							stack_line(f, state[s], k, pid, tid, nd->state[s][k], buf);
+			}
+			if (nd->first_child != AN_CCT_NONE) {
+				n = nd->first_child;
+				continue;
+			}
+			while (n != tops[t] && an_cct_node(c, n)->next_sibling == AN_CCT_NONE)
+				n = an_cct_node(c, n)->parent;
+			if (n == tops[t])
+				break;
+			n = an_cct_node(c, n)->next_sibling;
+		}
+	}
+	status = fflush(f) ? 1 : 0;
+out:
+	free(buf);
+	free(mark);
+	an_profile_free(p);
+	return status;
+}
 
 static void print_str(FILE *f, const char *s)
 {
@@ -338,6 +429,7 @@ int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
+		{ "stacks", no_argument,      NULL, 's' },
 		{ "help",  no_argument,       NULL, 'h' },
 		{ "patch-plan", required_argument, NULL, 'P' },
 		{ "functions", no_argument,   NULL, 'F' },
@@ -353,6 +445,7 @@ int cmd_dump(int argc, char **argv)
 	bool ended = false;
 	char err[512];
 	FILE *f = stdout;
+	bool stacks = false;
 	int c, ret;
 
 	optind = 1;
@@ -361,6 +454,9 @@ int cmd_dump(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			path = optarg;
+			break;
+		case 's':
+			stacks = true;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);
@@ -385,6 +481,8 @@ int cmd_dump(int argc, char **argv)
 		pr_err("dump: -i needs a file name (see 'stackclock dump --help')");
 		return 2;
 	}
+	if (stacks)
+		return dump_stacks(f, path);
 
 	ret = sc_reader_open(path, &r, err, sizeof(err));
 	if (ret) {

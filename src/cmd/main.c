@@ -20,6 +20,8 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "run a program (or attach) and record a profile" },
 	{ "report", cmd_report, "show the recorded profile as a table, CSV or JSON" },
+	{ "diff",   cmd_diff,   "compare two recordings: per function base, new and delta" },
+	{ "export", cmd_export, "write the recording as pprof, callgrind, folded stacks or HTML" },
 	{ "dump",   cmd_dump,   "show the raw records of a data file" },
 };
 

@@ -1,6 +1,8 @@
 /*
  * stackclock report — read a data file, group it (--by), sort it, and
- * write it as a table, CSV or JSON (src/analysis, src/output).
+ * write it as a table, CSV or JSON (src/analysis, src/output); or show
+ * the call tree (--tree) or the callers and callees of a function
+ * (--caller-callee), SPEC section 6.
  *
  * Options are all checked before the file is opened, so a usage error is
  * reported as such whatever the file.  --check verifies SPEC's invariants
@@ -14,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -22,6 +25,7 @@
 static const char report_usage[] =
 	"usage: stackclock report [-i FILE] [--by GROUP] [--format table|csv|json]\n"
 	"                         [--sort COLUMN] [--top N] [--app-time=interval|exact] [--check]\n"
+	"                         [--tree [--threshold PCT] [--depth N] | --caller-callee FUNCTION]\n"
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
 	"  --by GROUP          function (default), module, thread, process;\n"
@@ -35,9 +39,17 @@ static const char report_usage[] =
 	"                      application time; exact: only measured OS time is removed\n"
 	"  --width N           table width; default: the terminal's, at least 80,\n"
 	"                      or 80 when the output is not a terminal\n"
-	"  --check             verify the SPEC invariants; fail naming a violation\n";
+	"  --check             verify the SPEC invariants; fail naming a violation\n"
+	"  --tree              the call tree (--by function: merged; thread, process:\n"
+	"                      one tree each), children by inclusive value, hot path marked\n"
+	"  --threshold PCT     hide tree nodes below PCT %% of the session total\n"
+	"                      (default 0.5 for the table, 0 for CSV and JSON)\n"
+	"  --depth N           show N levels of functions (0: all)\n"
+	"  --top N             with --tree: the first N roots\n"
+	"  --caller-callee F   the function(s) named F, their callers and callees\n";
 
-enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH };
+enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH,
+	OPT_TREE, OPT_THRESHOLD, OPT_DEPTH, OPT_CALLERS };
 
 struct report_opts {
 	const char *input;
@@ -47,6 +59,12 @@ struct report_opts {
 	struct out_options out;
 	bool app_time_given;
 	bool check;
+	bool by_given;
+	bool tree;
+	double threshold;         /* < 0: the format's default */
+	unsigned long depth;
+	bool depth_given;
+	const char *callers;      /* --caller-callee */
 };
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
@@ -60,6 +78,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "app-time", required_argument, NULL, OPT_APP_TIME },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "tree", no_argument, NULL, OPT_TREE },
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "caller-callee", required_argument, NULL, OPT_CALLERS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +103,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			}
 			o->an.by = g;
+			o->by_given = true;
 			break;
 		case OPT_FORMAT:
 			o->format = out_format_find(optarg);
@@ -124,6 +147,28 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		case OPT_CHECK:
 			o->check = true;
 			break;
+		case OPT_TREE:
+			o->tree = true;
+			break;
+		case OPT_THRESHOLD: {
+			char *end;
+
+			errno = 0;
+			o->threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->threshold >= 0 && o->threshold <= 100)) {
+				pr_err("report: --threshold '%s' is not a percentage from 0 to 100", optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_DEPTH:
+			if (cmd_parse_ulong("report", "--depth", optarg, 0, 1000000UL, &o->depth))
+				return -EINVAL;
+			o->depth_given = true;
+			break;
+		case OPT_CALLERS:
+			o->callers = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 1;
@@ -134,6 +179,29 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	}
 	if (optind < argc) {
 		pr_err("report: unexpected argument '%s' (the data file is given with -i)", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->tree && o->callers) {
+		pr_err("report: --tree and --caller-callee are two views; give one");
+		return -EINVAL;
+	}
+	if (!o->tree && (o->threshold >= 0 || o->depth_given)) {
+		pr_err("report: --threshold and --depth apply to the call tree; add --tree");
+		return -EINVAL;
+	}
+	if (o->tree && o->sort) {
+		pr_err("report: --sort does not apply to --tree (children are ordered by inclusive value); "
+		       "drop it");
+		return -EINVAL;
+	}
+	if (o->callers && o->by_given && o->an.by != AN_BY_FUNCTION) {
+		pr_err("report: --caller-callee shows functions; drop --by %s", an_group_name(o->an.by));
+		return -EINVAL;
+	}
+	if (o->tree && o->an.by != AN_BY_FUNCTION && o->an.by != AN_BY_THREAD &&
+	    o->an.by != AN_BY_PROCESS) {
+		pr_err("report: --tree is by function (merged), thread or process (one tree each), "
+		       "not by %s", an_group_name(o->an.by));
 		return -EINVAL;
 	}
 	return 0;
@@ -161,12 +229,82 @@ static unsigned terminal_width(void)
 	return 80;
 }
 
+static int report_tree(struct an_profile *p, const struct report_opts *o)
+{
+	struct an_tree_options to = {
+		.by = o->an.by,
+		.app_time = o->an.app_time,
+		.threshold_pct = o->threshold >= 0 ? o->threshold : o->format == &out_table ? 0.5 : 0,
+		.max_depth = (uint32_t)o->depth,
+	};
+	struct an_tree *t = NULL;
+	char err[512], why[512];
+	int ret, status = 1;
+
+	ret = an_tree_build(p, &to, &t, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("report: %s: %s", o->input, err);
+		return 1;
+	}
+	ret = o->format->write_tree(stdout, t, &o->out);
+	if (ret < 0) {
+		pr_err("report: writing the tree failed: %s", strerror(-ret));
+		goto out;
+	}
+	if (o->check && an_tree_check(t, why, sizeof(why)) < 0) {
+		pr_err("report: %s: SPEC invariant violated: %s", o->input, why);
+		goto out;
+	}
+	status = 0;
+out:
+	an_tree_free(t);
+	return status;
+}
+
+static int report_callers(struct an_profile *p, const struct report_opts *o)
+{
+	struct an_callers *c = NULL;
+	char err[1024], why[512];
+	int ret, status = 1;
+
+	ret = an_callers_build(p, o->callers, o->an.app_time, &c, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("report: %s: %s", o->input, err);
+		return 1;
+	}
+	if (o->sort) {
+		int col = an_column_lookup_among(c->cols, c->ncols, o->sort);
+
+		if (col < 0 || an_callers_sort(c, col) < 0) {
+			pr_err("report: --sort %s: callers and callees have no such column "
+			       "(use a value column such as %s)", o->sort,
+			       an_column_info(c->cols[2])->name);
+			status = 2;
+			goto out;
+		}
+	}
+	ret = o->format->write_callers(stdout, c, &o->out);
+	if (ret < 0) {
+		pr_err("report: writing the callers and callees failed: %s", strerror(-ret));
+		goto out;
+	}
+	if (o->check && an_callers_check(c, why, sizeof(why)) < 0) {
+		pr_err("report: %s: SPEC invariant violated: %s", o->input, why);
+		goto out;
+	}
+	status = 0;
+out:
+	an_callers_free(c);
+	return status;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {
 		.input = "stackclock.data",
 		.format = &out_table,
 		.an = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL },
+		.threshold = -1,
 	};
 	struct an_profile *p = NULL;
 	struct an_report *r = NULL;
@@ -193,6 +331,12 @@ int cmd_report(int argc, char **argv)
 		pr_err("report: --app-time applies to instrumentation recordings; %s holds samples", o.input);
 		goto out;
 	}
+	if (!o.out.width)
+		o.out.width = terminal_width();
+	if (o.tree || o.callers) {
+		status = o.tree ? report_tree(p, &o) : report_callers(p, &o);
+		goto out;
+	}
 	ret = an_report_build(p, &o.an, &r, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("report: %s: %s", o.input, err);
@@ -205,8 +349,6 @@ int cmd_report(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if (!o.out.width)
-		o.out.width = terminal_width();
 	ret = o.format->write(stdout, r, &o.out);
 	if (ret < 0) {
 		pr_err("report: writing the report failed: %s", strerror(-ret));

@@ -7,7 +7,9 @@
  */
 #include "output/output.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 static void value(FILE *f, const struct an_value *v, enum an_type type)
 {
@@ -72,12 +74,13 @@ static void os_events(FILE *f, const struct an_session *s)
 	fputs("]}", f);
 }
 
-static void session(FILE *f, const struct an_report *r)
+/* "NAME": {...}: the session summary, for every report and view. */
+static void session_obj(FILE *f, const char *name, const struct an_session *s, enum an_group by,
+			size_t rows_total)
 {
-	const struct an_session *s = &r->session;
 	bool sample = s->method == SC_METHOD_SAMPLE;
 
-	fprintf(f, "  \"session\": {\n    \"method\": \"%s\"",
+	fprintf(f, "  \"%s\": {\n    \"method\": \"%s\"", name,
 		sample ? "sampling" : "instrumentation");
 	key(f, "command");
 	fputc('[', f);
@@ -135,8 +138,8 @@ static void session(FILE *f, const struct an_report *r)
 	}
 	fputc(']', f);
 	key(f, "by");
-	out_json_string(f, an_group_name(r->by));
-	u64_field(f, "rows_total", r->nrows);
+	out_json_string(f, an_group_name(by));
+	u64_field(f, "rows_total", rows_total);
 	key(f, "damaged");
 	if (s->damage)
 		out_json_string(f, s->damage);
@@ -146,27 +149,217 @@ static void session(FILE *f, const struct an_report *r)
 	fputs("\n  }", f);
 }
 
-static int write_json(FILE *f, const struct an_report *r, const struct out_options *o)
+/* The fields of a row, "name": value, ... (no braces). */
+static void row_fields(FILE *f, const struct an_row *row, const enum an_col *cols, unsigned ncols)
 {
-	size_t n = out_rows_shown(r, o);
+	for (unsigned c = 0; c < ncols; c++) {
+		const struct an_column_info *ci = an_column_info(cols[c]);
 
-	fputs("{\n", f);
-	session(f, r);
+		fprintf(f, "%s\"%s\": ", c ? ", " : "", ci->name);
+		value(f, &row->v[cols[c]], ci->type);
+	}
+}
+
+/* "name": [rows], at most n rows, one per line. */
+static void row_list(FILE *f, const char *name, const struct an_row *rows, size_t n,
+		     const enum an_col *cols, unsigned ncols, const char *indent)
+{
+	fprintf(f, "%s\"%s\": [", indent, name);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n%s  {", i ? "," : "", indent);
+		row_fields(f, &rows[i], cols, ncols);
+		fputc('}', f);
+	}
+	fprintf(f, n ? "\n%s]" : "]", indent);
+}
+
+/* "session": {...}, "rows": [...] of a report, its first n rows. */
+static void report_fields(FILE *f, const struct an_report *r, size_t n)
+{
+	session_obj(f, "session", &r->session, r->by, r->nrows);
 	fputs(",\n  \"rows\": [", f);
 	for (size_t i = 0; i < n; i++) {
-		const struct an_row *row = &r->rows[i];
+		fputs(i ? ",\n    {" : "\n    {", f);
+		row_fields(f, &r->rows[i], r->cols, r->ncols);
+		fputc('}', f);
+	}
+	fputs(n ? "\n  ]" : "]", f);
+}
+
+void out_json_report_fields(FILE *f, const struct an_report *r)
+{
+	report_fields(f, r, r->nrows);
+}
+
+static int write_json(FILE *f, const struct an_report *r, const struct out_options *o)
+{
+	fputs("{\n", f);
+	report_fields(f, r, out_rows_shown(r, o));
+	fputs("\n}\n", f);
+	return out_finish(f);
+}
+
+/* ---- call tree: {"session": ..., "tree": [node...]} --------------------- */
+
+static void indent(FILE *f, uint32_t depth)
+{
+	fputc('\n', f);
+	for (uint32_t i = 0; i < 2 + 2 * depth && i < 64; i++)
+		fputc(' ', f);
+}
+
+/*
+ * Nodes depth first without recursion (trees can be thousands deep): a
+ * node's fields, "hot", "hidden" (children below the threshold or
+ * --depth) and "children"; the children array closes when its last child
+ * has closed.
+ */
+static int write_json_tree(FILE *f, const struct an_tree *t, const struct out_options *o)
+{
+	struct frame {
+		const uint32_t *kids;
+		size_t n, next;
+	} *st = NULL;
+	size_t sp = 0, cap = 0, nroots = t->nroots;
+	struct an_row row;
+
+	if (o->top && o->top < nroots)
+		nroots = o->top;
+	fputs("{\n", f);
+	session_obj(f, "session", &t->session, t->by, t->nroots);
+	fprintf(f, ",\n  \"hidden_roots\": %u", t->root_hidden + (unsigned)(t->nroots - nroots));
+	fputs(",\n  \"tree\": [", f);
+	cap = 64;
+	st = malloc(cap * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st[sp++] = (struct frame){ t->roots, nroots, 0 };
+	while (sp) {
+		struct frame *fr = &st[sp - 1];
+		uint32_t id;
+		size_t nk;
+		const uint32_t *kids;
+
+		if (fr->next == fr->n) {
+			sp--;
+			if (sp) {
+				if (fr->n)
+					indent(f, (uint32_t)sp);
+				fputs("]}", f);
+			}
+			continue;
+		}
+		id = fr->kids[fr->next++];
+		if (fr->next > 1)
+			fputc(',', f);
+		indent(f, (uint32_t)sp);
+		an_tree_row(t, id, &row);
+		fputc('{', f);
+		row_fields(f, &row, t->cols, t->ncols);
+		fprintf(f, ", \"hot\": %s, \"hidden\": %u, \"children\": [",
+			t->hot[id] ? "true" : "false", t->hidden[id]);
+		nk = an_tree_children(t, id, &kids);
+		if (sp == cap) {
+			struct frame *grown = realloc(st, 2 * cap * sizeof(*st));
+
+			if (!grown) {
+				free(st);
+				return -ENOMEM;
+			}
+			st = grown;
+			cap *= 2;
+		}
+		st[sp++] = (struct frame){ kids, nk, 0 };
+	}
+	free(st);
+	fputs(nroots ? "\n  ]\n}\n" : "]\n}\n", f);
+	return out_finish(f);
+}
+
+/* ---- callers and callees ------------------------------------------------ */
+
+static void callers_entry(FILE *f, const struct an_callers *c, const struct an_callers_entry *e,
+			  const struct out_options *o, const char *ind)
+{
+	size_t ncr = o->top && o->top < e->ncallers ? o->top : e->ncallers;
+	size_t nce = o->top && o->top < e->ncallees ? o->top : e->ncallees;
+
+	fprintf(f, "%s\"function\": {", ind);
+	row_fields(f, &e->self, c->self_cols, c->nself_cols);
+	fputs("},\n", f);
+	row_list(f, "callers", e->callers, ncr, c->cols, c->ncols, ind);
+	fputs(",\n", f);
+	row_list(f, "callees", e->callees, nce, c->cols, c->ncols, ind);
+}
+
+/*
+ * SPEC's shape, {"session", "function", "callers", "callees"}, for one
+ * function; when the name matches several (one per module), the same
+ * objects without the session in "functions": [...].
+ */
+static int write_json_callers(FILE *f, const struct an_callers *c, const struct out_options *o)
+{
+	fputs("{\n", f);
+	session_obj(f, "session", &c->session, AN_BY_FUNCTION, c->nfn);
+	fputs(",\n", f);
+	if (c->nfn == 1) {
+		callers_entry(f, c, &c->fn[0], o, "  ");
+	} else {
+		fputs("  \"functions\": [", f);
+		for (size_t i = 0; i < c->nfn; i++) {
+			fputs(i ? ",\n    {\n" : "\n    {\n", f);
+			callers_entry(f, c, &c->fn[i], o, "      ");
+			fputs("\n    }", f);
+		}
+		fputs("\n  ]", f);
+	}
+	fputs("\n}\n", f);
+	return out_finish(f);
+}
+
+/* ---- diff: {"base": session, "new": session, "rows": [...]} -------------- */
+
+static void diff_value(FILE *f, const struct an_diff_row *row, enum an_col c, enum an_diff_part part)
+{
+	if (an_column_info(c)->type == AN_T_PCT)
+		fprintf(f, "%.4f", an_diff_value(row, c, part));
+	else
+		fprintf(f, "%" PRId64, out_diff_int(row, c, part));
+}
+
+static int write_json_diff(FILE *f, const struct an_diff *d, const struct out_options *o)
+{
+	static const char *const part[] = { "base_", "new_", "delta_" };
+	size_t n = o->top && o->top < d->nrows ? o->top : d->nrows;
+
+	fputs("{\n", f);
+	session_obj(f, "base", &d->base->session, d->base->by, d->base->nrows);
+	fputs(",\n", f);
+	session_obj(f, "new", &d->new->session, d->new->by, d->new->nrows);
+	fputs(",\n  \"rows\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct an_diff_row *row = &d->rows[i];
 
 		fputs(i ? ",\n    {" : "\n    {", f);
-		for (unsigned c = 0; c < r->ncols; c++) {
-			const struct an_column_info *ci = an_column_info(r->cols[c]);
+		for (unsigned k = 0; k < d->nkeys; k++) {
+			const struct an_column_info *ci = an_column_info(d->keys[k]);
 
-			fprintf(f, "%s\"%s\": ", c ? ", " : "", ci->name);
-			value(f, &row->v[r->cols[c]], ci->type);
+			fprintf(f, "\"%s\": ", ci->name);
+			value(f, an_diff_key(row, d->keys[k]), ci->type);
+			fputs(", ", f);
 		}
+		fprintf(f, "\"status\": \"%s\"", out_diff_status(row));
+		for (unsigned k = 0; k < d->nvals; k++)
+			for (int pt = 0; pt < 3; pt++) {
+				fprintf(f, ", \"%s%s\": ", part[pt], an_column_info(d->vals[k])->name);
+				diff_value(f, row, d->vals[k], (enum an_diff_part)pt);
+			}
 		fputc('}', f);
 	}
 	fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
 	return out_finish(f);
 }
 
-const struct out_format out_json = { "json", write_json };
+const struct out_format out_json = {
+	"json", write_json, write_json_tree, write_json_callers, write_json_diff,
+};

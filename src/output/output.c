@@ -133,6 +133,20 @@ void out_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+int64_t out_diff_int(const struct an_diff_row *row, enum an_col c, enum an_diff_part part)
+{
+	uint64_t b = row->in_base && row->base.v[c].present ? row->base.v[c].u : 0;
+	uint64_t n = row->in_new && row->new.v[c].present ? row->new.v[c].u : 0;
+
+	return part == AN_DIFF_BASE ? (int64_t)b : part == AN_DIFF_NEW ? (int64_t)n :
+		(int64_t)(n - b);
+}
+
+const char *out_diff_status(const struct an_diff_row *row)
+{
+	return !row->in_new ? "vanished" : !row->in_base ? "new" : "both";
+}
+
 int out_finish(FILE *f)
 {
 	if (fflush(f) || ferror(f))

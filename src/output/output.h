@@ -1,12 +1,13 @@
 /*
  * output — writers that turn an analysis report (analysis.h) into text.
  *
- * Each format is one file holding one struct out_format (a name and a
- * write callback) and one line in the out_formats[] table of output.c;
- * adding a format (pprof, callgrind, folded, chrome, html) is one new file
- * plus that line.  A writer reads the report's session summary, its typed
- * columns and rows (already sorted), and may reach the loaded profile
- * through report->profile for views beyond flat rows.
+ * Each format is one file holding one struct out_format (a name and its
+ * callbacks) and one line in the out_formats[] table of output.c; adding
+ * a format (pprof, callgrind, folded, chrome, html) is one new file plus
+ * that line.  A writer reads the report's session summary, its typed
+ * columns and rows (already sorted); the views of SPEC sections 6 and 7
+ * (call tree, callers/callees, diff) have a callback each, which a format
+ * may leave NULL (the command then says the format does not show it).
  *
  * Contract for writers: print only to the FILE given; show at most
  * o->top rows (0 = all); never change the report; return 0 or -errno (a
@@ -33,6 +34,10 @@ struct out_options {
 struct out_format {
 	const char *name;         /* --format NAME */
 	int (*write)(FILE *f, const struct an_report *r, const struct out_options *o);
+	/* o->top: roots shown (trees), rows per list (callers), rows (diff) */
+	int (*write_tree)(FILE *f, const struct an_tree *t, const struct out_options *o);
+	int (*write_callers)(FILE *f, const struct an_callers *c, const struct out_options *o);
+	int (*write_diff)(FILE *f, const struct an_diff *d, const struct out_options *o);
 };
 
 extern const struct out_format out_table, out_csv, out_json;
@@ -52,6 +57,17 @@ void out_fmt_time(char *buf, size_t len, uint64_t ns);
 
 /* Write s as a JSON string literal (quotes, escapes, invalid UTF-8 as U+FFFD). */
 void out_json_string(FILE *f, const char *s);
+
+/* A diff value as an integer (counts, times; delta may be negative). */
+int64_t out_diff_int(const struct an_diff_row *row, enum an_col c, enum an_diff_part part);
+/* "vanished", "new" or "both": which reports hold a diff row. */
+const char *out_diff_status(const struct an_diff_row *row);
+
+/*
+ * The members "session": {...} and "rows": [...] of a report's JSON (all
+ * rows), without the enclosing braces: the HTML export embeds them.
+ */
+void out_json_report_fields(FILE *f, const struct an_report *r);
 
 /* Return 0, or -errno if f had a write error. */
 int out_finish(FILE *f);

@@ -12,10 +12,13 @@
  * event categories the kernel refused, repairs, open frames, losses, the
  * share of stacks that reached the root.
  */
+#include "analysis/cct.h"
 #include "output/output.h"
 #include "symbols/symbols.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -449,4 +452,276 @@ static int write_table(FILE *f, const struct an_report *r, const struct out_opti
 	return out_finish(f);
 }
 
-const struct out_format out_table = { "table", write_table };
+/* ---- call tree ---------------------------------------------------------- */
+
+/*
+ * Each line: the node's values, its depth, '*' on the hot path, then the
+ * name.  To stay readable 30 levels deep, indentation grows only where a
+ * parent has several children shown ("+ "); an only child is printed under
+ * its parent at the same indentation ("> "), so a long chain of single
+ * calls stays in one column; indentation stops growing at a third of the
+ * name column and the Depth column gives the true depth.  Children below
+ * the threshold or --depth are counted in one "... N hidden" line.
+ */
+#define T_MAX_INDENT_DIV 3
+
+static void tree_values(FILE *f, const struct an_tree *t, const struct an_row *row)
+{
+	char a[32], b[32], c[32];
+
+	if (t->session.method == SC_METHOD_SAMPLE) {
+		fmt_count(a, sizeof(a), row->v[AN_COL_INCL_SAMPLES].u, 9);
+		fmt_count(b, sizeof(b), row->v[AN_COL_EXCL_SAMPLES].u, 9);
+		fprintf(f, " %9s %5.1f %9s %5.1f", a, row->v[AN_COL_INCL_PCT].d, b,
+			row->v[AN_COL_EXCL_PCT].d);
+		return;
+	}
+	fmt_count(c, sizeof(c), row->v[AN_COL_CALLS].u, 7);
+	out_fmt_time(a, sizeof(a), row->v[AN_COL_EI].u);
+	out_fmt_time(b, sizeof(b), row->v[AN_COL_EE].u);
+	fprintf(f, "%7s %6s %5.1f %6s %5.1f %5.1f", c, a, row->v[AN_COL_EI_PCT].d, b,
+		row->v[AN_COL_EE_PCT].d, row->v[AN_COL_AI_PCT].d);
+}
+
+/* The width of tree_values() plus " Depth * ". */
+static size_t tree_fixed(const struct an_tree *t)
+{
+	return (t->session.method == SC_METHOD_SAMPLE ? 31 : 38) + 9;
+}
+
+static void tree_node_label(char *dst, size_t w, const struct an_tree *t, const struct an_row *row)
+{
+	char a[NAME_MAX_BUF];
+
+	if (row->v[AN_COL_FUNCTION].present) {
+		fit_name(dst, w, row->v[AN_COL_FUNCTION].s);
+	} else if (t->by == AN_BY_THREAD) {
+		snprintf(a, sizeof(a), "thread %" PRIu64 "%s%s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
+			 row->v[AN_COL_THREAD_NAME].present ? " " : "",
+			 str_or(row, AN_COL_THREAD_NAME, ""), row->v[AN_COL_PID].u);
+		snprintf(dst, w + 1, "%s", a);
+	} else {
+		snprintf(a, sizeof(a), "process %" PRIu64 " ", row->v[AN_COL_PID].u);
+		prefixed(dst, w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
+	}
+	sanitize(dst);
+}
+
+static void hidden_line(FILE *f, const struct an_tree *t, size_t indent, uint32_t n, uint64_t v)
+{
+	uint64_t total = t->session.method == SC_METHOD_SAMPLE ? t->session.samples :
+		t->session.elapsed_inclusive_ns;
+	double pct = total ? 100.0 * (double)v / (double)total : 0;
+
+	fprintf(f, "%*s%*s... %u hidden (%.1f%% together)\n", (int)tree_fixed(t), "", (int)indent, "",
+		n, pct);
+}
+
+static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_options *o)
+{
+	unsigned width = o->width ? o->width : 80;
+	size_t namew = width > tree_fixed(t) + 16 ? width - tree_fixed(t) : 16;
+	size_t max_indent = namew / T_MAX_INDENT_DIV;
+	size_t nroots = o->top && o->top < t->nroots ? o->top : t->nroots;
+	struct frame {
+		const uint32_t *kids;
+		size_t n, next;
+		uint32_t parent;
+		size_t indent;
+		bool only;
+	} *st;
+	size_t sp = 0, cap = 64;
+	struct an_row row;
+	char name[NAME_MAX_BUF];
+	bool smp = t->session.method == SC_METHOD_SAMPLE;
+
+	summary(f, &(struct an_report){ .session = t->session, .by = t->by }, width);
+	fputc('\n', f);
+	fprintf(f, "Call tree%s: children by %s, largest first; * marks the hot path\n",
+		t->merged ? " (threads and processes merged)" : t->by == AN_BY_THREAD ?
+		" per thread" : " per process", smp ? "inclusive samples" : "EI");
+	fprintf(f, "'+' a child among several (indented), '>' an only child (same column)\n");
+	if (smp)
+		fprintf(f, " %9s %5s %9s %5s Depth   Function\n", "Inclusive", "%", "Exclusive", "%");
+	else
+		fprintf(f, "%7s %6s %5s %6s %5s %5s Depth   Function\n", "Calls", "EI", "EI%", "EE",
+			"EE%", "AI%");
+	st = malloc(cap * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st[sp++] = (struct frame){ t->roots, nroots, 0, UINT32_MAX, 0, false };
+	while (sp) {
+		struct frame *fr = &st[sp - 1];
+		const struct an_cct_node *nd;
+		const uint32_t *kids;
+		size_t nk, w;
+		uint32_t id;
+		const char *mark;
+
+		if (fr->next == fr->n) {
+			if (fr->parent != UINT32_MAX && t->hidden[fr->parent])
+				hidden_line(f, t, fr->indent, t->hidden[fr->parent], t->hidden_value[fr->parent]);
+			sp--;
+			continue;
+		}
+		id = fr->kids[fr->next++];
+		nd = an_cct_node(t->cct, id);
+		an_tree_row(t, id, &row);
+		tree_values(f, t, &row);
+		mark = fr->parent == UINT32_MAX ? "" : fr->only ? "> " : "+ ";
+		w = namew > fr->indent + strlen(mark) ? namew - fr->indent - strlen(mark) : 1;
+		tree_node_label(name, w, t, &row);
+		fprintf(f, " %5u %c %*s%s%s\n", nd->depth, t->hot[id] ? '*' : ' ', (int)fr->indent, "",
+			mark, name);
+		nk = an_tree_children(t, id, &kids);
+		if (sp == cap) {
+			struct frame *grown = realloc(st, 2 * cap * sizeof(*st));
+
+			if (!grown) {
+				free(st);
+				return -ENOMEM;
+			}
+			st = grown;
+			cap *= 2;
+			fr = &st[sp - 1];
+		}
+		{
+			bool only = nk == 1 && !t->hidden[id];
+			size_t ind = fr->indent;
+
+			/* a root's children, and several children, step in */
+			if (!only || fr->parent == UINT32_MAX)
+				ind = ind + 2 <= max_indent ? ind + 2 : ind;
+			st[sp++] = (struct frame){ kids, nk, 0, id, ind, only };
+		}
+	}
+	free(st);
+	if (t->root_hidden)
+		hidden_line(f, t, 0, t->root_hidden, t->root_hidden_value);
+	if (!t->nroots)
+		fprintf(f, "(no nodes above the threshold)\n");
+	else if (nroots < t->nroots)
+		fprintf(f, "(%zu of %zu roots; --top 0 shows all)\n", nroots, t->nroots);
+	return out_finish(f);
+}
+
+/* ---- callers and callees ------------------------------------------------ */
+
+/* Rows of a list in the flat table's layout, under a title. */
+static void rows_block(FILE *f, const struct an_session *s, const char *title, struct an_row *rows,
+		       size_t n, size_t top, unsigned width)
+{
+	struct an_report view = { .session = *s, .by = AN_BY_FUNCTION, .rows = rows, .nrows = n };
+	size_t shown = top && top < n ? top : n;
+
+	fprintf(f, "%s\n", title);
+	if (s->method == SC_METHOD_SAMPLE)
+		sample_rows(f, &view, shown, width);
+	else
+		instr_rows(f, &view, shown, width);
+	if (!n)
+		fprintf(f, "(none)\n");
+	else if (shown < n)
+		fprintf(f, "(%zu of %zu rows; --top 0 shows all)\n", shown, n);
+}
+
+static int write_table_callers(FILE *f, const struct an_callers *c, const struct out_options *o)
+{
+	unsigned width = o->width ? o->width : 80;
+	bool smp = c->session.method == SC_METHOD_SAMPLE;
+
+	summary(f, &(struct an_report){ .session = c->session, .by = AN_BY_FUNCTION }, width);
+	for (size_t i = 0; i < c->nfn; i++) {
+		struct an_callers_entry *e = &c->fn[i];
+		char title[NAME_MAX_BUF + 64], mod[NAME_MAX_BUF];
+
+		fit_tail(mod, 40, base_name(str_or(&e->self, AN_COL_MODULE, "?")));
+		fputc('\n', f);
+		snprintf(title, sizeof(title), "== %s (%s)", str_or(&e->self, AN_COL_FUNCTION, "?"), mod);
+		sanitize(title);
+		rows_block(f, &c->session, title, &e->self, 1, 0, width);
+		rows_block(f, &c->session, smp ?
+			   "Callers (samples of its outermost call made from each; they add up to its inclusive):" :
+			   "Callers (time of its outermost call made from each; EI adds up to its EI):",
+			   e->callers, e->ncallers, o->top, width);
+		rows_block(f, &c->session, smp ?
+			   "Callees (samples of what its innermost call called; + its exclusive = its inclusive):" :
+			   "Callees (what its innermost call called; EI + its EE = its EI):",
+			   e->callees, e->ncallees, o->top, width);
+	}
+	return out_finish(f);
+}
+
+/* ---- diff --------------------------------------------------------------- */
+
+static void fmt_delta(char *b, size_t len, double v)
+{
+	if (v > -0.05 && v < 0.05)
+		snprintf(b, len, "0");
+	else
+		snprintf(b, len, "%+.1f", v);
+}
+
+static int write_table_diff(FILE *f, const struct an_diff *d, const struct out_options *o)
+{
+	unsigned width = o->width ? o->width : 80;
+	bool smp = d->base->session.method == SC_METHOD_SAMPLE;
+	enum an_col ex = smp ? AN_COL_EXCL_PCT : AN_COL_EE_PCT, in = smp ? AN_COL_INCL_PCT : AN_COL_EI_PCT;
+	size_t n = o->top && o->top < d->nrows ? o->top : d->nrows;
+	size_t w = width > 56 + 8 ? width - 56 : 8;
+	char name[NAME_MAX_BUF], a[16];
+
+	fputs("Base: ", f);
+	command_line(f, &d->base->session, width > 6 ? width - 6 : width);
+	fputs("New:  ", f);
+	command_line(f, &d->new->session, width > 6 ? width - 6 : width);
+	if (smp)
+		fprintf(f, "Samples: base %" PRIu64 ", new %" PRIu64 "\n", d->base->session.samples,
+			d->new->session.samples);
+	else {
+		char b[16];
+
+		out_fmt_time(a, sizeof(a), d->base->session.elapsed_inclusive_ns);
+		out_fmt_time(b, sizeof(b), d->new->session.elapsed_inclusive_ns);
+		fprintf(f, "Session EI: base %s, new %s\n", a, b);
+	}
+	fputc('\n', f);
+	fprintf(f, "%% of each run's %s; delta = new - base; rows by |delta %s|\n",
+		smp ? "samples" : "session EI", smp ? "exclusive %" : "EE%");
+	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", smp ? "Excl%" : "EE%", "new", "delta",
+		smp ? "Incl%" : "EI%", "new", "delta", "", label_title(d->base->by));
+	for (size_t i = 0; i < n; i++) {
+		const struct an_diff_row *row = &d->rows[i];
+		const struct an_row *side = row->in_base ? &row->base : &row->new;
+		char e[3][16], c[3][16];
+
+		for (int p = 0; p < 3; p++) {
+			double ve = an_diff_value(row, ex, (enum an_diff_part)p);
+			double vi = an_diff_value(row, in, (enum an_diff_part)p);
+
+			if (p == AN_DIFF_DELTA) {
+				fmt_delta(e[p], sizeof(e[p]), ve);
+				fmt_delta(c[p], sizeof(c[p]), vi);
+			} else {
+				snprintf(e[p], sizeof(e[p]), "%.1f", ve);
+				snprintf(c[p], sizeof(c[p]), "%.1f", vi);
+			}
+		}
+		if (!row->in_base)
+			snprintf(e[0], sizeof(e[0]), "-"), snprintf(c[0], sizeof(c[0]), "-");
+		if (!row->in_new)
+			snprintf(e[1], sizeof(e[1]), "-"), snprintf(c[1], sizeof(c[1]), "-");
+		label(name, w, &(struct an_report){ .by = d->base->by }, side);
+		fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", e[0], e[1], e[2], c[0], c[1], c[2],
+			!row->in_new ? "vanished" : !row->in_base ? "new" : "", name);
+	}
+	if (!d->nrows)
+		fprintf(f, "(no rows)\n");
+	else if (n < d->nrows)
+		fprintf(f, "(%zu of %zu rows; --top 0 shows all)\n", n, d->nrows);
+	return out_finish(f);
+}
+
+const struct out_format out_table = {
+	"table", write_table, write_table_tree, write_table_callers, write_table_diff,
+};

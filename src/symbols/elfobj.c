@@ -202,6 +202,16 @@ static unsigned read_build_id(Elf *e, uint8_t *out)
 	return (unsigned)n;
 }
 
+unsigned sym_file_build_id(const char *path, uint8_t *out)
+{
+	const char *err;
+	Elf *e = open_elf(path, &err);
+	unsigned n = e ? read_build_id(e, out) : 0;
+
+	elf_end(e);
+	return n;
+}
+
 static int read_segments(struct sym_obj *o)
 {
 	size_t n;
@@ -1154,6 +1164,19 @@ static const struct range *find_range(const struct range *v, size_t n,
 
 /* ---- DWARF lookups ---------------------------------------------------- */
 
+/* A DIE's mangled (linkage) name, interned, or NULL for C functions. */
+static const char *die_system_name(struct sym_obj *o, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *s;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
+	    (s = dwarf_formstring(&a)) && s[0] == '_' && s[1] == 'Z')
+		return intern_str(o->strings, s);
+	return NULL;
+}
+
 static const char *die_name(struct sym_obj *o, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
@@ -1313,6 +1336,7 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	for (int i = k - 1; i >= 0; i--) {
 		struct sym_frame *f = &out[n++];
 		*f = (struct sym_frame){ .function = die_name(o, &chain[i]),
+					 .system_name = die_system_name(o, &chain[i]),
 					 .inlined = true };
 		if (i == k - 1)
 			line_at(o, ci, vaddr, f);
@@ -1325,13 +1349,17 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 		if (!sym->name)
 			sym->name = symbol_name(o, sym->raw);
 		outer.function = sym->name;
+		outer.system_name = intern_strn(o->strings, sym->raw,
+						strcspn(sym->raw, "@"));
 	}
 	if (sub) {
 		/* Clones and split parts are the function DWARF names: one
 		 * row per source function, as addr2line shows. */
 		const char *dn = die_name(o, sub);
-		if (dn && (!sym || is_clone(sym->name)))
+		if (dn && (!sym || is_clone(sym->name))) {
 			outer.function = dn;
+			outer.system_name = die_system_name(o, sub);
+		}
 	}
 	if (ci) {
 		if (k)

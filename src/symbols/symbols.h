@@ -45,6 +45,8 @@ struct sym_session;
 
 struct sym_frame {
 	const char *function;     /* demangled; "0x<addr>" when unknown */
+	const char *system_name;  /* as the symbol table spells it (mangled),
+				     or NULL when there is none */
 	const char *module;       /* path of the object; "[unknown]" */
 	const char *file;         /* source file, or NULL if no line info */
 	unsigned    line;         /* 0 if unknown */
@@ -74,6 +76,12 @@ void sym_add_module(struct sym_session *s, const struct sc_rec_module *m,
  */
 int sym_resolve(struct sym_session *s, uint32_t proc_id, uint64_t addr,
 		bool is_return, struct sym_frame *out, int max);
+
+/*
+ * The GNU build-id of the ELF file at path into out (at most 20 bytes):
+ * its length, 0 if the file has none or cannot be read.
+ */
+unsigned sym_file_build_id(const char *path, uint8_t *out);
 
 /*
  * A short line saying what to install to get names for the functions of

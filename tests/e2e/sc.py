@@ -2,9 +2,14 @@
 
   sc.py query FILE EXPR     print eval(EXPR) with r = the report, and helpers
                             row(name) (the row whose function is name),
-                            rows (list), s (session)
-  sc.py invariants FILE     check SPEC.md's invariants; exit 1 naming the
-                            first that fails
+                            rows (list), s (session); for a call tree
+                            node(a, b, ...) (the first node named a whose
+                            descendants along b, ... exist: that last node)
+                            and nodes (all, depth first); for callers and
+                            callees fn, callers, callees
+  sc.py invariants FILE     check SPEC.md's invariants (sections 2, 3 and,
+                            for a tree or callers/callees, 6); exit 1 naming
+                            the first that fails
 
 Written independently of the tool's own checker so that each checks the
 other.
@@ -18,7 +23,52 @@ def load(path):
         return json.load(f)
 
 
+def walk(nodes):
+    for x in nodes:
+        yield x
+        yield from walk(x["children"])
+
+
+def incl_keys(s):
+    if s["method"] == "instrumentation":
+        return [("elapsed_inclusive_ns", "elapsed_exclusive_ns"),
+                ("application_inclusive_ns", "application_exclusive_ns")]
+    return [("inclusive_samples", "exclusive_samples")]
+
+
+def tree_invariants(r):
+    """SPEC 6: a child's inclusive <= its parent's; exclusive + children ==
+    inclusive for a node shown with all its children (none hidden)."""
+    errs = []
+    keys = incl_keys(r["session"])
+    for x in walk(r["tree"]):
+        for inc, exc in keys:
+            kids = sum(c[inc] for c in x["children"])
+            if any(c[inc] > x[inc] for c in x["children"]):
+                errs.append("node %s: a child's %s above its own" % (x.get("function"), inc))
+            if x["hidden"] == 0 and x.get("function") and x[exc] + kids != x[inc]:
+                errs.append("node %s: %s + children %d != %s %d" % (x["function"], exc, kids, inc, x[inc]))
+    return errs
+
+
+def callers_invariants(r):
+    errs = []
+    keys = incl_keys(r["session"])
+    for e in r.get("functions", [r]):
+        f = e["function"]
+        for inc, exc in keys:
+            if sum(c[inc] for c in e["callers"]) != f[inc]:
+                errs.append("%s: callers' %s do not sum to its own" % (f["function"], inc))
+            if f[exc] + sum(c[inc] for c in e["callees"]) != f[inc]:
+                errs.append("%s: %s + callees' %s != its %s" % (f["function"], exc, inc, inc))
+    return errs
+
+
 def invariants(r):
+    if "tree" in r:
+        return tree_invariants(r)
+    if "callers" in r or "functions" in r:
+        return callers_invariants(r)
     s, rows = r["session"], r["rows"]
     errs = []
     if s["method"] == "instrumentation":
@@ -64,7 +114,8 @@ def main():
         for e in errs:
             print(e)
         sys.exit(1 if errs else 0)
-    rows, s = r["rows"], r["session"]
+    rows, s = r.get("rows", []), r.get("session", r.get("base"))
+    nodes = list(walk(r.get("tree", [])))
 
     def row(name):
         for x in rows:
@@ -72,7 +123,21 @@ def main():
                 return x
         raise SystemExit("no row for %s" % name)
 
-    print(eval(sys.argv[3], {"r": r, "rows": rows, "s": s, "row": row}))
+    def node(*path):
+        for x in nodes:
+            if x.get("function") != path[0]:
+                continue
+            for name in path[1:]:
+                x = next((c for c in x["children"] if c.get("function") == name), None)
+                if x is None:
+                    break
+            if x is not None:
+                return x
+        raise SystemExit("no tree node along %s" % ";".join(path))
+
+    env = {"r": r, "rows": rows, "s": s, "row": row, "node": node, "nodes": nodes,
+           "fn": r.get("function"), "callers": r.get("callers"), "callees": r.get("callees")}
+    print(eval(sys.argv[3], env))
 
 
 if __name__ == "__main__":

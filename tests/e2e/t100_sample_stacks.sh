@@ -2,7 +2,7 @@
 # Sampling: complete stacks on -O2 code without frame pointers, unwound
 # from DWARF CFI (.eh_frame, or .debug_frame alone), through a library
 # dlopen'ed while sampling runs.  Stacks are read back raw with
-# smp_folded (tests/progs/smp_folded.c): "FLAGS PID TID COUNT a;b;c".
+# `stackclock dump --stacks`: "STATE PID TID COUNT a;b;c".
 . "$(dirname "$0")/lib.sh"
 . "$E2E_DIR/smp_lib.sh"
 
@@ -22,7 +22,7 @@ for variant in eh_frame debug_frame; do
 	fi
 	D=$TMP/$variant.data
 	check "$variant: record" -- "$STACKCLOCK" record -F 999 -o "$D" -- "$TMP/shares_$variant" 1000
-	"$TMP/folded" "$D" >"$TMP/$variant.folded"
+	sc_stacks "$D" >"$TMP/$variant.folded"
 	n=$(awk '{ n += $4 } END { print n + 0 }' "$TMP/$variant.folded")
 	ok $(( n > 100 ? 0 : 1 )) "$variant: samples recorded ($n)"
 	root=$(awk '{ n += $4; if ($1 == "root") r += $4 } END { printf "%.1f", n ? 100 * r / n : 0 }' "$TMP/$variant.folded")
@@ -43,7 +43,7 @@ check "report: root_reached_pct >= 95" -- q "$TMP/r.json" "exit(0 if s['root_rea
 cc -g -O2 -fomit-frame-pointer -DSMP_LIB -shared -fPIC -o "$TMP/libsmp.so" "$PROGS/smp_dlopen.c" || exit 1
 build smp_dlopen smp_dlopen.c -O2 -fomit-frame-pointer -ldl || exit 1
 check "record a dlopen'ing program" -- "$STACKCLOCK" record -o "$TMP/dl.data" -- "$TMP/smp_dlopen" "$TMP/libsmp.so" 800
-"$TMP/folded" "$TMP/dl.data" >"$TMP/dl.folded"
+sc_stacks "$TMP/dl.data" >"$TMP/dl.folded"
 chain=$(share '^_start;.*;main;call_lib;lib_spin;lib_inner$' "$TMP/dl.folded")
 atleast "$chain" 90; ok $? "$chain% of stacks go main;call_lib;lib_spin;lib_inner through the dlopen'ed library (>= 90%)"
 "$STACKCLOCK" dump -i "$TMP/dl.data" | grep -q "module .*build_id=[0-9a-f]\{40\} path=\"$TMP/libsmp.so\""

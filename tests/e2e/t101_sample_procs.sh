@@ -8,7 +8,7 @@
 # Threads and a forked child.
 build cputhreads e2e_cputhreads.c -O2 -fomit-frame-pointer -pthread || exit 1
 check "record threads and a fork" -- sh -c "'$STACKCLOCK' record -o '$TMP/t.data' -- '$TMP/cputhreads' > '$TMP/cpu.txt'"
-"$TMP/folded" "$TMP/t.data" >"$TMP/t.folded"
+sc_stacks "$TMP/t.data" >"$TMP/t.folded"
 while read -r tid cpu; do
 	got=$(awk -v t="$tid" '$3 == t { n += $4 } END { print n + 0 }' "$TMP/t.folded")
 	want=$(awk -v c="$cpu" 'BEGIN { printf "%d", c / 1e9 * 999 }')
@@ -54,7 +54,7 @@ ok $? "exit status 3 recorded"
 # A target killed by SIGKILL keeps its samples.
 "$STACKCLOCK" record -o "$TMP/k.data" -- "$TMP/behave" 300 0 kill >/dev/null 2>&1
 ok $? "record exits 0 when the program is killed"
-n=$("$TMP/folded" "$TMP/k.data" | awk '$5 ~ /;spin$/ { n += $4 } END { print n + 0 }')
+n=$(sc_stacks "$TMP/k.data" | awk '$5 ~ /;spin$/ { n += $4 } END { print n + 0 }')
 ok $(( n > 100 ? 0 : 1 )) "samples before the SIGKILL kept ($n in spin)"
 
 # SIGINT sent to the recorder reaches the target, which ends on its own.
@@ -65,5 +65,5 @@ kill -INT $rec
 wait $rec
 ok $? "record exits 0 after SIGINT"
 grep -qx interrupted "$TMP/iout"; ok $? "the program got the SIGINT"
-n=$("$TMP/folded" "$TMP/i.data" | awk '{ n += $4 } END { print n + 0 }')
+n=$(sc_stacks "$TMP/i.data" | awk '{ n += $4 } END { print n + 0 }')
 ok $(( n > 100 ? 0 : 1 )) "samples written ($n)"

@@ -14,7 +14,7 @@ sleep 0.2
 check "attach with -p for 1 s" -- "$STACKCLOCK" record -p "$pid" --duration 1 -o "$TMP/a.data"
 kill -0 "$pid" 2>/dev/null
 ok $? "the target still runs after record ends"
-"$TMP/folded" "$TMP/a.data" >"$TMP/a.folded"
+sc_stacks "$TMP/a.data" >"$TMP/a.folded"
 n=$(awk '{ n += $4 } END { print n + 0 }' "$TMP/a.folded")
 # CPU time, not wall time, is sampled: a busy machine gives fewer.
 ok $(( n >= 300 && n <= 1100 ? 0 : 1 )) "about one second of samples ($n)"
@@ -33,7 +33,7 @@ wait $rec
 ok $? "SIGINT ends an attached recording with status 0"
 kill -0 "$pid" 2>/dev/null
 ok $? "and the target still runs"
-n=$("$TMP/folded" "$TMP/c.data" | awk '{ n += $4 } END { print n + 0 }')
+n=$(sc_stacks "$TMP/c.data" | awk '{ n += $4 } END { print n + 0 }')
 ok $(( n > 50 ? 0 : 1 )) "samples up to the SIGINT written ($n)"
 kill "$pid"
 wait "$pid" 2>/dev/null
@@ -45,7 +45,7 @@ sleep 0.1
 check "attach to a threaded process that ends before --duration" -- \
 	"$STACKCLOCK" record -p "$pid" --duration 30 -o "$TMP/t.data"
 wait "$pid"
-tids=$("$TMP/folded" "$TMP/t.data" | awk -v p=$pid '$2 == p && $5 ~ /heavy/ { print $3 }' | sort -u | wc -l)
+tids=$(sc_stacks "$TMP/t.data" | awk -v p=$pid '$2 == p && $5 ~ /heavy/ { print $3 }' | sort -u | wc -l)
 ok $(( tids == 2 ? 0 : 1 )) "both worker threads sampled ($tids)"
 
 # One-line errors with a non-zero status.

@@ -15,7 +15,7 @@ fi
 ok $rc "record --kernel"
 "$STACKCLOCK" dump -i "$TMP/k.data" | grep -q '^  session .*flags=kernel'
 ok $? "the session is flagged kernel"
-"$TMP/folded" "$TMP/k.data" >"$TMP/k.folded"
+sc_stacks "$TMP/k.data" >"$TMP/k.folded"
 kshare=$(awk '{ n += $4; if ($1 ~ /\+kernel$/) k += $4 } END { printf "%.1f", n ? 100 * k / n : 0 }' "$TMP/k.folded")
 atleast "$kshare" 30; ok $? "$kshare% of samples are in the kernel (>= 30%: reading /dev/zero is kernel work)"
 through=$(awk '$1 ~ /\+kernel$/ { n += $4; if ($1 ~ /^root/ && $5 ~ /^_start;.*;main;read_loop;[^;]*read[^;]*;.*;/) m += $4 }
@@ -25,7 +25,7 @@ grep -qE '\+kernel .*;(ksys_read|vfs_read|read_zero|__x64_sys_read)' "$TMP/k.fol
 ok $? "kernel frames are named (ksys_read, vfs_read, ...)"
 
 check "record without --kernel" -- "$STACKCLOCK" record -o "$TMP/u.data" -- "$TMP/syscalls" 300
-"$TMP/folded" "$TMP/u.data" >"$TMP/u.folded"
+sc_stacks "$TMP/u.data" >"$TMP/u.folded"
 ! grep -q '+kernel' "$TMP/u.folded"; ok $? "no kernel frames without --kernel"
 
 # Where kernel samples are refused (an unprivileged user under

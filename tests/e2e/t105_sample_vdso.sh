@@ -80,7 +80,7 @@ python3 -c "import sys; p = sys.argv[1]; d = bytearray(open(p, 'rb').read()); i 
 STACKCLOCK_VDSO_DIR=$TMP/vdsodir "$STACKCLOCK" report -i "$TMP/v.data" --format json >"$TMP/vx.json"
 check "a vdso image of another build: ignored" -- \
 	q "$TMP/vx.json" "exit(0 if not [x for x in rows if x['function'].startswith('vdso_fn_')] else 1)"
-"$TMP/folded" "$TMP/v.data" >"$TMP/v.folded"
+sc_stacks "$TMP/v.data" >"$TMP/v.folded"
 root=$(awk '{ n += $4; if ($1 == "root") r += $4 } END { printf "%.1f", n ? 100 * r / n : 0 }' "$TMP/v.folded")
 atleast "$root" 95; ok $? "$root% of stacks reach the root through the vdso (>= 95%)"
 ! grep -q "vdso" "$TMP/v.err"; ok $? "no warning about the vdso"

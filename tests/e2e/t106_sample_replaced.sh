@@ -16,7 +16,7 @@ flags="-O2 -fomit-frame-pointer -fno-optimize-sibling-calls"
 attach_check() {
 	local what=$1 bid
 	check "$what: attach for 1 s" -- "$STACKCLOCK" record -p "$pid" --duration 1 -o "$TMP/$what.data"
-	"$TMP/folded" "$TMP/$what.data" >"$TMP/$what.folded" 2>/dev/null
+	sc_stacks "$TMP/$what.data" >"$TMP/$what.folded" 2>/dev/null
 	# root;__libc_start_main;__libc_start_call_main;main;middle;part_x: 6+
 	root=$(awk '{ n += $4; if ($1 == "root" && split($5, f, ";") >= 6) r += $4 } END { printf "%.1f", n ? 100 * r / n : 0 }' "$TMP/$what.folded")
 	atleast "$root" 90; ok $? "$what: $root% of stacks reach the root with 6+ frames (>= 90%)"

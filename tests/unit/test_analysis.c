@@ -20,6 +20,7 @@
  * The invariant checker runs on every report built here.
  */
 #include "analysis/analysis.h"
+#include "analysis/cct.h"
 #include "format/scdata.h"
 #include "record/cct_emit.h"
 #include "runtime/engine.h"
@@ -361,6 +362,291 @@ static void check_callsites(struct an_profile *p, const struct stream *s)
 }
 
 /*
+ * The views of SPEC section 6 against a brute force on the same stream:
+ * every interval (interval rule) charged to its whole stack as a path
+ * (the merged call tree: a path's inclusive value is every interval whose
+ * stack starts with it), and for every function F to the caller of F's
+ * outermost occurrence and the callee of its innermost one; calls from
+ * the entries.  The tree, the callers and the callees must equal it
+ * exactly and pass their own checkers.  Failures are counted over all
+ * vectors and seeds and reported in one line.
+ */
+struct bpath {
+	char *key;                /* function indexes + 1, root first */
+	uint64_t incl, excl, ai, ae;
+};
+
+struct bpaths {
+	struct bpath *slot;
+	size_t cap, n;
+};
+
+static struct bpath *bpath_get(struct bpaths *m, const char *key, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct bpaths g = { calloc(m->cap ? 2 * m->cap : 1024, sizeof(*g.slot)),
+				    m->cap ? 2 * m->cap : 1024, 0 };
+
+		for (size_t k = 0; k < m->cap; k++)
+			if (m->slot[k].key) {
+				struct bpath *d = bpath_get(&g, m->slot[k].key, strlen(m->slot[k].key));
+
+				free(d->key);
+				*d = m->slot[k];
+			}
+		free(m->slot);
+		*m = g;
+	}
+	for (size_t k = 0; k < len; k++)
+		h = (h ^ (unsigned char)key[k]) * 1099511628211ULL;
+	for (i = h & (m->cap - 1); m->slot[i].key; i = (i + 1) & (m->cap - 1))
+		if (strlen(m->slot[i].key) == len && !memcmp(m->slot[i].key, key, len))
+			return &m->slot[i];
+	m->slot[i].key = strndup(key, len);
+	m->n++;
+	return &m->slot[i];
+}
+
+static void bpaths_free(struct bpaths *m)
+{
+	for (size_t k = 0; k < m->cap; k++)
+		free(m->slot[k].key);
+	free(m->slot);
+	memset(m, 0, sizeof(*m));
+}
+
+struct bedge {
+	uint64_t calls, incl, excl, ai, ae;
+};
+
+/* [F][other + 1]: other -1 is the thread's root (callers only) */
+static struct bedge bcallers[MAXFN][MAXFN + 1], bcallees[MAXFN][MAXFN + 1];
+
+static void brute_views(const struct stream *s, struct bpaths *paths)
+{
+	memset(bcallers, 0, sizeof(bcallers));
+	memset(bcallees, 0, sizeof(bcallees));
+	for (int ti = 0; ti < s->nth; ti++) {
+		const struct thread_stream *ts = &s->th[ti];
+		int stack[4096], depth = 0;
+		char key[4097];
+		uint64_t last = 0;
+		bool started = false, osb = false;
+
+		for (size_t k = 0; k < ts->n; k++) {
+			const struct event *e = &ts->ev[k];
+
+			if (e->kind == EV_OS) {
+				osb |= started;
+				continue;
+			}
+			if (started && depth > 0) {
+				uint64_t d = e->t - last, app = osb ? 0 : d;
+				int top = stack[depth - 1];
+
+				for (int i = 0; i < depth; i++) {
+					struct bpath *bp;
+
+					key[i] = (char)(stack[i] + 1);
+					bp = bpath_get(paths, key, (size_t)i + 1);
+					bp->incl += d;
+					bp->ai += app;
+					if (i == depth - 1) {
+						bp->excl += d;
+						bp->ae += app;
+					}
+				}
+				for (int f = 0; f < nfns; f++) {
+					int out = -1, in = -1;
+
+					for (int i = 0; i < depth; i++)
+						if (stack[i] == f) {
+							if (out < 0)
+								out = i;
+							in = i;
+						}
+					if (out < 0)
+						continue;
+					{
+						struct bedge *c = &bcallers[f][out ? stack[out - 1] + 1 : 0];
+
+						c->incl += d;
+						c->ai += app;
+						if (top == f) {
+							c->excl += d;
+							c->ae += app;
+						}
+					}
+					if (in < depth - 1) {
+						struct bedge *c = &bcallees[f][stack[in + 1] + 1];
+
+						c->incl += d;
+						c->ai += app;
+						if (in + 1 == depth - 1) {
+							c->excl += d;
+							c->ae += app;
+						}
+					}
+				}
+			}
+			started = true;
+			last = e->t;
+			osb = false;
+			if (e->kind == EV_ENTER) {
+				int parent = depth ? stack[depth - 1] : -1;
+
+				bcallers[e->fn][parent + 1].calls++;
+				if (parent >= 0)
+					bcallees[parent][e->fn + 1].calls++;
+				if (depth < 4096)
+					stack[depth++] = e->fn;
+			} else {
+				for (int j = depth - 1; j >= 0; j--)
+					if (stack[j] == e->fn) {
+						depth = j;
+						break;
+					}
+			}
+		}
+	}
+}
+
+static int views_bad, views_checked;
+static char views_example[300];
+
+static bool edge_same(const struct an_row *row, const struct bedge *b)
+{
+	return row && val(row, AN_COL_CALLS) == b->calls && val(row, AN_COL_EI) == b->incl &&
+		val(row, AN_COL_EE) == b->excl && val(row, AN_COL_AI) == b->ai &&
+		val(row, AN_COL_AE) == b->ae;
+}
+
+static const struct an_row *edge_row(const struct an_row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].v[AN_COL_FUNCTION].s, name))
+			return &rows[i];
+	return NULL;
+}
+
+static int check_edges(const struct an_row *rows, size_t n, struct bedge *b, bool root,
+		       const char *what, const char *fname)
+{
+	size_t used = 0;
+
+	for (int o = root ? -1 : 0; o < nfns; o++) {
+		const struct bedge *e = &b[o + 1];
+		const char *name = o < 0 ? "[root]" : fns[o].name;
+		const struct an_row *row;
+
+		if (!e->calls && !e->incl)
+			continue;
+		used++;
+		row = edge_row(rows, n, name);
+		if (!edge_same(row, e)) {
+			snprintf(views_example, sizeof(views_example),
+				 "%s of %s: %s got %llu/%llu/%llu/%llu/%llu want %llu/%llu/%llu/%llu/%llu",
+				 what, fname, name, (unsigned long long)val(row, AN_COL_CALLS),
+				 (unsigned long long)val(row, AN_COL_EI), (unsigned long long)val(row, AN_COL_EE),
+				 (unsigned long long)val(row, AN_COL_AI), (unsigned long long)val(row, AN_COL_AE),
+				 (unsigned long long)e->calls, (unsigned long long)e->incl,
+				 (unsigned long long)e->excl, (unsigned long long)e->ai, (unsigned long long)e->ae);
+			return 1;
+		}
+	}
+	if (used != n) {
+		snprintf(views_example, sizeof(views_example), "%s of %s: %zu rows for %zu", what, fname,
+			 n, used);
+		return 1;
+	}
+	return 0;
+}
+
+static void check_views(struct an_profile *p, const struct stream *s)
+{
+	struct an_tree_options to = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL };
+	struct an_tree *t = NULL;
+	struct bpaths paths = { 0 };
+	char err[256], key[4097];
+	int bad = 0;
+	size_t nonzero = 0, bnonzero = 0;
+
+	views_checked++;
+	brute_views(s, &paths);
+	if (an_tree_build(p, &to, &t, err, sizeof(err)) < 0) {
+		snprintf(views_example, sizeof(views_example), "tree: %s", err);
+		views_bad++;
+		bpaths_free(&paths);
+		return;
+	}
+	if (an_tree_check(t, err, sizeof(err)) < 0) {
+		snprintf(views_example, sizeof(views_example), "tree check: %s", err);
+		bad++;
+	}
+	for (size_t i = 0; i < an_cct_size(t->cct) && !bad; i++) {
+		const struct an_cct_node *nd = an_cct_node(t->cct, (uint32_t)i);
+		struct bpath *bp;
+		size_t len = nd->depth;
+
+		if (nd->parent == AN_CCT_NONE || !nd->incl)
+			continue;
+		nonzero++;
+		for (const struct an_cct_node *x = nd; x->parent != AN_CCT_NONE;
+		     x = an_cct_node(t->cct, x->parent))
+			key[x->depth - 1] = (char)(fake_fn(an_cct_func_name(t->cct, x->func)) + 1);
+		bp = bpath_get(&paths, key, len);
+		if (bp->incl != nd->incl || bp->excl != nd->excl || bp->ai != nd->app_incl ||
+		    bp->ae != nd->app_excl) {
+			snprintf(views_example, sizeof(views_example),
+				 "tree node %zu (%s, depth %u): got %llu/%llu want %llu/%llu", i,
+				 an_cct_func_name(t->cct, nd->func), nd->depth,
+				 (unsigned long long)nd->incl, (unsigned long long)nd->excl,
+				 (unsigned long long)bp->incl, (unsigned long long)bp->excl);
+			bad++;
+		}
+	}
+	for (size_t k = 0; k < paths.cap; k++)
+		bnonzero += paths.slot[k].key && paths.slot[k].incl;
+	if (!bad && nonzero != bnonzero) {
+		snprintf(views_example, sizeof(views_example), "%zu tree nodes with time, %zu paths",
+			 nonzero, bnonzero);
+		bad++;
+	}
+	an_tree_free(t);
+	for (int f = 0; f < nfns && !bad; f++) {
+		struct an_callers *c = NULL;
+		bool any = false;
+
+		for (int o = 0; o <= nfns; o++)
+			any |= bcallers[f][o].calls || bcallers[f][o].incl;
+		if (an_callers_build(p, fns[f].name, AN_APP_INTERVAL, &c, err, sizeof(err)) < 0) {
+			if (any) {
+				snprintf(views_example, sizeof(views_example), "callers of %.40s: %.200s",
+					 fns[f].name, err);
+				bad++;
+			}
+			continue;
+		}
+		if (c->nfn != 1 || an_callers_check(c, err, sizeof(err)) < 0) {
+			snprintf(views_example, sizeof(views_example), "callers of %.40s: %zu entries, %.200s",
+				 fns[f].name, c->nfn, c->nfn == 1 ? err : "");
+			bad++;
+		} else {
+			bad += check_edges(c->fn[0].callers, c->fn[0].ncallers, bcallers[f], true,
+					   "callers", fns[f].name);
+			bad += !bad && check_edges(c->fn[0].callees, c->fn[0].ncallees, bcallees[f],
+						   false, "callees", fns[f].name);
+		}
+		an_callers_free(c);
+	}
+	views_bad += bad != 0;
+	bpaths_free(&paths);
+}
+
+/*
  * Drive the engine with the stream and write its records (plus a session
  * record) to tmp_path.  One arena per process; proc_id = pid.
  */
@@ -559,6 +845,7 @@ static void test_vector(const char *dir, const char *name)
 	for (enum an_group g = AN_BY_MODULE; g <= AN_BY_PROCESS; g++)
 		an_report_free(build(p, g, AN_APP_INTERVAL, name));
 	check_callsites(p, &s);
+	check_views(p, &s);
 	an_profile_free(p);
 	stream_free(&s);
 }
@@ -1247,6 +1534,7 @@ static void test_random(int seeds)
 			an_report_free(r);
 		}
 		check_callsites(p, &s);
+		check_views(p, &s);
 		an_profile_free(p);
 		stream_free(&s);
 		ran++;
@@ -1611,6 +1899,11 @@ int main(int argc, char **argv)
 	   "call-site rows of %d vectors and random streams equal brute force (calls, EI, EE, AI, AE "
 	   "per caller and callee) and satisfy the SPEC invariants (%d differ%s%s)", callsite_checked,
 	   callsite_bad, callsite_bad ? ", e.g. " : "", callsite_example);
+	ok(views_bad == 0 && views_checked > seeds,
+	   "call tree, callers and callees of %d vectors and random streams equal brute force "
+	   "(every path's EI/EE/AI/AE; per caller and callee calls/EI/EE/AI/AE) and pass their "
+	   "checkers (%d differ%s%s)", views_checked, views_bad, views_bad ? ", e.g. " : "",
+	   views_example);
 	test_sampling_hand();
 	test_sampling_random(seeds);
 	test_sampling_edges();

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# stackclock export, checked by the real consumers (SPEC section 8): the
+# numbers go tool pprof, callgrind_annotate and a browser show are the
+# report's.  A program of known structure with recursion
+# (tests/progs/views_prog.c) by both methods; a C++ function whose name
+# holds "<script>" in the HTML report; bad input.
+. "$(dirname "$0")/lib.sh"
+
+build vs views_prog.c -O2 -fno-inline -fno-optimize-sibling-calls || exit 1
+build vi views_prog.c -O2 -fno-inline -fno-optimize-sibling-calls -finstrument-functions || exit 1
+check "record by sampling" -- "$STACKCLOCK" record -F 999 -o "$TMP/s.data" -- "$TMP/vs" 40000000
+check "record by instrumentation" -- "$STACKCLOCK" record -m instrument -o "$TMP/i.data" -- "$TMP/vi" 200000 6
+for m in s i; do
+	report_json "$TMP/$m.data" "$TMP/$m.json" --top 0
+	for f in pprof callgrind folded html; do
+		check "export $m --format $f" -- "$STACKCLOCK" export -i "$TMP/$m.data" --format $f -o "$TMP/$m.$f"
+	done
+done
+
+# ---- pprof: flat = exclusive, cum = inclusive, no warning ----------------
+have_go=0
+command -v go >/dev/null && go version >/dev/null 2>&1 && have_go=1
+for m in s i; do
+	idx=samples
+	[ $m = i ] && idx=elapsed
+	if [ $have_go = 0 ]; then
+		ok 0 "# SKIP go tool pprof is not installed (golang-go)"
+		continue
+	fi
+	go tool pprof -top -nodecount=10000 -sample_index=$idx "$TMP/$m.pprof" >"$TMP/$m.top" 2>"$TMP/$m.top.err"
+	ok $? "go tool pprof -top reads the $m export"
+	check "... without a warning" -- test ! -s "$TMP/$m.top.err"
+	check "... its flat% and cum% are the report's exclusive and inclusive %" -- python3 - \
+		"$TMP/$m.json" "$TMP/$m.top" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+inst = r["session"]["method"] == "instrumentation"
+names = [x["function"] for x in r["rows"]]
+# pprof adds up functions of one name (ld.so's _start and the program's)
+rows = {x["function"]: x for x in r["rows"] if names.count(x["function"]) == 1}
+seen, bad = 0, []
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*\S+\s+([\d.]+)%\s+[\d.]+%\s+\S+\s+([\d.]+)%\s+(.+?)\s*$", line)
+    if not m or m.group(3) not in rows:
+        continue
+    x = rows[m.group(3)]
+    flat, cum = float(m.group(1)), float(m.group(2))
+    want_flat = x["elapsed_exclusive_pct"] if inst else x["exclusive_pct"]
+    want_cum = x["elapsed_inclusive_pct"] if inst else x["inclusive_pct"]
+    seen += 1
+    if abs(flat - want_flat) > 0.06 or abs(cum - want_cum) > 0.06:
+        bad.append((m.group(3), flat, want_flat, cum, want_cum))
+print(seen, bad)
+sys.exit(0 if seen >= 5 and not bad else 1)
+PY
+	if [ $m = i ]; then
+		go tool pprof -top -sample_index=calls "$TMP/$m.pprof" >"$TMP/$m.calls" 2>/dev/null
+		check "... calls: work_a 6, rec 7 (6 deep), as the report" -- python3 - \
+			"$TMP/$m.json" "$TMP/$m.calls" <<'PY'
+import json, re, sys
+rows = {x["function"]: x for x in json.load(open(sys.argv[1]))["rows"]}
+flat = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(\S+)\s*$", line)
+    if m:
+        flat[m.group(2)] = int(m.group(1))
+sys.exit(0 if flat.get("work_a") == rows["work_a"]["calls"] == 6 and flat.get("rec") == rows["rec"]["calls"] == 7 else 1)
+PY
+	fi
+	go tool pprof -raw "$TMP/$m.pprof" >"$TMP/$m.raw" 2>/dev/null
+	bid=$(readelf -n "$TMP/v$m" | sed -n 's/.*Build ID: *//p')
+	check "... the program's mapping carries its build-id, samples pid and tid labels" -- \
+		sh -c "grep -q '$bid' '$TMP/$m.raw' && grep -q 'pid:\\[' '$TMP/$m.raw' && grep -q 'tid:\\[' '$TMP/$m.raw'"
+done
+
+# ---- callgrind: totals and inclusive values ------------------------------
+for m in s i; do
+	callgrind_annotate --inclusive=yes "$TMP/$m.callgrind" >"$TMP/$m.ann" 2>&1
+	ok $? "callgrind_annotate --inclusive=yes reads the $m export"
+	check "... totals are the session totals, inclusive values the report's (recursion once)" -- \
+		python3 - "$TMP/$m.json" "$TMP/$m.ann" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+s = r["session"]
+inst = s["method"] == "instrumentation"
+rows = {x["function"]: x for x in r["rows"]}
+total = None
+incl = {}
+for line in open(sys.argv[2]):
+    nums = re.findall(r"([\d,]+) \(\s*[\d.]+%\)", line)
+    if "PROGRAM TOTALS" in line:
+        total = [int(n.replace(",", "")) for n in nums]
+    m = re.search(r"\)\s+\S*:(\S+) \[", line)
+    if m and nums:
+        incl[m.group(1)] = [int(n.replace(",", "")) for n in nums]
+want_total = [s["elapsed_inclusive_ns"], s["application_inclusive_ns"]] if inst else [s["samples"]]
+bad = []
+for f in ("main", "work_a", "work_b", "common", "spin", "rec"):
+    want = [rows[f]["elapsed_inclusive_ns"], rows[f]["application_inclusive_ns"]] if inst else [rows[f]["inclusive_samples"]]
+    if incl.get(f) != want:
+        bad.append((f, incl.get(f), want))
+print(total, want_total, bad)
+sys.exit(0 if total == want_total and not bad else 1)
+PY
+done
+
+# ---- folded: the values add up to the session total ----------------------
+check "folded (sampling): stacks end in the leaf, values add up to the samples" -- python3 - \
+	"$TMP/s.json" "$TMP/s.folded" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+excl = {}
+tot = 0
+for line in open(sys.argv[2]):
+    stack, v = line.rsplit(" ", 1)
+    tot += int(v)
+    leaf = stack.split(";")[-1]
+    excl[leaf] = excl.get(leaf, 0) + int(v)
+rows = {x["function"]: x["exclusive_samples"] for x in r["rows"]}
+sys.exit(0 if tot == r["session"]["samples"] and all(excl.get(f, 0) == n for f, n in rows.items()) else 1)
+PY
+for v in elapsed application calls; do
+	"$STACKCLOCK" export -i "$TMP/i.data" --format folded --value $v -o "$TMP/i.$v.folded"
+	ok $? "folded --value $v"
+done
+check "folded (instrumentation): elapsed, application and calls add up to EI, AI and the calls" -- \
+	python3 - "$TMP/i.json" "$TMP" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["session"]
+def tot(v):
+    return sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2] + "/i.%s.folded" % v))
+calls = sum(x["calls"] for x in r["rows"])
+print(tot("elapsed"), s["elapsed_inclusive_ns"], tot("application"), s["application_inclusive_ns"], tot("calls"), calls)
+sys.exit(0 if tot("elapsed") == s["elapsed_inclusive_ns"] and tot("application") == s["application_inclusive_ns"] and tot("calls") == calls else 1)
+PY
+check "flamegraph-style consumers: every line is 'frame;...;frame COUNT'" -- \
+	sh -c "! grep -qvE '^[^ ].* [0-9]+$' '$TMP/s.folded' '$TMP/i.folded'"
+
+# ---- html: one file, no network, names as text ---------------------------
+cat >"$TMP/tmpl.cc" <<'CC'
+#include <cstdlib>
+struct script {};
+static volatile unsigned long sink;
+template <class T> __attribute__((noinline)) void spin(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink = sink * 31 + i;
+}
+int main(int argc, char **argv)
+{
+	spin<script>(argc > 1 ? atol(argv[1]) : 300000000);
+	return 0;
+}
+CC
+c++ -O2 -g -o "$TMP/tmpl" "$TMP/tmpl.cc" || exit 1
+check "record a C++ program with spin<script>" -- "$STACKCLOCK" record -o "$TMP/t.data" -- "$TMP/tmpl"
+check "export it as html" -- "$STACKCLOCK" export -i "$TMP/t.data" --format html -o "$TMP/t.html"
+check "the page needs no network (no src= or href= to anywhere)" -- \
+	sh -c "! grep -qiE '(src|href)=\"?(https?:)?//' '$TMP/t.html' '$TMP/s.html'"
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+	ok 0 "# SKIP chromium is not installed: the pages are not opened"
+else
+	nice python3 "$E2E_DIR/html_drive.py" "$TMP/t.html" \
+		'eval:document.body.innerText.includes("spin<script>")' \
+		'eval:document.querySelectorAll("script").length' >"$TMP/t.drive" 2>"$TMP/t.drive.err"
+	ok $? "open the C++ export in headless chromium"
+	check "spin<script> shows as text, no element made of it, no console error" -- python3 - "$TMP/t.drive" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+print(lines)
+sys.exit(0 if lines[0]["state"] == "ready" and lines[1] is True and lines[2] <= 2 and lines[-1]["console_errors"] == [] else 1)
+PY
+	nice python3 "$E2E_DIR/html_drive.py" "$TMP/i.html" \
+		'eval:document.body.innerText.includes("work_a")' >"$TMP/i.drive" 2>&1
+	check "the instrumentation export opens, work_a shown, no console error" -- python3 -c \
+		"import json, sys; l = [json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l[0]['state'] == 'ready' and l[1] is True and l[-1]['console_errors'] == [] else 1)" "$TMP/i.drive"
+fi
+
+# ---- bad input -----------------------------------------------------------
+"$STACKCLOCK" export -i "$TMP/s.data" --format svg -o "$TMP/x" 2>"$TMP/e1"
+rc=$?
+check "an unknown format: status 2, one line naming it" -- \
+	sh -c "test $rc = 2 && test \$(wc -l <'$TMP/e1') = 1 && grep -q \"unknown format 'svg'\" '$TMP/e1'"
+"$STACKCLOCK" export -i "$TMP/s.data" --format pprof -o "$TMP/no/such/dir/p.pb.gz" 2>"$TMP/e2"
+rc=$?
+check "an unwritable output: status 1, one line naming the file" -- \
+	sh -c "test $rc = 1 && test \$(wc -l <'$TMP/e2') = 1 && grep -q 'no/such/dir/p.pb.gz' '$TMP/e2'"
+head -c $(( $(stat -c %s "$TMP/s.data") / 2 )) "$TMP/s.data" >"$TMP/half.data"
+for f in pprof callgrind folded html; do
+	"$STACKCLOCK" export -i "$TMP/half.data" --format $f -o "$TMP/half.$f" 2>"$TMP/e3"
+	rc=$?
+	check "a damaged data file ($f): status 1, one line, no output file left" -- \
+		sh -c "test $rc = 1 && test \$(wc -l <'$TMP/e3') = 1 && grep -q damaged '$TMP/e3' && ! ls '$TMP'/half.$f* 2>/dev/null"
+done
+"$STACKCLOCK" export -i "$TMP/s.data" --format folded --value calls -o "$TMP/x" 2>/dev/null
+check "--value on a sampling recording is fine, on pprof refused" -- \
+	sh -c "'$STACKCLOCK' export -i '$TMP/s.data' --format pprof --value calls -o '$TMP/x' 2>/dev/null; test \$? = 2"
+check "-o - writes folded stacks to standard output" -- \
+	sh -c "'$STACKCLOCK' export -i '$TMP/s.data' --format folded -o - | cmp -s - '$TMP/s.folded'"
+(cd "$TMP" && "$STACKCLOCK" export -i s.data --format callgrind)
+check "without -o: callgrind.out.stackclock" -- test -s "$TMP/callgrind.out.stackclock"

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The HTML report (SPEC 8) in a real browser: pages written by html_write()
+# from synthetic profiles (both methods; names with <, >, & and </script>;
+# a tree with recursion; 100,000 nodes) are opened in headless Chromium
+# and driven over the DevTools protocol (html_drive.py): no console error,
+# the top function shown, names shown as text, the hot path, click-to-zoom
+# and reset, search, the value selector, sorting, and callers/callees equal
+# to SPEC 6 computed stack by stack (html_fixtures.py); the 100,000-node
+# page weighs under 10 MB and works (its load time is a benchmark's:
+# bench/html.sh, never a timed check on a shared machine).
+. "$(dirname "$0")/lib.sh"
+if ! command -v chromium >/dev/null 2>&1; then
+	echo "ok 1 # SKIP chromium is not installed (scripts/install-deps.sh installs it)"
+	exit 0
+fi
+case "${SC_BUILD:-}" in
+*-san)	# the page writer is the unit test test_html, sanitized there
+	echo "ok 1 # SKIP the browser checks run once, in the normal pass"
+	exit 0 ;;
+esac
+WRITE=${SC_BUILD:-$PWD/build}/tests/test_html
+FX=$E2E_DIR/html_fixtures.py
+fx() { python3 "$FX" "$@"; }
+page() { "$WRITE" --write "$@"; }            # page json|gzip|auto IN.json OUT.html
+drive() {	# drive OUT PAGE STEP...: the driver's answers into OUT, its errors shown
+	local out=$1; shift
+	nice python3 "$E2E_DIR/html_drive.py" "$@" >"$out" 2>"$out.err" ||
+		sed 's/^/#   /' "$out.err" | tail -20
+}
+line() { sed -n "$2p" "$1"; }                 # line FILE N: the Nth answer (1 = load)
+# jcheck MESSAGE PYTHON-EXPR: true of a = the answers in $ANS (JSON values,
+# a[0] the load line), D = the fixture $DOC, x = html_fixtures.py.
+jcheck() {
+	check "$1" -- python3 - "$ANS" "$DOC" "$2" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["E2E_DIR"])
+import html_fixtures as x
+a = [json.loads(l) for l in open(sys.argv[1])]
+D = x.full(json.load(open(sys.argv[2])))
+ok = eval(sys.argv[3])
+if not ok:
+    print("answers:", json.dumps(a)[:2000])
+sys.exit(0 if ok else 1)
+EOF
+}
+export E2E_DIR
+cd "$TMP"
+
+# ---- instrumentation, JSON embedding ---------------------------------------
+fx small instrumentation si.json
+fx small instrumentation si-norows.json --no-rows
+check "instrumentation page written (JSON embedding)" -- page json si.json si.html
+ANS=$TMP/si.out DOC=$TMP/si.json
+NAMES='["main","fact","helper","leaf","worker","clone3","spin<script>","</script><b>bold</b>","std::map<int, a&b>::operator<","x></div>"]'
+drive "$ANS" si.html \
+	'eval:document.body.dataset.nodes' \
+	'eval:document.querySelector("#functions tbody td").textContent' \
+	'eval:[...document.querySelectorAll("#functions td.name")].map(t => t.textContent)' \
+	'eval:[document.querySelectorAll("script").length, document.querySelectorAll("b, div.x").length]' \
+	'eval:document.getElementById("tree").dataset.hotPath' \
+	'eval:document.querySelectorAll(".tn-line.hot").length' \
+	'click:stackclock.flameBox("fact")' \
+	'eval:[document.getElementById("flame").dataset.zoom, document.getElementById("cc").dataset.function, document.getElementById("flame-path").textContent]' \
+	'press:#flame-reset' \
+	'eval:document.getElementById("flame").dataset.zoom' \
+	'eval:document.getElementById("flame-search").focus()' \
+	'type:FAct' \
+	'wait:document.getElementById("flame").dataset.search === "FAct"' \
+	'eval:[Number(document.getElementById("flame").dataset.searchNodes), Number(document.getElementById("flame").dataset.searchDrawn)]' \
+	"eval:(() => { const out = {}; for (const f of $NAMES) { stackclock.select(f); const d = document.getElementById('cc').dataset; out[f] = {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), calls: Number(d.calls), callers: JSON.parse(d.callers), callees: JSON.parse(d.callees), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; } return out; })()" \
+	'press:input[value=ae]' \
+	'eval:[document.getElementById("functions").dataset.sort, document.getElementById("functions").dataset.first, document.getElementById("tree").dataset.hotPath]' \
+	'eval:[...document.querySelectorAll("#functions th")].map(th => { th.click(); const t = document.getElementById("functions"); return [th.dataset.field, t.dataset.sort, t.dataset.first]; })'
+check "page opened (driver ran)" -- test -s "$ANS"
+jcheck "state ready" 'a[0]["state"] == "ready"'
+jcheck "no console errors" 'a[-1] == {"console_errors": []}'
+jcheck "all nodes read" 'int(a[1]) == sum(1 for _ in x.paths(D["tree"]))'
+jcheck "top function (by EI) first in the table" 'a[2] == max(D["rows"], key=lambda r: r["elapsed_inclusive_ns"])["function"]'
+jcheck "every name shown as text in the table" 'set(x.HOSTILE) <= set(a[3])'
+jcheck "names never parsed as HTML (2 script elements, no <b>)" 'a[4] == [2, 0]'
+jcheck "hot path as SPEC 6 defines it" 'a[5] == x.hot_path_names(D, 0)'
+jcheck "hot path marked in the tree" 'a[6] == len(a[5].split(";"))'
+jcheck "a click on a flame box zooms to it and selects it" 'a[7]["clicked"] and a[8][0] == "fact" and a[8][1] == "fact" and a[8][2].startswith("zoomed: main")'
+jcheck "reset zoom" 'a[9]["clicked"] and a[10] == ""'
+jcheck "search highlights every matching frame (case-insensitive)" 'a[14][0] == sum(1 for p, t in x.paths(D["tree"]) if "fact" in t["function"].lower()) and a[14][1] > 0'
+jcheck "callers/callees sums exact for every function (callers = inclusive; callees + exclusive = inclusive)" \
+	'all(v["callersSum"] == v["inclusive"] and [c + e for c, e in zip(v["calleesSum"], v["exclusive"])] == v["inclusive"] for v in a[15].values())'
+jcheck "callers/callees equal SPEC 6 stack by stack (recursion through fact and helper)" \
+	'all(x.page_cc(v) == x.expect(D, f) for f, v in a[15].items())'
+jcheck "the AE selector sorts the table by application exclusive time" \
+	'a[17][0] == "application_exclusive_ns desc" and a[17][1] == max(D["rows"], key=lambda r: r["application_exclusive_ns"])["function"] and a[17][2] == x.hot_path_names(D, 1)'
+jcheck "the table sorts by every column" \
+	'len(a[18]) == 11 and all(x.sorted_first(D["rows"], f, s, first) for f, s, first in a[18])'
+
+ANS=$TMP/sn.out DOC=$TMP/si.json
+page json si-norows.json sn.html
+drive "$ANS" sn.html 'eval:stackclock.functionRows()'
+jcheck "without rows: function rows derived from the tree as SPEC 2 defines them" 'a[0]["state"] == "ready" and x.same_rows(a[1], D["rows"])'
+
+# ---- sampling, gzip embedding ----------------------------------------------
+fx small sampling ss.json
+check "sampling page written (gzip embedding)" -- page gzip ss.json ss.html
+ANS=$TMP/ss.out DOC=$TMP/ss.json
+drive "$ANS" ss.html \
+	'eval:document.querySelector("#functions tbody td").textContent' \
+	'eval:[...document.querySelectorAll("#functions td.name")].map(t => t.textContent)' \
+	'eval:document.getElementById("tree").dataset.hotPath' \
+	'click:stackclock.flameBox("spin<script>")' \
+	'eval:[document.getElementById("flame").dataset.zoom, document.querySelector("#cc .cc-name").textContent]' \
+	"eval:(() => { const out = {}; for (const f of $NAMES) { stackclock.select(f); const d = document.getElementById('cc').dataset; out[f] = {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), calls: Number(d.calls), callers: JSON.parse(d.callers), callees: JSON.parse(d.callees), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; } return out; })()" \
+	'eval:document.getElementById("metric").hidden'
+jcheck "sampling: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+jcheck "sampling: top function first, names as text" 'a[1] == "main" and set(x.HOSTILE) <= set(a[2])'
+jcheck "sampling: hot path" 'a[3] == x.hot_path_names(D, 0)'
+jcheck "sampling: a click zooms; spin<script> shown as text" 'a[4]["clicked"] and a[5] == ["spin<script>", "spin<script>"]'
+jcheck "sampling: callers/callees equal SPEC 6, sums exact" \
+	'all(x.page_cc(v) == x.expect(D, f) and v["callersSum"] == v["inclusive"] for f, v in a[6].items())'
+jcheck "sampling: no value selector" 'a[7] is True'
+
+# ---- recursion 5,000 deep ----------------------------------------------------
+fx deep 5000 deep.json
+page auto deep.json deep.html
+ANS=$TMP/deep.out DOC=$TMP/deep.json
+drive "$ANS" deep.html \
+	"eval:(() => { stackclock.select('rec'); const d = document.getElementById('cc').dataset; return [d.inclusive, d.exclusive, JSON.parse(d.callers), JSON.parse(d.callees), Number(document.body.dataset.nodes)]; })()" \
+	'eval:document.getElementById("tree").dataset.hotPath.split(";").length'
+jcheck "recursion 5,000 deep: ready, no console errors, every node read" \
+	'a[0]["state"] == "ready" and a[-1] == {"console_errors": []} and a[1][4] == 5002'
+jcheck "recursion 5,000 deep: rec charged once (outermost caller main, innermost callee leaf)" \
+	'a[1][:2] == ["5005", "5000"] and sorted(a[1][2]) == [["main", [5005], 0], ["rec", [0], 0]] and sorted(a[1][3]) == [["leaf", [5], 0], ["rec", [0], 0]]'
+jcheck "recursion 5,000 deep: the hot path runs to the leaf" 'a[2] == 5002'
+
+# ---- 100,000 nodes ---------------------------------------------------------
+fx big 100000 instrumentation big.json --slim
+check "100,000-node page written" -- page auto big.json big.html
+size=$(stat -c %s big.html)
+ok $((size >= 10 * 1024 * 1024)) "100,000-node page under 10 MB ($size bytes)"
+ANS=$TMP/big.out DOC=$TMP/big.json
+drive "$ANS" big.html \
+	'eval:[Number(document.body.dataset.loadMs), document.body.dataset.phases, Number(document.body.dataset.nodes)]' \
+	'click:stackclock.flameBox("main")' \
+	'eval:document.getElementById("flame").dataset.zoom' \
+	'eval:stackclock.search("method_12") || Number(document.getElementById("flame").dataset.searchNodes)' \
+	"eval:(() => { stackclock.select('main'); const d = document.getElementById('cc').dataset; return {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; })()"
+jcheck "100,000 nodes: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []} and a[1][2] == 100000'
+echo "# 100,000 nodes: $size bytes; $(line "$ANS" 1); in-page $(line "$ANS" 2)"
+jcheck "100,000 nodes: a click zooms" 'a[2]["clicked"] and a[3] == "main"'
+jcheck "100,000 nodes: search counts every match" \
+	'a[4] == x.count_matches(D, "method_12")'
+jcheck "100,000 nodes: callers/callees sums exact" \
+	'a[5]["callersSum"] == a[5]["inclusive"] and [c + e for c, e in zip(a[5]["calleesSum"], a[5]["exclusive"])] == a[5]["inclusive"]'

@@ -1,0 +1,256 @@
+/*
+ * Unit tests of the HTML report writer (src/output/html.c):
+ *  - the template compiled in from src/output/html/ is whole (doctype,
+ *    styles and script inlined, no placeholder left, no closing script tag
+ *    but the viewer's own);
+ *  - JSON embedding: no '<', '>' or '&' between the data element's tags
+ *    whatever the names ("</script>", "spin<script>"), and undoing the
+ *    \u escapes gives the document back byte for byte;
+ *  - gzip embedding: base64 in lines of 76, decoded and inflated here it is
+ *    the document again (empty and multi-megabyte documents too);
+ *  - HTML_EMBED_AUTO switches at HTML_PLAIN_MAX; a failed write is -errno.
+ *
+ * With arguments it is the small page writer the end-to-end test uses
+ * until `stackclock export --format html` exists:
+ *   test_html --write json|gzip|auto IN.json OUT.html
+ */
+#include "output/html.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct page {
+	char *text;
+	size_t len;
+	const char *data;       /* between the data element's tags */
+	size_t data_len;
+	char encoding[16];
+};
+
+static int render(struct page *p, const char *json, size_t len, enum html_embed how)
+{
+	memset(p, 0, sizeof(*p));
+	FILE *f = open_memstream(&p->text, &p->len);
+	int rc = html_write(f, json, len, how);
+	fclose(f);
+	const char *open = strstr(p->text, "<script id=\"sc-data\"");
+	const char *gt = open ? strchr(open, '>') : NULL;
+	const char *close = gt ? strstr(gt, "</script>") : NULL;
+	if (!close)
+		return -1000;
+	const char *enc = strstr(open, "data-encoding=\"");
+	if (enc && enc < gt)
+		sscanf(enc, "data-encoding=\"%15[^\"]", p->encoding);
+	p->data = gt + 1;
+	p->data_len = (size_t)(close - p->data);
+	return rc;
+}
+
+/* Undo the writer's three escapes. */
+static char *unescape(const char *s, size_t n, size_t *out_len)
+{
+	char *out = malloc(n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 5 < n && s[i + 1] == 'u' && s[i + 2] == '0' && s[i + 3] == '0') {
+			if (!strncmp(s + i + 4, "3c", 2)) { *o++ = '<'; i += 5; continue; }
+			if (!strncmp(s + i + 4, "3e", 2)) { *o++ = '>'; i += 5; continue; }
+			if (!strncmp(s + i + 4, "26", 2)) { *o++ = '&'; i += 5; continue; }
+		}
+		*o++ = s[i];
+	}
+	*out_len = (size_t)(o - out);
+	return out;
+}
+
+/* Base64 decode (whitespace skipped), then gunzip; NULL on any error. */
+static char *gunzip_base64(const char *s, size_t n, size_t *out_len, size_t *longest_line)
+{
+	unsigned char *bin = malloc(n / 4 * 3 + 3);
+	size_t nb = 0, line = 0;
+	unsigned v = 0, bits = 0;
+	*longest_line = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		if (c == '\n') { line = 0; continue; }
+		if (++line > *longest_line)
+			*longest_line = line;
+		if (c == '=')
+			continue;
+		const char *at = strchr(abc, c);
+		if (!at || !c) { free(bin); return NULL; }
+		v = v << 6 | (unsigned)(at - abc);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			bin[nb++] = (unsigned char)(v >> bits);
+		}
+	}
+	size_t cap = 1 << 16, len = 0;
+	char *out = malloc(cap);
+	z_stream z = { 0 };
+	inflateInit2(&z, 15 + 16);
+	z.next_in = bin;
+	z.avail_in = (uInt)nb;
+	int zr;
+	do {
+		if (cap - len < 4096)
+			out = realloc(out, cap *= 2);
+		z.next_out = (unsigned char *)out + len;
+		z.avail_out = (uInt)(cap - len);
+		zr = inflate(&z, Z_NO_FLUSH);
+		len = cap - z.avail_out;
+	} while (zr == Z_OK);
+	inflateEnd(&z);
+	free(bin);
+	if (zr != Z_STREAM_END) { free(out); return NULL; }
+	*out_len = len;
+	return out;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_template(void)
+{
+	ok(!strncmp(html_page_head, "<!DOCTYPE html>", 15), "template starts with the doctype");
+	ok(strstr(html_page_head, "<style>") && strstr(html_page_head, ".tn-line"), "styles are inlined");
+	ok(strstr(html_page_tail, "window.stackclock"), "the viewer's script is inlined");
+	size_t tl = strlen(html_page_tail);
+	ok(tl > 8 && !strcmp(html_page_tail + tl - 8, "</html>\n"), "template ends with </html>");
+	ok(!strstr(html_page_head, "@DATA@") && !strstr(html_page_head, "@REPORT_"), "no placeholder left in the head");
+	ok(!strstr(html_page_tail, "@DATA@") && !strstr(html_page_tail, "@REPORT_"), "no placeholder left in the tail");
+	is_u64(count(html_page_head, "</script"), 0, "no script element closes in the head");
+	is_u64(count(html_page_tail, "</script"), 1, "only the viewer's script element closes in the tail");
+	ok(!strstr(html_page_head, "http://") && !strstr(html_page_head, "https://") &&
+	   !strstr(html_page_tail, "src=") && !strstr(html_page_head, "src="),
+	   "nothing is loaded from elsewhere");
+}
+
+static const char hostile[] =
+	"{\"session\":{\"method\":\"sampling\",\"samples\":3},\"tree\":[{\"function\":"
+	"\"spin<script>alert(1)</script>\",\"module\":\"/a&b/<m>\",\"exclusive_samples\":3,"
+	"\"children\":[{\"function\":\"</script><b>x</b>\",\"module\":\"m\","
+	"\"exclusive_samples\":0,\"children\":[]}]}]}";
+
+static void test_json_embedding(void)
+{
+	struct page p;
+	is_u64(render(&p, hostile, strlen(hostile), HTML_EMBED_JSON), 0, "json: written");
+	is_str(p.encoding, "json", "json: data-encoding says json");
+	ok(!strncmp(p.text, html_page_head, strlen(html_page_head)), "json: the page opens with the template head");
+	size_t tl = strlen(html_page_tail);
+	ok(p.len > tl && !strcmp(p.text + p.len - tl, html_page_tail), "json: the page ends with the template tail");
+	ok(!memchr(p.data, '<', p.data_len) && !memchr(p.data, '>', p.data_len) &&
+	   !memchr(p.data, '&', p.data_len), "json: no <, > or & inside the data element");
+	size_t ul;
+	char *u = unescape(p.data, p.data_len, &ul);
+	ok(ul == strlen(hostile) && !memcmp(u, hostile, ul), "json: unescaped, the document comes back");
+	is_u64(count(p.text, "</script>"), 2, "json: two script elements close, data and viewer");
+	free(u);
+	free(p.text);
+}
+
+static void gzip_roundtrip(const char *what, const char *json, size_t len, enum html_embed how)
+{
+	struct page p;
+	is_u64(render(&p, json, len, how), 0, "gzip %s: written", what);
+	is_str(p.encoding, "gzip-base64", "gzip %s: data-encoding says gzip-base64", what);
+	size_t ol = 0, longest = 0;
+	char *o = gunzip_base64(p.data, p.data_len, &ol, &longest);
+	ok(o && ol == len && !memcmp(o, json, len), "gzip %s: decoded and inflated, the document comes back", what);
+	ok(longest <= 76, "gzip %s: base64 lines of at most 76 characters (%zu)", what, longest);
+	free(o);
+	free(p.text);
+}
+
+static void test_gzip_embedding(void)
+{
+	gzip_roundtrip("hostile names", hostile, strlen(hostile), HTML_EMBED_GZIP);
+	gzip_roundtrip("empty document", "", 0, HTML_EMBED_GZIP);
+	for (size_t n = 1; n <= 5; n++)
+		gzip_roundtrip("tail bytes", "{\"a\":1}", n, HTML_EMBED_GZIP);
+
+	/* Several MB, above the automatic threshold: compressed by AUTO. */
+	size_t big = HTML_PLAIN_MAX * 3 + 7, at = 0;
+	char *json = malloc(big + 64);
+	unsigned seed = 1;
+	at += (size_t)sprintf(json, "[");
+	while (at < big) {
+		seed = seed * 1103515245u + 12345u;
+		at += (size_t)sprintf(json + at, "%u,", seed >> 8);
+	}
+	json[at - 1] = ']';
+	gzip_roundtrip("3 MB auto", json, at, HTML_EMBED_AUTO);
+	free(json);
+
+	struct page p;
+	render(&p, hostile, strlen(hostile), HTML_EMBED_AUTO);
+	is_str(p.encoding, "json", "auto: a small document is embedded as JSON");
+	free(p.text);
+}
+
+static void test_errors(void)
+{
+	FILE *full = fopen("/dev/full", "w");
+	if (full) {
+		int rc = html_write(full, hostile, strlen(hostile), HTML_EMBED_JSON);
+		is_u64((uint64_t)-rc, ENOSPC, "a full device gives -ENOSPC");
+		fclose(full);
+	}
+	FILE *f = fopen("/dev/null", "w");
+	is_u64((uint64_t)-html_write(f, NULL, 5, HTML_EMBED_JSON), EINVAL, "no document gives -EINVAL");
+	fclose(f);
+}
+
+static int write_page(const char *mode, const char *in, const char *out)
+{
+	enum html_embed how = !strcmp(mode, "json") ? HTML_EMBED_JSON :
+			      !strcmp(mode, "gzip") ? HTML_EMBED_GZIP : HTML_EMBED_AUTO;
+	FILE *fi = fopen(in, "r");
+	if (!fi) {
+		fprintf(stderr, "test_html: cannot read %s: %s\n", in, strerror(errno));
+		return 1;
+	}
+	char *json = NULL;
+	size_t len = 0, cap = 0, got;
+	do {
+		if (cap - len < 65536)
+			json = realloc(json, cap = cap * 2 + 65536);
+		got = fread(json + len, 1, cap - len, fi);
+		len += got;
+	} while (got);
+	fclose(fi);
+	FILE *fo = fopen(out, "w");
+	if (!fo) {
+		fprintf(stderr, "test_html: cannot write %s: %s\n", out, strerror(errno));
+		free(json);
+		return 1;
+	}
+	int rc = html_write(fo, json, len, how);
+	if (fclose(fo) && !rc)
+		rc = -errno;
+	free(json);
+	if (rc)
+		fprintf(stderr, "test_html: writing %s: %s\n", out, strerror(-rc));
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "--write"))
+		return write_page(argv[2], argv[3], argv[4]);
+	test_template();
+	test_json_embedding();
+	test_gzip_embedding();
+	test_errors();
+	return tap_done();
+}
