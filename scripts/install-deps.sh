@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
       libdebuginfod-dev liblzma-dev debuginfod xz-utils
       libprotobuf-c-dev protobuf-c-compiler golang-go valgrind
-      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium"
+      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium libzydis-dev"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -22,9 +22,11 @@
  */
 #include "analysis/cct.h"
 #include "cmd/cmd.h"
+#include "record/discover.h"
 #include "format/scdata.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,7 +40,12 @@ static const char dump_usage[] =
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
 	"  --stacks            the call paths per thread, symbolized, one line each:\n"
-	"                      STATE PID TID VALUE root;...;leaf\n";
+	"                      STATE PID TID VALUE root;...;leaf\n"
+	"\n"
+	"usage: stackclock dump --patch-plan ELF [--functions]\n"
+	"\n"
+	"  the run-time patcher's plan of an ELF object: candidates, patched,\n"
+	"  refused per reason, the time discovery took; --functions lists each\n";
 
 static void stack_line(FILE *f, const char *state, bool kernel, uint32_t pid, uint32_t tid,
 		       uint64_t value, const char *path)
@@ -366,14 +373,70 @@ static void dump_chunk(FILE *f, const struct sc_chunk_info *c)
 	fprintf(f, ", %" PRIu32 " records, crc 0x%08" PRIx32 " ok\n", c->nrecords, c->crc32);
 }
 
+/*
+ * The patch plan of an ELF object (record/discover.h), for measuring
+ * coverage and debugging the patcher: a summary, then with functions one
+ * line per candidate start.
+ */
+static int dump_patch_plan(const char *elf, bool functions)
+{
+	static const char *const flag_names[] = {
+		"symbol", "fde", "called", "addr_taken", "jumped",
+	};
+	static const char *const site_names[] = {
+		[REL_SITE_DISPLACED] = "displaced", [REL_SITE_NOPS] = "nops",
+		[REL_SITE_HOOK_CALL] = "hook_call",
+	};
+	struct dsc_plan *p;
+	const struct dsc_stats *st;
+	int ret = dsc_plan_build(elf, &p);
+
+	if (ret) {
+		pr_err("%s: %s; give an x86-64 ELF program or library",
+		       elf, ret == -EPROTONOSUPPORT ? "not x86-64" : strerror(-ret));
+		return 1;
+	}
+	st = &p->stats;
+	printf("patch plan %s: %zu candidates, %u patched, %zu refused, %.1f ms "
+	       "(symbols %.1f, cfi %.1f, scan %.1f, decide %.1f), CPU %.1f ms\n",
+	       elf, p->nfuncs, p->count[PATCH_OK], p->nfuncs - p->count[PATCH_OK],
+	       st->total_ns / 1e6, st->symbols_ns / 1e6, st->cfi_ns / 1e6,
+	       st->scan_ns / 1e6, st->decide_ns / 1e6, st->cpu_ns / 1e6);
+	printf("scan: %zu instructions, %zu call targets, %zu jump targets, %zu addresses taken\n",
+	       st->insns, st->calls, st->jumps, st->taken);
+	printf("unpatched:");
+	for (unsigned r = 1; r < PATCH_NREASONS; r++)
+		if (p->count[r])
+			printf(" %s %u", patch_reason_name(r), p->count[r]);
+	printf("\n");
+	for (size_t i = 0; functions && i < p->nfuncs; i++) {
+		const struct dsc_func *fn = &p->funcs[i];
+
+		printf("0x%" PRIx64 " %" PRIu64 " %s", fn->addr, fn->size,
+		       patch_reason_name(fn->reason));
+		if (fn->reason == PATCH_OK)
+			printf(" %s+%u len %u insns %u", site_names[fn->entry.site_kind],
+			       fn->entry.skip, fn->entry.len, fn->entry.ninsn);
+		printf(" ");
+		print_bits(stdout, fn->flags, flag_names, ARRAY_SIZE(flag_names));
+		printf(" %s\n", fn->name ? fn->name : "-");
+	}
+	dsc_plan_free(p);
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "stacks", no_argument,      NULL, 's' },
 		{ "help",  no_argument,       NULL, 'h' },
+		{ "patch-plan", required_argument, NULL, 'P' },
+		{ "functions", no_argument,   NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *plan = NULL;
+	bool functions = false;
 	const char *path = "stackclock.data";
 	const struct sc_file_header *h;
 	struct sc_reader *r;
@@ -398,6 +461,12 @@ int cmd_dump(int argc, char **argv)
 		case 'h':
 			fputs(dump_usage, stdout);
 			return 0;
+		case 'P':
+			plan = optarg;
+			break;
+		case 'F':
+			functions = true;
+			break;
 		default:
 			return cmd_bad_option("dump", c, argv);
 		}
@@ -406,6 +475,8 @@ int cmd_dump(int argc, char **argv)
 		pr_err("dump: unexpected argument '%s' (use -i FILE)", argv[optind]);
 		return 2;
 	}
+	if (plan)
+		return dump_patch_plan(plan, functions);
 	if (!*path) {
 		pr_err("dump: -i needs a file name (see 'stackclock dump --help')");
 		return 2;

@@ -844,6 +844,67 @@ struct sym_obj *obj_open_memory(const void *image, size_t size,
 	return obj_load_image(o, NULL, debug_root);
 }
 
+/*
+ * Every function symbol of one table, aliases and local ones included (no
+ * dedup: callers that judge functions by name need every spelling).
+ */
+static void each_function(Elf *e, Elf64_Word type, sym_function_cb cb, void *arg)
+{
+	Elf_Scn *scn = find_symtab(e, type);
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+	    !(data = elf_getdata(scn, NULL)))
+		return;
+	for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int t;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		t = GELF_ST_TYPE(sym.st_info);
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    sym.st_value == 0)
+			continue;
+		name = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (name && *name)
+			cb(arg, name, sym.st_value, sym.st_size);
+	}
+}
+
+int obj_each_function(const char *path, const char *debug_root,
+		      sym_function_cb cb, void *arg)
+{
+	struct sym_obj *o = obj_new(NULL);
+	const char *err = NULL;
+	int ret = 0;
+
+	errno = 0;
+	o->elf = open_elf(path, &err);
+	if (!o->elf) {
+		ret = errno ? -errno : -ENOEXEC;
+		goto out;
+	}
+	o->bid_len = read_build_id(o->elf, o->bid);
+	each_function(o->elf, SHT_SYMTAB, cb, arg);
+	each_function(o->elf, SHT_DYNSYM, cb, arg);
+	if (!find_symtab(o->elf, SHT_SYMTAB)) {
+		o->delf = find_debug_file(o->elf, path, debug_root, o->bid,
+					  o->bid_len);
+		if (o->delf)
+			each_function(o->delf, SHT_SYMTAB, cb, arg);
+		read_minidebuginfo(o);
+		if (o->mini)
+			each_function(o->mini, SHT_SYMTAB, cb, arg);
+	}
+out:
+	obj_free(o);
+	return ret;
+}
+
 void obj_free(struct sym_obj *o)
 {
 	if (!o)

@@ -134,6 +134,14 @@ int obj_lookup(struct sym_obj *o, uint64_t vaddr, struct sym_frame *out,
 	       int max);
 
 /*
+ * Call cb for every function symbol of the ELF file at path, aliases
+ * included: its .symtab and .dynsym and, when it has no .symtab, those of
+ * its separate debug file (found as obj_open finds it) and of its
+ * MiniDebugInfo.  Returns 0 or -errno (the file cannot be read as ELF).
+ */
+int obj_each_function(const char *path, const char *debug_root,
+		      sym_function_cb cb, void *arg);
+/*
  * Where the function holding vaddr starts, from the call-frame information
  * (the FDE whose range holds it): for code no symbol names.  False if no
  * FDE holds vaddr.

@@ -93,16 +93,32 @@ struct sym_session {
 	size_t nframes, aframes;
 };
 
+/* The root of separate debug files: STACKCLOCK_DEBUG_ROOT or /usr/lib/debug. */
+static char *debug_root_dup(void)
+{
+	const char *root = getenv("STACKCLOCK_DEBUG_ROOT");
+	char *r = xstrdup(root && *root ? root : "/usr/lib/debug");
+	size_t len = strlen(r);
+
+	while (len > 1 && r[len - 1] == '/')
+		r[--len] = '\0';
+	return r;
+}
+
+int sym_file_functions(const char *path, sym_function_cb cb, void *arg)
+{
+	char *root = debug_root_dup();
+	int ret = obj_each_function(path, root, cb, arg);
+
+	free(root);
+	return ret;
+}
+
 struct sym_session *sym_session_new(void)
 {
 	struct sym_session *s = xcalloc(1, sizeof(*s));
-	const char *root = getenv("STACKCLOCK_DEBUG_ROOT");
-	size_t len;
 
-	s->debug_root = xstrdup(root && *root ? root : "/usr/lib/debug");
-	len = strlen(s->debug_root);
-	while (len > 1 && s->debug_root[len - 1] == '/')
-		s->debug_root[--len] = '\0';
+	s->debug_root = debug_root_dup();
 	s->str_unknown = intern_str(&s->strings, "[unknown]");
 	s->str_kernel = intern_str(&s->strings, "[kernel]");
 	return s;

@@ -94,6 +94,21 @@ unsigned sym_file_build_id(const char *path, uint8_t *out);
 char *sym_debug_hint(const char *module);
 
 /*
+ * Every function symbol (STT_FUNC, STT_GNU_IFUNC) defined in the ELF file
+ * at path, aliases and local symbols included, with its link-time address
+ * and size: from the file's .symtab and .dynsym, and when it has no .symtab
+ * from its separate debug file (by build-id under the debug root, as
+ * reports find it; STACKCLOCK_DEBUG_ROOT applies) and its MiniDebugInfo.
+ * An address may be reported several times (aliases, or the same symbol
+ * in two tables).  name is valid during the call only.  Returns 0, or
+ * -errno when the file cannot be opened as ELF.  For the patcher's
+ * function discovery (src/record/discover.h).
+ */
+typedef void (*sym_function_cb)(void *arg, const char *name, uint64_t addr,
+				uint64_t size);
+int sym_file_functions(const char *path, sym_function_cb cb, void *arg);
+
+/*
  * Shorten a long C++ name for a narrow table; writes at most width bytes,
  * the NUL included (so at most width - 1 characters).  Names that fit are
  * copied unchanged.

@@ -154,7 +154,58 @@ static uint8_t cie_fde_encoding(const Dwarf_CIE *cie, bool eh_frame)
 struct cie_enc {
 	Dwarf_Off off;
 	uint8_t enc;
+	bool z;                       /* FDEs carry sized augmentation data */
+	bool entry_std;               /* initial rule: CFA = rsp+8, return
+					 address at CFA-8, nothing else */
 };
+
+/*
+ * Is the CIE's initial state that of a function just called, in the exact
+ * bytes compilers and assemblers emit for it on x86-64
+ * (DW_CFA_def_cfa rsp+8; DW_CFA_offset rip, 1 * -8; then padding)?
+ * Anything else (signal frames, PLT rules) is left to libdw.
+ */
+static bool cie_entry_standard(const Dwarf_CIE *cie)
+{
+	static const uint8_t std_init[] = { DW_CFA_def_cfa, DWARF_REG_RSP, 8,
+					    DW_CFA_offset | DWARF_REG_RIP, 1 };
+	const uint8_t *p = cie->initial_instructions;
+	size_t n = (size_t)(cie->initial_instructions_end - p);
+
+	if (cie->code_alignment_factor != 1 || cie->data_alignment_factor != -8 ||
+	    cie->return_address_register != DWARF_REG_RIP || !p ||
+	    n < sizeof(std_init) || memcmp(p, std_init, sizeof(std_init)) ||
+	    (cie->augmentation && strchr(cie->augmentation, 'S')))
+		return false;
+	for (size_t i = sizeof(std_init); i < n; i++)
+		if (p[i] != DW_CFA_nop)
+			return false;
+	return true;
+}
+
+/*
+ * Does the FDE's program (at p, after its address range) leave the CIE's
+ * rule in force at its first byte: no instruction before the first
+ * advance?
+ */
+static bool fde_keeps_initial(const uint8_t *p, const uint8_t *end, bool z)
+{
+	uint64_t auglen;
+
+	if (z && (!read_leb128(&p, end, false, &auglen) ||
+		  auglen > (uint64_t)(end - p)))
+		return false;
+	if (z)
+		p += auglen;
+	while (p < end && *p == DW_CFA_nop)
+		p++;
+	if (p == end)
+		return true;
+	if ((*p & 0xc0) == DW_CFA_advance_loc)
+		return (*p & 0x3f) != 0;
+	return *p == DW_CFA_advance_loc1 || *p == DW_CFA_advance_loc2 ||
+	       *p == DW_CFA_advance_loc4;
+}
 
 static int cmp_cie(const void *a, const void *b)
 {
@@ -442,6 +493,9 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 		if (dwarf_cfi_cie_p(&ent)) {
 			ALLOC_GROW(cies, ncies + 1, cie_alloc);
 			cies[ncies].off = off;
+			cies[ncies].z = ent.cie.augmentation &&
+					ent.cie.augmentation[0] == 'z';
+			cies[ncies].entry_std = cie_entry_standard(&ent.cie);
 			cies[ncies++].enc = cie_fde_encoding(&ent.cie, eh_frame);
 		}
 	}
@@ -475,6 +529,7 @@ static void scan_section(struct unw_table *t, Elf *elf, const char *name,
 		ALLOC_GROW(t->fdes, t->nfdes + 1, t->fdes_alloc);
 		t->fdes[t->nfdes++] = (struct unw_fde){
 			.lo = lo, .hi = lo + len, .debug_frame = !eh_frame,
+			.entry_std = c->entry_std && fde_keeps_initial(p, end, c->z),
 		};
 	}
 	free(cies);
@@ -815,6 +870,23 @@ bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
 	*lo = f->lo;
 	*hi = f->hi;
 	return true;
+}
+
+bool unw_table_fde(const struct unw_table *t, size_t i, uint64_t *lo,
+		   uint64_t *hi)
+{
+	if (i >= t->nfdes)
+		return false;
+	*lo = t->fdes[i].lo;
+	*hi = t->fdes[i].hi;
+	return true;
+}
+
+bool unw_table_fde_entry_clean(const struct unw_table *t, uint64_t vaddr)
+{
+	const struct unw_fde *f = find_fde(t, vaddr);
+
+	return f && f->lo == vaddr && f->entry_std;
 }
 
 const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr)

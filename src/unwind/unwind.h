@@ -114,6 +114,18 @@ const struct unw_row *unw_table_find(struct unw_table *t, uint64_t vaddr);
  */
 bool unw_table_fde_range(const struct unw_table *t, uint64_t vaddr,
 			 uint64_t *lo, uint64_t *hi);
+/* The i-th FDE's range [lo, hi), in address order; false if i >= nfdes. */
+bool unw_table_fde(const struct unw_table *t, size_t i, uint64_t *lo,
+		   uint64_t *hi);
+/*
+ * True when vaddr is the first byte of an FDE whose rule there is that of a
+ * function just called (CFA = rsp+8, return address at CFA-8, nothing
+ * saved), as read off the CIE's and the FDE's bytes when the table was
+ * indexed, without computing a row (thousands of function starts are
+ * checked at once when a binary is patched).  False means "not known this
+ * way": ask unw_table_find().
+ */
+bool unw_table_fde_entry_clean(const struct unw_table *t, uint64_t vaddr);
 /* Compute every row now (tests, statistics). */
 void unw_table_build_all(struct unw_table *t);
 size_t unw_table_nfdes(const struct unw_table *t);

@@ -41,6 +41,8 @@ struct unw_range {
 struct unw_fde {
 	uint64_t lo, hi;
 	bool debug_frame;             /* from .debug_frame, else .eh_frame */
+	bool entry_std;               /* the rule at lo is "just called",
+					 known from the CIE's and FDE's bytes */
 };
 
 struct unw_table {

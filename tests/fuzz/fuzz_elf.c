@@ -12,11 +12,14 @@
  *    and end of a spread of FDEs, then a walk runs over a fake stack whose
  *    slots point into those FDEs (so hostile rows drive real steps);
  *  - a symbolization session maps it and resolves the same addresses as
- *    pcs and as return addresses, and reads every string it returns.
+ *    pcs and as return addresses, and reads every string it returns;
+ *  - the run-time patcher's discovery builds its patch plan (symbols, FDE
+ *    starts, the decoder sweep, relocations, entry relocation).
  * Bit 0 of e_ident's last padding byte (offset 15, ignored by every ELF
  * reader) picks eager (libdw's own) instead of lazy reading of compressed
  * DWARF, so both are fuzzed.
  */
+#include "record/discover.h"
 #include "symbols/symbols.h"
 #include "symbols/sym_int.h"
 #include "unwind/unwind.h"
@@ -174,5 +177,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sym_lazy_dwarf = !(data[15] & 1);
 	n = fuzz_unwind(data, size, pcs);
 	fuzz_symbols(pcs, n);
+	{
+		struct dsc_plan *p;
+
+		if (dsc_plan_build(path, &p) == 0) {
+			sink += p->nfuncs + p->count[PATCH_OK];
+			dsc_plan_free(p);
+		}
+	}
 	return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz the ELF/DWARF readers (CFI tables, symbolization) for a short while
+# Fuzz the ELF/DWARF readers (CFI tables, symbolization, the patcher's
+# function discovery) for a short while
 # (libFuzzer + ASan + UBSan).  Builds tests/fuzz/fuzz_elf.c with clang from
 # the src/unwind, src/symbols, src/format and src/util sources, seeds the
 # corpus with small -O2 programs built here (.eh_frame, .debug_frame alone,
@@ -10,8 +11,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 fuzz_init fuzz-elf
 
-srcs=(src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c)
-libs=(-ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm)
+srcs=(src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c
+      src/record/discover.c src/record/reloc.c)
+libs=(-lZydis -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm)
 fuzz_build fuzz_elf tests/fuzz/fuzz_elf.c "${srcs[@]}" "${libs[@]}" ||
 	fuzz_build_failed "ELF fuzz harness"
 
