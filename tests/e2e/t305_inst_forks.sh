@@ -3,6 +3,7 @@
 # by syscall(SYS_fork) (no fork handlers), by clone() without CLONE_VM on a
 # stack of its own, and by fork() after chroot(): every child is recorded,
 # inherited frames are not new calls, and the parent's counts are its own.
+# san: skip (the runtime's fork handling; the recorder side is t302's)
 . "$(dirname "$0")/lib.sh"
 for cc in gcc clang; do
 	command -v $cc >/dev/null || continue

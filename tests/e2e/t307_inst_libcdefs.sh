@@ -5,6 +5,7 @@
 # rewritten: the runtime's own work adds no call to them (the program counts
 # the same with and without the profiler) and the report shows exactly the
 # program's counts.
+# san: skip (the runtime's isolation from the program's libc functions)
 . "$(dirname "$0")/lib.sh"
 
 # counts FILE: "name total" over every process's lines
