@@ -14,6 +14,8 @@
 #ifndef SC_CMD_H
 #define SC_CMD_H
 
+#include "analysis/analysis.h"
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
@@ -33,6 +35,11 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
  * A whole number from min to max, in decimal, for the option described by
  * what (e.g. "frequency -F").  0 with *out set, or -EINVAL after the error.
  */
+/*
+ * --app-time's value, "interval" or "exact".  0 with *out set, or -EINVAL
+ * after the error.
+ */
+int cmd_parse_app_time(const char *cmd, const char *s, enum an_app_time *out);
 int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 		    unsigned long min, unsigned long max, unsigned long *out);
 

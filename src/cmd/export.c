@@ -97,14 +97,8 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 			break;
 		case OPT_APP_TIME:
 			o->app_time_given = true;
-			if (!strcmp(optarg, "interval")) {
-				o->exp.app_time = AN_APP_INTERVAL;
-			} else if (!strcmp(optarg, "exact")) {
-				o->exp.app_time = AN_APP_EXACT;
-			} else {
-				pr_err("export: unknown --app-time '%s' (expected interval or exact)", optarg);
+			if (cmd_parse_app_time("export", optarg, &o->exp.app_time))
 				return -2;
-			}
 			break;
 		case 'h':
 			fputs(export_usage, stdout);

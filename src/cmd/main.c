@@ -66,6 +66,19 @@ int cmd_bad_option(const char *cmd, int c, char **argv)
 	return 2;
 }
 
+int cmd_parse_app_time(const char *cmd, const char *s, enum an_app_time *out)
+{
+	if (!strcmp(s, "interval")) {
+		*out = AN_APP_INTERVAL;
+	} else if (!strcmp(s, "exact")) {
+		*out = AN_APP_EXACT;
+	} else {
+		pr_err("%s: unknown --app-time '%s' (use interval or exact)", cmd, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 		    unsigned long min, unsigned long max, unsigned long *out)
 {

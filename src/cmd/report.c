@@ -134,14 +134,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			o->out.width = (unsigned)v;
 			break;
 		case OPT_APP_TIME:
-			if (!strcmp(optarg, "interval")) {
-				o->an.app_time = AN_APP_INTERVAL;
-			} else if (!strcmp(optarg, "exact")) {
-				o->an.app_time = AN_APP_EXACT;
-			} else {
-				pr_err("report: unknown --app-time '%s' (use interval or exact)", optarg);
+			if (cmd_parse_app_time("report", optarg, &o->an.app_time))
 				return -EINVAL;
-			}
 			o->app_time_given = true;
 			break;
 		case OPT_CHECK:
