@@ -396,9 +396,13 @@ static bool section_source(Elf_Scn *scn, const GElf_Shdr *sh, struct lsec *s)
 		memcpy(&ch, s->src, sizeof(ch));
 		if (ch.ch_type != ELFCOMPRESS_ZLIB)
 			return false;
-		s->size = ch.ch_size;
 		s->src += sizeof(ch);
 		s->src_len -= sizeof(ch);
+		/* deflate cannot expand more than 1032:1: a larger claimed size
+		 * is a damaged header (and would be allocated whole) */
+		if (ch.ch_size / 1032 > s->src_len + 1)
+			return false;
+		s->size = ch.ch_size;
 	}
 	return true;
 }

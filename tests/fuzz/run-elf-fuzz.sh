@@ -20,6 +20,8 @@ fuzz_build fuzz_elf tests/fuzz/fuzz_elf.c "${srcs[@]}" "${libs[@]}" ||
 # Seeds: one small program, several ways.
 rm -rf "$out/seeds"
 mkdir -p "$out/seeds" "$out/corpus"
+# inputs that once crashed the readers, run first as seeds
+cp "$(dirname "$0")"/regress-elf/* "$out/seeds/" 2>/dev/null || true
 cat >"$out/seed.c" <<'EOF'
 #include <stdlib.h>
 static inline int sq(int x) { return x * x; }
