@@ -46,7 +46,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 # cannot be preloaded after the target's own allocator), hidden visibility,
 # initial-exec TLS so a probe's thread-local access is one %fs load.
 RT_CFLAGS := -std=gnu11 -O2 -g $(CFLAGS) $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-             -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer
+             -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer \
+             -fno-tree-loop-distribute-patterns
 
 all: $(O)/stackclock $(O)/libstackclock.so $(UNIT_BIN)
 

@@ -39,3 +39,11 @@ for cc in gcc clang; do
 	check "$cc tsd: 4 threads, each block freed by the key's destructor" -- \
 		q "$TMP/tsd.json" "exit(0 if row('tsd_thread')['calls'] == 4 and row('tsd_release')['calls'] == 4 and s['threads'] == 5 else 1)"
 done
+
+# The runtime imports nothing a program may define: only the loader's and
+# the thread library's entry points (a compiler may turn a byte loop into a
+# call to strlen or memset, which would then be the program's).
+rt="$(dirname "$STACKCLOCK")/libstackclock.so"
+extra=$(nm -D --undefined-only "$rt" | awk '$1 == "U" { sub(/@.*/, "", $2); print $2 }' |
+	grep -Ev '^(__environ|__errno_location|__libc_stack_end|__register_atfork|dl_iterate_phdr|dladdr1|dlinfo|dlsym|pthread_key_create|pthread_once|pthread_setspecific)$')
+check "the runtime imports only loader and thread-library functions${extra:+ (also: $(echo $extra))}" -- test -z "$extra"
