@@ -112,6 +112,8 @@ static int open_frames(const void *arena, uint64_t arena_len, const struct sc_en
 	if (top < stack || (top - stack) % sizeof(struct sc_eng_frame))
 		return -EINVAL;
 	depth = (top - stack) / sizeof(struct sc_eng_frame);
+	if (!depth && !t->stack_cap && (t->flags & SC_ENG_THREAD_RETIRED))
+		return 0;                  /* ended with no frame open: stack given back */
 	if (depth >= t->stack_cap ||
 	    !range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame)))
 		return -EINVAL;
@@ -325,18 +327,27 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	ret = load_thread(arena, arena_len, thread_off, &t);
 	if (ret)
 		return ret;
-	slots = t.cs_mask + 1;
-	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE ||
-	    slots > SC_ENG_CS_MAX || (slots & (slots - 1)) ||
-	    !range_ok(arena_len, t.cs_off, (slots + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs)))
+	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE)
 		return -EINVAL;
-	slots += SC_ENG_CS_PROBE;
+	if (t.flags & SC_ENG_THREAD_PACKED) {
+		/* an ended thread's table: cs_count entries, packed */
+		slots = t.cs_count;
+		if (slots > SC_ENG_CS_MAX + SC_ENG_CS_PROBE ||
+		    !range_ok(arena_len, t.cs_off, slots * sizeof(struct sc_eng_cs)))
+			return -EINVAL;
+	} else {
+		slots = t.cs_mask + 1;
+		if (slots > SC_ENG_CS_MAX || (slots & (slots - 1)) ||
+		    !range_ok(arena_len, t.cs_off, (slots + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs)))
+			return -EINVAL;
+		slots += SC_ENG_CS_PROBE;
+	}
 	adj.open = calloc(t.nnodes, sizeof(*adj.open));
 	adj.node_ee = calloc(t.nnodes, sizeof(*adj.node_ee));
-	adj.cs_ee = calloc(slots, sizeof(uint64_t));
-	adj.cs_ei = calloc(slots, sizeof(uint64_t));
-	adj.cs_osb = calloc(slots, sizeof(uint64_t));
-	adj.cs_seen = calloc(slots, 1);
+	adj.cs_ee = calloc(slots + 1, sizeof(uint64_t));
+	adj.cs_ei = calloc(slots + 1, sizeof(uint64_t));
+	adj.cs_osb = calloc(slots + 1, sizeof(uint64_t));
+	adj.cs_seen = calloc(slots + 1, 1);
 	nodes = calloc(t.nnodes, sizeof(*nodes));
 	sub = calloc(t.nnodes, sizeof(*sub));
 	if (!adj.open || !adj.node_ee || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||

@@ -107,6 +107,10 @@
 #define SC_ENG_CFA_NEAR     (64ull << 20)      /* a jump up the same stack spans less */
 #define SC_ENG_CFA_UNKNOWN  INT32_MAX          /* sp + this is above any frame: slow path */
 
+/* sc_eng_thread.flags */
+#define SC_ENG_THREAD_RETIRED (1u << 0)        /* ended; its spare memory given back */
+#define SC_ENG_THREAD_PACKED  (1u << 1)        /* call sites: cs_count entries, packed */
+
 /* sc_eng_node.flags */
 #define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
 
@@ -117,7 +121,10 @@ struct sc_eng_arena_hdr {
 	uint64_t size;            /* arena bytes */
 	uint64_t threads;         /* offset of the newest thread, 0 if none */
 	uint64_t lost;            /* events lost with no thread state at all */
-	uint64_t reserved[11];
+	uint64_t free_head[9];    /* blocks given back, per size class (see
+	                             sc_eng_free): (tag << 40) | off >> 7 */
+	uint64_t freed;           /* bytes given back so far (statistics) */
+	uint64_t reused;          /* bytes handed out again */
 };
 
 struct sc_eng_arena;
@@ -272,12 +279,129 @@ static inline void sc_eng_arena_init(struct sc_eng_arena *a, void *buf, uint64_t
 		a->hdr->bump = sizeof(struct sc_eng_arena_hdr);
 }
 
+/*
+ * Memory given back: lock-free stacks of blocks (Treiber stacks whose head
+ * carries a 24-bit tag against ABA), each block starting with its struct
+ * sc_eng_free.  List k (1..8) holds blocks of exactly k * 128 bytes, the
+ * sizes a thread's first allocations take (thread 512, shadow stack 896,
+ * call-site table and first node chunk 1024); list 0 the larger ones.
+ * Blocks come from threads that ended (their shadow stack, call-site table
+ * and the unused tail of their last node chunk) and from tables a live
+ * thread outgrew.  An allocation takes a block of its own class, else of a
+ * larger one (the rest given back); pushes and pops are rare (a thread's
+ * start and end, a table's growth).
+ */
+struct sc_eng_free {
+	uint64_t next;                /* block index (offset >> 7), 0 = none */
+	uint64_t len;                 /* bytes, a multiple of 128 */
+};
+
+#define SC_ENG_FREE_IDX     ((1ull << 40) - 1)
+#define SC_ENG_FREE_TAG     (1ull << 40)
+#define SC_ENG_FREE_EXACT   8u           /* largest exact class, in nodes */
+
+static inline unsigned sc_eng_free_class(uint64_t len)
+{
+	uint64_t u = len >> SC_ENG_NODE_SHIFT;
+
+	return u <= SC_ENG_FREE_EXACT ? (unsigned)u : 0;
+}
+
+/* Give [off, off + len) back: len a multiple of 128, or rounded down. */
+SC_ENG_SLOW void sc_eng_free(struct sc_eng_arena *a, uint64_t off, uint64_t len)
+{
+	uint64_t *headp, head, idx;
+	struct sc_eng_free *b;
+
+	len &= ~(uint64_t)(SC_ENG_NODE_SIZE - 1);
+	if (!len || off % SC_ENG_NODE_SIZE || off < sizeof(struct sc_eng_arena_hdr) ||
+	    off > a->size || len > a->size - off)
+		return;
+	b = (struct sc_eng_free *)(a->base + off);
+	b->len = len;
+	idx = off >> SC_ENG_NODE_SHIFT;
+	headp = &a->hdr->free_head[sc_eng_free_class(len)];
+	head = __atomic_load_n(headp, __ATOMIC_RELAXED);
+	do
+		b->next = head & SC_ENG_FREE_IDX;
+	while (!__atomic_compare_exchange_n(headp, &head, ((head & ~SC_ENG_FREE_IDX) + SC_ENG_FREE_TAG) | idx,
+					    1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	__atomic_fetch_add(&a->hdr->freed, len, __ATOMIC_RELAXED);
+}
+
+/* Take the newest block off list k: its offset, 0 if the list is empty. */
+static inline uint64_t sc_eng_free_pop(struct sc_eng_arena *a, unsigned k)
+{
+	uint64_t *headp = &a->hdr->free_head[k], head = __atomic_load_n(headp, __ATOMIC_ACQUIRE), idx;
+	struct sc_eng_free *b;
+
+	do {
+		idx = head & SC_ENG_FREE_IDX;
+		if (!idx || idx > a->size >> SC_ENG_NODE_SHIFT)
+			return 0;
+		b = (struct sc_eng_free *)(a->base + (idx << SC_ENG_NODE_SHIFT));
+		/* b->next is stale if another thread took b meanwhile: the
+		 * head's tag has changed then, and the exchange fails */
+	} while (!__atomic_compare_exchange_n(headp, &head,
+					      ((head & ~SC_ENG_FREE_IDX) + SC_ENG_FREE_TAG) |
+					      (__atomic_load_n(&b->next, __ATOMIC_RELAXED) & SC_ENG_FREE_IDX),
+					      1, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE));
+	return idx << SC_ENG_NODE_SHIFT;
+}
+
+/* Give back again a block just taken (not counted as freed twice). */
+static inline void sc_eng_free_again(struct sc_eng_arena *a, uint64_t off, uint64_t len)
+{
+	sc_eng_free(a, off, len);
+	__atomic_fetch_sub(&a->hdr->freed, len & ~(uint64_t)(SC_ENG_NODE_SIZE - 1), __ATOMIC_RELAXED);
+}
+
+/* A block of len bytes (a multiple of 128) from the lists, zeroed, or 0. */
+SC_ENG_SLOW uint64_t sc_eng_reuse(struct sc_eng_arena *a, uint64_t len)
+{
+	uint64_t small[4], small_len[4], off = 0, blen = 0, i;
+	unsigned k, nsmall = 0;
+	volatile uint64_t *w;
+
+	for (k = sc_eng_free_class(len); k && k <= SC_ENG_FREE_EXACT && !off; k++)
+		off = sc_eng_free_pop(a, k);
+	if (off) {
+		blen = ((struct sc_eng_free *)(a->base + off))->len;
+	} else {
+		/* the large blocks: the newest few, those too small go back */
+		while (nsmall < 4 && (off = sc_eng_free_pop(a, 0))) {
+			blen = ((struct sc_eng_free *)(a->base + off))->len;
+			if (blen >= len)
+				break;
+			small[nsmall] = off;
+			small_len[nsmall++] = blen;
+			off = 0;
+		}
+		for (i = 0; i < nsmall; i++)
+			sc_eng_free_again(a, small[i], small_len[i]);
+	}
+	if (!off)
+		return 0;
+	if (blen < len || blen > a->size || off > a->size - blen)
+		return 0;                  /* damaged: dropped */
+	if (blen > len)
+		sc_eng_free_again(a, off + len, blen - len);
+	/* a loop, not memset: the runtime calls nothing the program may define */
+	w = (volatile uint64_t *)(a->base + off);
+	for (i = 0; i < len / 8; i++)
+		w[i] = 0;
+	__atomic_fetch_add(&a->hdr->reused, len, __ATOMIC_RELAXED);
+	return off;
+}
+
 /* Allocate len bytes aligned to 128; returns the offset, or 0 if full. */
 static inline uint64_t sc_eng_alloc(struct sc_eng_arena *a, uint64_t len)
 {
 	uint64_t off;
 
 	len = (len + SC_ENG_NODE_SIZE - 1) & ~(uint64_t)(SC_ENG_NODE_SIZE - 1);
+	if (unlikely(__atomic_load_n(&a->hdr->freed, __ATOMIC_RELAXED)) && (off = sc_eng_reuse(a, len)))
+		return off;
 	off = __atomic_fetch_add(&a->hdr->bump, len, __ATOMIC_RELAXED);
 	if (off < sizeof(struct sc_eng_arena_hdr) || off > a->size || len > a->size - off)
 		return 0;
@@ -435,8 +559,10 @@ again:
 		if (!old[i].callee)
 			continue;
 		e = sc_eng_cs_find(tab, shift, old[i].site, old[i].callee, &is_new);
-		if (!e)
-			goto again;        /* the new table is left unused */
+		if (!e) {                  /* the new table is given back */
+			sc_eng_free(t->arena, off, (slots + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs));
+			goto again;
+		}
 		*e = old[i];
 	}
 	for (f = t->stack + 1; f <= t->top; f++) {
@@ -450,6 +576,7 @@ again:
 			n[i].cs_site = SC_ENG_NO_SITE;
 	}
 	t->cs_tab = tab;
+	sc_eng_free(t->arena, t->cs_off, (t->cs_mask + 1 + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs));
 	t->cs_mask = slots - 1;
 	t->cs_shift = shift;
 	__atomic_store_n(&t->cs_off, off, __ATOMIC_RELEASE);
@@ -482,6 +609,12 @@ SC_ENG_SLOW struct sc_eng_cs *sc_eng_cs_slow(struct sc_eng_thread *t, uint64_t s
 	return e;
 }
 
+/* Bytes the arena gave a shadow stack of cap frames. */
+static inline uint64_t sc_eng_frames_len(uint64_t cap)
+{
+	return (cap * sizeof(struct sc_eng_frame) + SC_ENG_NODE_SIZE - 1) & ~(uint64_t)(SC_ENG_NODE_SIZE - 1);
+}
+
 /* A stack four times deeper, or -1. */
 SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 {
@@ -496,6 +629,7 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 	s = (struct sc_eng_frame *)(t->base + off);
 	for (i = 0; i <= depth; i++)
 		s[i] = t->stack[i];
+	sc_eng_free(t->arena, t->stack_off, sc_eng_frames_len(t->stack_cap));
 	t->stack = s;
 	t->top = s + depth;
 	t->limit = s + cap - 2;    /* the last slot is kept for a dropping frame */
@@ -804,6 +938,70 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	while (!__atomic_compare_exchange_n(&a->hdr->threads, &head, off, 1,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return t;
+}
+
+/*
+ * The thread has ended (no event will come): give back what the recorder
+ * does not read.  Always the unused node slots of its last chunk; with no
+ * frame open (the usual end: its start function returned), its shadow
+ * stack and the empty slots of its call-site table too, whose entries are
+ * packed to the front (SC_ENG_THREAD_PACKED: the recorder reads cs_count
+ * entries).  Open frames keep both: the recorder needs them.
+ */
+SC_ENG_SLOW void sc_eng_thread_retire(struct sc_eng_thread *t)
+{
+	struct sc_eng_arena *a = t->arena;
+	struct sc_eng_chunk *c = t->chunk;
+	struct sc_eng_cs *tab = t->cs_tab;
+	uint64_t i, j, n, keep;
+
+	if (t->flags & SC_ENG_THREAD_RETIRED)
+		return;
+	t->flags |= SC_ENG_THREAD_RETIRED;
+	if (c && c->slots > c->used + 1) {
+		uint32_t slots = c->slots;
+
+		__atomic_store_n(&c->slots, c->used + 1, __ATOMIC_RELEASE);
+		sc_eng_free(a, (uint64_t)((uint8_t *)c - t->base) + (uint64_t)(c->used + 1) * SC_ENG_NODE_SIZE,
+			    (uint64_t)(slots - c->used - 1) * SC_ENG_NODE_SIZE);
+	}
+	if (t->top != t->stack)
+		return;
+	sc_eng_free(a, t->stack_off, sc_eng_frames_len(t->stack_cap));
+	t->stack_cap = 0;
+	__atomic_store_n(&t->stack_off, 0, __ATOMIC_RELEASE);
+	t->stack = t->top = t->limit = 0;
+
+	n = t->cs_mask + 1 + SC_ENG_CS_PROBE;
+	for (i = j = 0; i < n; i++)
+		j += tab[i].callee != 0;
+	/* the entries into a block of their own (the whole table then goes
+	 * back, in a size the next thread takes), or packed where they are */
+	keep = j ? sc_eng_alloc(a, j * sizeof(*tab)) : 0;
+	if (keep) {
+		struct sc_eng_cs *to = (struct sc_eng_cs *)(t->base + keep);
+
+		for (i = 0; i < n; i++)
+			if (tab[i].callee)
+				*to++ = tab[i];
+		__atomic_store_n(&t->cs_off, keep, __ATOMIC_RELEASE);
+		sc_eng_free(a, (uint64_t)((uint8_t *)tab - t->base), n * sizeof(*tab));
+	} else {
+		for (i = j = 0; i < n; i++) {
+			if (!tab[i].callee)
+				continue;
+			if (i != j)
+				tab[j] = tab[i];
+			j++;
+		}
+		keep = (j * sizeof(*tab) + SC_ENG_NODE_SIZE - 1) & ~(uint64_t)(SC_ENG_NODE_SIZE - 1);
+		for (i = j; i < keep / sizeof(*tab); i++)
+			tab[i].callee = 0;
+		sc_eng_free(a, t->cs_off + keep, n * sizeof(*tab) - keep);
+	}
+	t->cs_tab = 0;
+	t->cs_count = j;
+	t->flags |= SC_ENG_THREAD_PACKED;
 }
 
 /*

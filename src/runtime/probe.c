@@ -41,6 +41,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
@@ -86,6 +87,7 @@ struct rt_pending {
 	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
 };
 #define RT_PENDING 64
+#define RT_ENDING 256
 #define RT_CFA_CACHE 256
 
 /* The forking thread's stack at a fork(): {function, call site} of each
@@ -105,6 +107,7 @@ struct rt_tls {
 	uint64_t pending_lost;
 	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
 	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
+	int exit_round;                /* thread-exit destructor rounds seen */
 	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
@@ -150,6 +153,8 @@ static struct {
 	int sandboxed;                 /* the program entered seccomp */
 	pthread_key_t key;
 	int rebuilding;
+	/* threads past their last destructor round, retired once gone */
+	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
@@ -874,20 +879,68 @@ static inline uintptr_t stack_pointer(void)
 }
 
 
-/* pthread key destructor: the thread is ending. */
+/*
+ * pthread key destructor: the thread is ending.  The first round closes its
+ * OS events; the key is then set again so that we run in every round of
+ * destructors.  After the last one the thread may still run the program's
+ * code (glibc frees the keys' memory and its own with the program's free()),
+ * so it keeps recording; it is put on the list of ending threads, and the
+ * next thread to start gives the memory of those that are gone back to the
+ * arena (rt_reap).
+ */
 static void rt_thread_exit(void *arg)
 {
 	struct sc_eng_thread *t = arg;
+	unsigned i;
 
 	if (rt.sandboxed || !*rt_alive)
 		return;                    /* no system calls; or a fork child's copy of
 					      its parent's thread, not ours to touch */
 	tls.busy = stack_pointer();    /* a signal's probes wait meanwhile */
 	barrier();
-	os_close(t);
-	thread_name(t);
+	if (!tls.exit_round++) {
+		os_close(t);
+		thread_name(t);
+	}
+	if (tls.exit_round < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		pthread_setspecific(rt.key, t);
+	} else if (tls.t == t) {
+		for (i = 0; i < RT_ENDING; i++) {
+			struct sc_eng_thread *none = NULL;
+
+			if (__atomic_compare_exchange_n(&rt.ending[i].t, &none, t, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&rt.ending[i].tid, (uint64_t)t->tid + 1, __ATOMIC_RELEASE);
+				break;
+			}
+		}
+	}
 	barrier();
 	tls.busy = 0;
+}
+
+/*
+ * Retire the ending threads that are gone: the kernel no longer knows their
+ * thread id in this process (a thread's id is not handed out again while
+ * it runs).  Called as a thread starts; the memory goes to that thread.
+ */
+static void rt_reap(void)
+{
+	unsigned i;
+
+	for (i = 0; i < RT_ENDING; i++) {
+		struct sc_eng_thread *t = __atomic_load_n(&rt.ending[i].t, __ATOMIC_ACQUIRE);
+		uint64_t tid = __atomic_load_n(&rt.ending[i].tid, __ATOMIC_ACQUIRE);
+
+		if (!t || !tid || rt_sys3(SYS_tgkill, rt.pid, (long)tid - 1, 0) != -ESRCH)
+			continue;
+		/* whoever empties the slot retires the thread */
+		if (!__atomic_compare_exchange_n(&rt.ending[i].t, &t, NULL, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&rt.ending[i].tid, 0, __ATOMIC_RELEASE);
+		sc_eng_thread_retire(t);
+	}
 }
 
 /* The "same process" word: a fresh MADV_WIPEONFORK page holding 1. */
@@ -995,6 +1048,8 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 	if (rt.state != RT_ON)
 		return NULL;
 	/* in a sandbox: gettid, perf events, no more system calls */
+	if (!rt.sandboxed)
+		rt_reap();
 	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), __rdtsc());
 	if (!t) {
 		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
@@ -1090,6 +1145,8 @@ static void child_start(uintptr_t sp)
 	if (rt_sys2(SYS_fstat, old_fd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino)
 		old_fd = -1;               /* closed by the program: not ours now */
 	memcpy(old_name, rt.name, sizeof(old_name));
+	/* the parent's ending threads live in the parent's file: not ours */
+	memset(rt.ending, 0, sizeof(rt.ending));
 	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
 	tls.ring_head = &tls.ring_seen;
 	tls.t = NULL;

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Instrumentation of long-lived programs: 10,000 short threads recorded in
-# a 64 MiB shared-memory file system (the runtime's memory per thread is
-# small), and a program that re-execs itself 3000 times: every image kept,
+# a 16 MiB shared-memory file system (an ended thread gives its spare
+# memory back: about 1.3 KB stays per thread, 35 MB would not fit), and a program that re-execs itself 3000 times: every image kept,
 # exact counts, and no slowdown that grows with the number of images (the
 # last thousand execs take about as long as the first).
 # san: skip (the runtime's memory over 10,000 threads and 3000 execs)
 . "$(dirname "$0")/lib.sh"
 build ll e2e_longlived.c -O1 -pthread -finstrument-functions || exit 1
 
-if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/shm" && mount -t tmpfs -o size=64m tmpfs "$TMP/shm" 2>/dev/null; then
+if [ "$(id -u)" = 0 ] && mkdir -p "$TMP/shm" && mount -t tmpfs -o size=16m tmpfs "$TMP/shm" 2>/dev/null; then
 	trap 'umount "$TMP/shm"; rm -rf "$TMP"' EXIT
 	STACKCLOCK_SHM_DIR=$TMP/shm "$STACKCLOCK" record -m instrument -o "$TMP/t.data" -- "$TMP/ll" threads 10000 2>"$TMP/t.err"
-	ok $? "record 10,000 threads with a 64 MiB /dev/shm"
+	ok $? "record 10,000 threads with a 16 MiB /dev/shm"
 	report_json "$TMP/t.data" "$TMP/t.json"
 	check "10,001 threads, worker 10,000 calls, work 30,000, nothing lost ($(q "$TMP/t.json" "(s['threads'], row('work')['calls'], s['lost_events'])"))" -- \
 		q "$TMP/t.json" "exit(0 if (s['threads'], row('worker')['calls'], row('work')['calls'], s['lost_events']) == (10001, 10000, 30000, 0) else 1)"
@@ -26,5 +26,6 @@ check "3001 images, main and work 3001 calls each ($(q "$TMP/r.json" "(s['proces
 # times: "N ns" at N = 3000, 2000, 1000, 0
 first=$(awk 'NR == 1 { a = $2 } NR == 2 { printf "%.0f", $2 - a }' "$TMP/times")
 last=$(awk 'NR == 3 { a = $2 } NR == 4 { printf "%.0f", $2 - a }' "$TMP/times")
-check "the last 1000 execs take at most 1.6 times the first 1000 ($((first / 1000000)) ms, $((last / 1000000)) ms)" -- \
-	test "$((last * 10))" -le "$((first * 16))"
+# a slowdown that grows with the images would make it about 5 times
+check "the last 1000 execs take at most 2.5 times the first 1000 ($((first / 1000000)) ms, $((last / 1000000)) ms)" -- \
+	test "$((last * 10))" -le "$((first * 25))"
