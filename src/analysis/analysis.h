@@ -75,6 +75,13 @@ struct an_profile *an_profile_new(const struct an_resolver *res);
 void an_profile_free(struct an_profile *p);          /* accepts NULL */
 
 /*
+ * Instrumentation: load the values as measured, the probes' cost not taken
+ * out (report --raw-times; SPEC section 10).  Call before loading.  Per-call
+ * minimum and maximum have no raw form: they are then absent.
+ */
+void an_profile_set_raw_times(struct an_profile *p, bool raw);
+
+/*
  * Feed one record (as returned by sc_reader_next).  Records that fail
  * sc_record_check() are counted and skipped.  Returns 0 or -EINVAL for a
  * record that was skipped.
@@ -226,6 +233,9 @@ struct an_session {
 	uint64_t os_count[SC_OS_NCAT];
 	uint64_t repairs, open_frames, lost_events, events;
 	uint64_t lost_os_records;             /* OS-event records the kernel dropped */
+	double probe_cost_ns;                 /* calibrated cost taken out per event, 0: none */
+	uint64_t probe_removed_ns;            /* taken out in all */
+	bool raw_times;                       /* values shown with the cost left in */
 	/* sampling */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */

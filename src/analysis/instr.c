@@ -68,12 +68,14 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	 * and "completed" says there was nothing to measure.
 	 */
 	an_row_set_u(row, AN_COL_COMPLETED, a->completed);
+	an_row_set_u(row, AN_COL_MEAN_EI, a->completed ? (a->sum_i + a->completed / 2) / a->completed : 0);
+	an_row_set_u(row, AN_COL_MEAN_EE, a->completed ? (a->sum_e + a->completed / 2) / a->completed : 0);
+	if (s->raw_times)
+		return;            /* no raw minimum or maximum: absent */
 	an_row_set_u(row, AN_COL_MIN_EI, a->completed ? a->min_i : 0);
 	an_row_set_u(row, AN_COL_MAX_EI, a->completed ? a->max_i : 0);
-	an_row_set_u(row, AN_COL_MEAN_EI, a->completed ? (a->sum_i + a->completed / 2) / a->completed : 0);
 	an_row_set_u(row, AN_COL_MIN_EE, a->completed ? a->min_e : 0);
 	an_row_set_u(row, AN_COL_MAX_EE, a->completed ? a->max_e : 0);
-	an_row_set_u(row, AN_COL_MEAN_EE, a->completed ? (a->sum_e + a->completed / 2) / a->completed : 0);
 }
 
 static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *alloc)

@@ -158,6 +158,9 @@ struct an_profile {
 	struct sc_rec_callsite *sites;
 	size_t nsites, asites;
 	struct sc_rec_thread_stats stats;   /* summed over all threads */
+	bool raw_times;                     /* add the probe cost back (--raw-times) */
+	struct sc_rec_probe_cost probe_cost; /* samples 0: none recorded */
+	uint64_t removed_ns;                /* probe cost taken out, all nodes */
 	uint64_t nstats;
 	struct an_tstats *tstats;           /* per thread */
 	size_t ntstats, atstats;

@@ -287,6 +287,32 @@ static void add_node(struct an_profile *p, const struct sc_rec_cct_node *n)
 	t->nodes[t->nnodes++] = *n;
 }
 
+/* What compensation took out of a node: counted, and added back for raw values. */
+static void add_removed(struct an_profile *p, const struct sc_rec_cct_removed *r)
+{
+	uint32_t i = an_map_get(&p->thread_map, r->proc_id, r->tid);
+	struct sc_rec_cct_node *n;
+
+	if (i == AN_NONE || r->id >= p->threads[i].nnodes ||
+	    (n = &p->threads[i].nodes[r->id])->id != r->id) {
+		p->bad_records++;
+		return;
+	}
+	p->removed_ns += r->elapsed_excl;
+	if (!p->raw_times)
+		return;
+	n->elapsed_excl += r->elapsed_excl;
+	n->app_excl += r->app_excl;
+	n->app_excl_exact += r->app_excl_exact;
+	n->incl_sum += r->incl_sum;
+	n->excl_sum += r->excl_sum;
+}
+
+void an_profile_set_raw_times(struct an_profile *p, bool raw)
+{
+	p->raw_times = raw;
+}
+
 static void add_stats(struct an_profile *p, const struct sc_rec_thread_stats *s)
 {
 	bool found;
@@ -399,6 +425,12 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 	case SC_REC_THREAD_STATS:
 		p->features |= SC_FEAT_INSTRUMENT;
 		add_stats(p, d);
+		break;
+	case SC_REC_PROBE_COST:
+		p->probe_cost = *(const struct sc_rec_probe_cost *)d;
+		break;
+	case SC_REC_CCT_REMOVED:
+		add_removed(p, d);
 		break;
 	case SC_REC_STACK:
 		p->features |= SC_FEAT_SAMPLE;

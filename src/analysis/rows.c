@@ -337,6 +337,16 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 		s->lost_samples = p->end.lost_samples;
 	s->unwind_failures = p->lost_unwind_rec;
 	s->lost_os_records = p->lost_os_rec;
+	if (p->probe_cost.samples) {
+		double sum = 0;
+
+		for (int k = 0; k < 4; k++)
+			sum += (double)p->probe_cost.cost_ps[k];
+		/* one interval per event: the mean over the four kinds */
+		s->probe_cost_ns = sum / 4 / 1000;
+	}
+	s->probe_removed_ns = p->removed_ns;
+	s->raw_times = p->raw_times;
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;
 	s->damage = p->damage;

@@ -333,6 +333,25 @@ static void dump_lost(FILE *f, const void *data)
 	fprintf(f, " count=%" PRIu64, l->count);
 }
 
+static void dump_probe_cost(FILE *f, const void *data)
+{
+	const struct sc_rec_probe_cost *c = data;
+
+	fprintf(f, " samples=%" PRIu32 " enter_enter_ps=%" PRIu64 " enter_exit_ps=%" PRIu64
+		" exit_enter_ps=%" PRIu64 " exit_exit_ps=%" PRIu64,
+		c->samples, c->cost_ps[0], c->cost_ps[1], c->cost_ps[2], c->cost_ps[3]);
+}
+
+static void dump_cct_removed(FILE *f, const void *data)
+{
+	const struct sc_rec_cct_removed *r = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " id=%" PRIu32 " ee=%" PRIu64 " ae=%" PRIu64
+		" ae_exact=%" PRIu64 " incl_sum=%" PRIu64 " excl_sum=%" PRIu64,
+		r->proc_id, r->tid, r->id, r->elapsed_excl, r->app_excl, r->app_excl_exact,
+		r->incl_sum, r->excl_sum);
+}
+
 static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_SESSION]      = dump_session,
 	[SC_REC_SESSION_END]  = dump_session_end,
@@ -345,6 +364,8 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_STACK]        = dump_stack,
 	[SC_REC_SAMPLES]      = dump_samples,
 	[SC_REC_LOST]         = dump_lost,
+	[SC_REC_PROBE_COST]   = dump_probe_cost,
+	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 };
 
 static void dump_record(FILE *f, const struct sc_record *rec)

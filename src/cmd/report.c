@@ -24,7 +24,8 @@
 
 static const char report_usage[] =
 	"usage: stackclock report [-i FILE] [--by GROUP] [--format table|csv|json]\n"
-	"                         [--sort COLUMN] [--top N] [--app-time=interval|exact] [--check]\n"
+	"                         [--sort COLUMN] [--top N] [--app-time=interval|exact] [--raw-times]\n"
+	"                         [--check]\n"
 	"                         [--tree [--threshold PCT] [--depth N] | --caller-callee FUNCTION]\n"
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
@@ -38,6 +39,8 @@ static const char report_usage[] =
 	"                      with --tree, N rows per list with --caller-callee\n"
 	"  --app-time MODE     interval (default): an OS-bound interval is not\n"
 	"                      application time; exact: only measured OS time is removed\n"
+	"  --raw-times         instrumentation: the values with the probes' own cost left\n"
+	"                      in (by default it is taken out); no per-call min and max\n"
 	"  --width N           table width; default: the terminal's, at least 80,\n"
 	"                      or 80 when the output is not a terminal\n"
 	"  --check             verify the SPEC invariants; fail naming a violation\n"
@@ -49,7 +52,7 @@ static const char report_usage[] =
 	"  --caller-callee F   the function(s) named F, their callers and callees\n";
 
 enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH,
-	OPT_TREE, OPT_THRESHOLD, OPT_DEPTH, OPT_CALLERS };
+	OPT_TREE, OPT_THRESHOLD, OPT_DEPTH, OPT_CALLERS, OPT_RAW_TIMES };
 
 struct report_opts {
 	const char *input;
@@ -58,6 +61,7 @@ struct report_opts {
 	struct an_report_options an;
 	struct out_options out;
 	bool app_time_given;
+	bool raw_times;
 	bool check;
 	bool by_given;
 	bool tree;
@@ -76,6 +80,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "app-time", required_argument, NULL, OPT_APP_TIME },
+		{ "raw-times", no_argument, NULL, OPT_RAW_TIMES },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "check", no_argument, NULL, OPT_CHECK },
 		{ "tree", no_argument, NULL, OPT_TREE },
@@ -137,6 +142,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			if (cmd_parse_app_time("report", optarg, &o->an.app_time))
 				return -EINVAL;
 			o->app_time_given = true;
+			break;
+		case OPT_RAW_TIMES:
+			o->raw_times = true;
 			break;
 		case OPT_CHECK:
 			o->check = true;
@@ -311,6 +319,7 @@ int cmd_report(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 
 	p = an_profile_new(NULL);
+	an_profile_set_raw_times(p, o.raw_times);
 	ret = an_profile_load(p, o.input, &damaged, err, sizeof(err));
 	if (ret < 0) {
 		/* err names the file, the problem and what to do (a missing file:
@@ -323,6 +332,15 @@ int cmd_report(int argc, char **argv)
 			o.input, damaged);
 	if (o.app_time_given && an_profile_method(p) == SC_METHOD_SAMPLE) {
 		pr_err("report: --app-time applies to instrumentation recordings; %s holds samples", o.input);
+		goto out;
+	}
+	if (o.raw_times && an_profile_method(p) == SC_METHOD_SAMPLE) {
+		pr_err("report: --raw-times applies to instrumentation recordings; %s holds samples", o.input);
+		goto out;
+	}
+	if (o.raw_times && o.an.by == AN_BY_CALLSITE) {
+		pr_err("report: call-site rows are kept only with the probes' cost taken out; "
+		       "drop --raw-times, or use --by function");
 		goto out;
 	}
 	if (!o.out.width)

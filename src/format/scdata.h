@@ -94,6 +94,8 @@ enum sc_rec_type {
 	SC_REC_STACK        = 9,   /* struct sc_rec_stack + ip[nframes] */
 	SC_REC_SAMPLES      = 10,  /* struct sc_rec_samples */
 	SC_REC_LOST         = 11,  /* struct sc_rec_lost */
+	SC_REC_PROBE_COST   = 12,  /* struct sc_rec_probe_cost */
+	SC_REC_CCT_REMOVED  = 13,  /* struct sc_rec_cct_removed */
 	SC_REC_MAX
 };
 
@@ -204,6 +206,38 @@ struct sc_rec_cct_node {
 	uint64_t excl_min, excl_max, excl_sum;   /* per call elapsed exclusive */
 };
 static_assert(sizeof(struct sc_rec_cct_node) == 112, "cct node size");
+
+/*
+ * Instrumentation: the probes' cost, calibrated at record start (SPEC
+ * section 10), taken out of every interval that was not OS-bound, by the
+ * kinds of the events at its two ends.  Absent: nothing was taken out.
+ */
+struct sc_rec_probe_cost {
+	uint32_t flags;           /* none yet */
+	uint32_t samples;         /* calibration batches measured */
+	uint64_t cost_ps[4];      /* picoseconds per interval: enter->enter,
+	                             enter->exit, exit->enter, exit->exit */
+};
+static_assert(sizeof(struct sc_rec_probe_cost) == 40, "probe_cost size");
+
+/*
+ * Instrumentation: what compensation took out of one CCT node (ns), to add
+ * back for the raw values (report --raw-times): to its EE, AE, exact AE
+ * and per-call sums.  Written after the thread's nodes, only for nodes
+ * with something taken out; per-call minimum and maximum have no raw form.
+ */
+struct sc_rec_cct_removed {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint32_t id;
+	uint32_t reserved;
+	uint64_t elapsed_excl;
+	uint64_t app_excl;
+	uint64_t app_excl_exact;
+	uint64_t incl_sum;        /* over the completed calls' subtrees */
+	uint64_t excl_sum;
+};
+static_assert(sizeof(struct sc_rec_cct_removed) == 56, "cct_removed size");
 
 /* Instrumentation: calls of one callee from one call site of a thread. */
 struct sc_rec_callsite {

@@ -122,6 +122,11 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 		u64_field(f, "lost_events", s->lost_events);
 		u64_field(f, "lost_os_records", s->lost_os_records);
 		u64_field(f, "events", s->events);
+		key(f, "probe_cost_ns");
+		fprintf(f, "%.3f", s->probe_cost_ns);
+		u64_field(f, "probe_removed_ns", s->probe_removed_ns);
+		key(f, "raw_times");
+		fputs(s->raw_times ? "true" : "false", f);
 	}
 	key(f, "unnamed_pct");
 	fprintf(f, "%.4f", s->unnamed_pct);

@@ -249,6 +249,16 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 		lf(&l, "Repairs %" PRIu64 ", open frames %" PRIu64 ", lost events %" PRIu64,
 		   s->repairs, s->open_frames, s->lost_events);
 		line_out(f, &l, width);
+		if (s->probe_cost_ns > 0) {
+			out_fmt_time(a, sizeof(a), s->probe_removed_ns);
+			if (s->raw_times)
+				lf(&l, "Raw times: the probes' cost (%.1fns per event, %s) is left in",
+				   s->probe_cost_ns, a);
+			else
+				lf(&l, "Probe cost removed: %.1fns per event, %s in all (--raw-times: left in)",
+				   s->probe_cost_ns, a);
+			line_out(f, &l, width);
+		}
 		if (s->lost_os_records) {
 			/* the runtime charges an interval that overflowed the
 			 * kernel's ring as OS time whole, in both modes */

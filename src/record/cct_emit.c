@@ -192,13 +192,40 @@ static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng
 /*
  * Subtree sums (ticks) of elapsed, application and exact-application
  * exclusive time, converted to ns rounded down; children come after their
- * parent, so one backward pass adds them up.
+ * parent, so one backward pass adds them up.  The same for the raw values
+ * (the probe cost the engine took out added back: `removed`).
  */
-struct subtree {
+struct subtree_sum {
 	double e, a, x;           /* ticks, summed */
 	uint64_t e_ns, a_ns, x_ns;
 	uint64_t ce_ns, ca_ns, cx_ns;  /* the children's converted sums */
 };
+
+struct subtree {
+	struct subtree_sum v, raw;
+	double removed;           /* ticks taken out in the subtree */
+};
+
+static void sum_add(struct subtree_sum *s, uint64_t ee, uint64_t ae, uint64_t xe,
+		    const struct sc_tick_conv *conv)
+{
+	s->e += (double)ee;
+	s->a += (double)ae;
+	s->x += (double)xe;
+	s->e_ns = (uint64_t)floor(s->e * conv->ns_per_tick);
+	s->a_ns = (uint64_t)floor(s->a * conv->ns_per_tick);
+	s->x_ns = (uint64_t)floor(s->x * conv->ns_per_tick);
+}
+
+static void sum_up(struct subtree_sum *p, const struct subtree_sum *c)
+{
+	p->e += c->e;
+	p->a += c->a;
+	p->x += c->x;
+	p->ce_ns += c->e_ns;
+	p->ca_ns += c->a_ns;
+	p->cx_ns += c->x_ns;
+}
 
 static void subtree_sums(const struct sc_eng_node *nodes, uint64_t count, const struct open_adj *adj,
 			 const struct sc_tick_conv *conv, struct subtree *st)
@@ -207,24 +234,30 @@ static void subtree_sums(const struct sc_eng_node *nodes, uint64_t count, const 
 
 	for (i = count; i-- > 0;) {
 		const struct sc_eng_node *n = &nodes[i];
-		uint64_t ee = n->excl_sum + adj->node_ee[i];
+		uint64_t ee = n->excl_sum + adj->node_ee[i], raw = ee + n->removed;
 
-		st[i].e += (double)ee;
-		st[i].a += (double)sub_clamped(ee, n->osb);
-		st[i].x += (double)sub_clamped(ee, n->osx);
-		st[i].e_ns = (uint64_t)floor(st[i].e * conv->ns_per_tick);
-		st[i].a_ns = (uint64_t)floor(st[i].a * conv->ns_per_tick);
-		st[i].x_ns = (uint64_t)floor(st[i].x * conv->ns_per_tick);
+		sum_add(&st[i].v, ee, sub_clamped(ee, n->osb), sub_clamped(ee, n->osx), conv);
+		sum_add(&st[i].raw, raw, sub_clamped(raw, n->osb), sub_clamped(raw, n->osx), conv);
+		st[i].removed += (double)n->removed;
 		if (i > 0) {
-			struct subtree *p = &st[n->parent];
-			p->e += st[i].e;
-			p->a += st[i].a;
-			p->x += st[i].x;
-			p->ce_ns += st[i].e_ns;
-			p->ca_ns += st[i].a_ns;
-			p->cx_ns += st[i].x_ns;
+			sum_up(&st[n->parent].v, &st[i].v);
+			sum_up(&st[n->parent].raw, &st[i].raw);
+			st[n->parent].removed += st[i].removed;
 		}
 	}
+}
+
+/* A node's exclusive values in ns from its subtree sums: AE, exact AE <= EE. */
+static void excl_ns(const struct subtree_sum *s, uint64_t *ee, uint64_t *ae, uint64_t *xe)
+{
+	*ee = sub_clamped(s->e_ns, s->ce_ns);
+	/* rounding may leave these a few ns above EE: AE <= EE holds */
+	*ae = sub_clamped(s->a_ns, s->ca_ns);
+	if (*ae > *ee)
+		*ae = *ee;
+	*xe = sub_clamped(s->x_ns, s->cx_ns);
+	if (*xe > *ee)
+		*xe = *ee;
 }
 
 static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32_t proc_id,
@@ -247,14 +280,7 @@ static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32
 		r.parent = n->parent;
 		r.func = n->func;
 		r.calls = n->calls;
-		r.elapsed_excl = sub_clamped(st[i].e_ns, st[i].ce_ns);
-		/* rounding may leave these a few ns above EE: AE <= EE holds */
-		r.app_excl = sub_clamped(st[i].a_ns, st[i].ca_ns);
-		if (r.app_excl > r.elapsed_excl)
-			r.app_excl = r.elapsed_excl;
-		r.app_excl_exact = sub_clamped(st[i].x_ns, st[i].cx_ns);
-		if (r.app_excl_exact > r.elapsed_excl)
-			r.app_excl_exact = r.elapsed_excl;
+		excl_ns(&st[i].v, &r.elapsed_excl, &r.app_excl, &r.app_excl_exact);
 		r.completed = completed;
 		if (completed && n->incl_min <= n->incl_max) {
 			r.incl_min = to_ns(conv, n->incl_min);
@@ -269,6 +295,31 @@ static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32
 			*closed += completed;
 		}
 		ret = sc_writer_add(w, SC_REC_CCT_NODE, &r, sizeof(r));
+		if (ret)
+			return ret;
+	}
+	/* what compensation took out, for the raw values */
+	for (i = 0; i < count; i++) {
+		const struct sc_eng_node *n = &nodes[i];
+		struct sc_rec_cct_removed x = { 0 };
+		uint64_t ee, ae, xe, ree, rae, rxe;
+
+		if (!st[i].removed)
+			continue;
+		excl_ns(&st[i].v, &ee, &ae, &xe);
+		excl_ns(&st[i].raw, &ree, &rae, &rxe);
+		x.proc_id = proc_id;
+		x.tid = t->tid;
+		x.id = n->id;
+		x.elapsed_excl = sub_clamped(ree, ee);
+		x.app_excl = sub_clamped(rae, ae);
+		x.app_excl_exact = sub_clamped(rxe, xe);
+		if (sub_clamped(n->calls, adj->open[i]) && n->incl_min <= n->incl_max) {
+			x.incl_sum = sub_clamped(to_ns(conv, n->incl_sum + (uint64_t)st[i].removed),
+						 to_ns(conv, n->incl_sum));
+			x.excl_sum = sub_clamped(to_ns(conv, n->excl_sum + n->removed), to_ns(conv, n->excl_sum));
+		}
+		ret = sc_writer_add(w, SC_REC_CCT_REMOVED, &x, sizeof(x));
 		if (ret)
 			return ret;
 	}
@@ -384,7 +435,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	for (i = 0; i < SC_OS_NCAT; i++)
 		st.os_count[i] = t.os_count[i];
 	st.first_ns = stamp_ns(conv, t.first);
-	st.last_ns = stamp_ns(conv, t.last);
+	st.last_ns = stamp_ns(conv, t.last_raw > t.last ? t.last_raw : t.last);
 	if (ret == 0 || ret == -EINVAL) {   /* not after a writer error */
 		int r2 = sc_writer_add(w, SC_REC_THREAD_STATS, &st, sizeof(st));
 		if (r2)

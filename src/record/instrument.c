@@ -17,6 +17,7 @@
 #include "format/scdata.h"
 #include "record/cct_emit.h"
 #include "record/record.h"
+#include "runtime/calib.h"
 #include "runtime/shm.h"
 #include "util/util.h"
 
@@ -26,6 +27,8 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <math.h>
+#include <poll.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -422,6 +425,66 @@ struct image {
 	uint64_t seq;             /* the <n> of <prefix>.<pid>.<n> */
 };
 
+/*
+ * The probes' cost on this machine (runtime/calib.h): the runtime run once
+ * in calibration mode, preloaded into true(1).  0 with cost[] filled (ticks
+ * per interval), or -1 (nothing is taken out then).
+ */
+static int calibrate(const char *runtime, uint32_t cost[4], uint32_t *batches)
+{
+	static const char *const trues[] = { "/bin/true", "/usr/bin/true" };
+	char buf[256], *envp[3], *p;
+	struct pollfd pfd;
+	size_t got = 0;
+	int fds[2], status, i;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	envp[0] = xasprintf("LD_PRELOAD=%s", runtime);
+	envp[1] = xasprintf("%s=%d", RT_CALIB_ENV, 3);
+	envp[2] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		/* the write end as fd 3, kept across exec */
+		if (dup2(fds[1], 3) < 0)
+			_exit(127);
+		for (i = 0; i < (int)ARRAY_SIZE(trues); i++)
+			execve(trues[i], (char *[]){ "true", NULL }, envp);
+		_exit(127);
+	}
+	close(fds[1]);
+	free(envp[0]);
+	free(envp[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	while (got < sizeof(buf) - 1 && poll(&pfd, 1, 10000) > 0) {
+		ssize_t n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		kill(pid, SIGKILL);
+	buf[got] = 0;
+	p = buf;
+	for (i = 0; i < 4; i++) {
+		unsigned long v = strtoul(p, &p, 10);
+
+		if (v >= (1u << 20))
+			return -1;
+		cost[i] = (uint32_t)v;
+	}
+	*batches = (uint32_t)strtoul(p, &p, 10);
+	return *p == '\n' && *batches ? 0 : -1;
+}
+
 static int cmp_image(const void *a, const void *b)
 {
 	const struct image *x = a, *y = b;
@@ -722,7 +785,7 @@ static void data_file_error(const char *path, int err)
 
 static int write_session(const struct record_opts *opts, struct image *ims, int nims,
 			 const struct sc_tick_conv *conv, uint64_t start_real, uint64_t duration_ns,
-			 int status, pid_t target, struct totals *tot)
+			 int status, pid_t target, struct totals *tot, const struct sc_rec_probe_cost *pc)
 {
 	struct sc_writer *w;
 	struct sc_rec_session s = { 0 };
@@ -751,6 +814,8 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 	s.target_pid = (uint32_t)target;
 	ret = sc_writer_add2(w, SC_REC_SESSION, &s, sizeof(s), args, argl);
 	free(args);
+	if (!ret && pc->samples)
+		ret = sc_writer_add(w, SC_REC_PROBE_COST, pc, sizeof(*pc));
 	for (i = 0; !ret && i < nims; i++)
 		ret = emit_image(w, &ims[i], conv, tot);
 	if (!ret) {
@@ -785,7 +850,9 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
-	char *env[6] = { NULL }, *dir = NULL;
+	char *env[7] = { NULL }, *dir = NULL;
+	struct sc_rec_probe_cost pc = { 0 };
+	uint32_t cost[4] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct sigaction sa, old_int, old_term;
 	struct clock_pair c0, c1;
@@ -831,6 +898,11 @@ int record_instrument(const struct record_opts *opts)
 	c0 = clock_pair_now();
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
 	env[4] = tp_enter ? xasprintf("%s=%s", SC_SHM_ENV_TP, tp) : NULL;
+	if (!calibrate(runtime, cost, &pc.samples))
+		env[tp_enter ? 5 : 4] = xasprintf("%s=%u,%u,%u,%u", SC_SHM_ENV_COST,
+						  cost[0], cost[1], cost[2], cost[3]);
+	else
+		pr_warn("could not measure the probes' cost: times include it (see 'stackclock report --raw-times')");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;  /* no SA_RESTART: the wait must see it */
@@ -876,7 +948,9 @@ int record_instrument(const struct record_opts *opts)
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
 	 * instead of killing us; the target has its own disposition */
 	signal(SIGXFSZ, SIG_IGN);
-	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot);
+	for (i = 0; i < 4; i++)
+		pc.cost_ps[i] = (uint64_t)llround((double)cost[i] * conv.ns_per_tick * 1000.0);
+	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot, &pc);
 	signal(SIGXFSZ, SIG_DFL);
 	explain_losses(&tot);
 	for (i = 0; i < nims; i++)
@@ -894,7 +968,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		free(env[i]);
 	free(dir);
 	return rc;

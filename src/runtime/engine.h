@@ -175,7 +175,7 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	                                      SC_ENG_CFA_UNKNOWN until learned */
 	uint64_t cs_site;                  /* the call site it was last entered from */
 	struct sc_eng_cs *cs;              /* and that site's entry (a cache) */
-	uint64_t reserved;
+	uint64_t removed;                  /* probe cost taken out of its intervals */
 };
 
 struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
@@ -217,6 +217,12 @@ struct sc_eng_thread {
 	uint64_t osb_total;                /* OS-bound ticks of the thread so far */
 	struct sc_eng_cs *cs_tab;          /* call sites, open addressing */
 	uint64_t cs_shift;                 /* slot of a site: hash >> cs_shift */
+	uint64_t last_raw;                 /* clock reading of the previous event */
+	/* probe cost: ticks taken out of an interval, by the kinds of the
+	 * events at its ends: [enter|exit before][enter|exit after] */
+	uint32_t cost[2][2];
+	uint32_t prev_exit;                /* the previous event was an exit */
+	uint32_t cost_skip;                /* the interval ending now was OS-bound */
 	/* slow path */
 	struct sc_eng_arena *arena;
 	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
@@ -641,24 +647,62 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 /* ---- the state machine ------------------------------------------------ */
 
 /* now, clamped to never run backwards, becomes the thread's last time. */
-static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t now)
+/*
+ * The clock.  `raw` is the reading at an event (is_exit: an exit); the
+ * interval since the previous event, less the probe cost of its kind (never
+ * below zero; none for an OS-bound interval), advances the thread's time,
+ * which is what every value is made of.  The cost taken out is added to the
+ * node the interval is charged to (raw values: add it back).  A reading
+ * below the previous one counts as equal.  With no cost set, the thread's
+ * time is the clock itself.
+ */
+static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
 {
-	if (unlikely(now < t->last))
-		now = t->last;
-	t->last = now;
-	return now;
+	uint64_t d = 0, c = t->cost[t->prev_exit][is_exit];
+
+	if (likely(raw > t->last_raw)) {
+		d = raw - t->last_raw;
+		t->last_raw = raw;
+	}
+	t->prev_exit = is_exit;
+	if (c) {
+		struct sc_eng_frame *f = t->top;
+
+		if (unlikely(t->cost_skip))
+			c = 0;
+		if (c > d)
+			c = d;
+		if (unlikely(f->node == t->drop_node))
+			f--;
+		f->node->removed += c;
+		d -= c;
+	}
+	t->cost_skip = 0;
+	return t->last += d;
+}
+
+/* Probe costs in ticks per interval, by the kinds of its two events. */
+static inline void sc_eng_set_cost(struct sc_eng_thread *t, uint32_t enter_enter, uint32_t enter_exit,
+				   uint32_t exit_enter, uint32_t exit_exit)
+{
+	t->cost[0][0] = enter_enter;
+	t->cost[0][1] = enter_exit;
+	t->cost[1][0] = exit_enter;
+	t->cost[1][1] = exit_exit;
 }
 
 /*
  * The interval ending at `now` (the time of the next event, passed to the
  * following sc_eng_enter/exit) was OS-bound; os_ticks is the OS time
  * measured inside it (clamped to the interval).  Call before that event.
+ * Such an interval keeps its probe cost: it is not application time at all.
  */
 static inline void sc_eng_os_exact(struct sc_eng_thread *t, uint64_t now, uint64_t os_ticks)
 {
 	struct sc_eng_frame *f = t->top;
-	uint64_t d = now > t->last ? now - t->last : 0;
+	uint64_t d = now > t->last_raw ? now - t->last_raw : 0;
 
+	t->cost_skip = 1;
 	if (unlikely(f->node == t->drop_node))
 		f--;                       /* dropped time belongs to the frame below */
 	if (os_ticks > d)
@@ -796,12 +840,14 @@ drop:
 
 /*
  * The common entry (known child, call site cached by the node or in one of
- * its first two slots, room on the stack) without any call, so that a probe built on it needs no
- * stack frame: 1 if done, 0 if nothing was changed and sc_eng_enter() must
- * handle the event.
+ * its first two slots, room on the stack), in two steps without any call,
+ * so that a probe built on them needs no stack frame: the lookups, which
+ * return the child node (NULL: nothing was changed, sc_eng_enter() must
+ * handle the event) with its call site and position; then the entry at
+ * `now`.  A probe reads its clock between the two, as late as it can.
  */
-static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				    uint64_t sp, uint64_t pc)
+static inline struct sc_eng_node *sc_eng_enter_find(struct sc_eng_thread *t, uint64_t func, uint64_t site,
+						    uint64_t sp, struct sc_eng_cs **csp, uint64_t *cfap)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = sc_eng_node_at(t, f->node->first_child);
@@ -826,7 +872,29 @@ static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint
 		n->cs_site = site;
 		n->cs = cs;
 	}
-	sc_eng_push(t, n, cs, sc_eng_now(t, now), cfa, pc);
+	*csp = cs;
+	*cfap = cfa;
+	return n;
+}
+
+static inline void sc_eng_enter_commit(struct sc_eng_thread *t, struct sc_eng_node *n, struct sc_eng_cs *cs,
+				       uint64_t now, uint64_t cfa, uint64_t pc)
+{
+	sc_eng_push(t, n, cs, sc_eng_now(t, now, 0), cfa, pc);
+}
+
+/* Both steps: 1 if done, 0 if nothing was changed. */
+static inline int sc_eng_enter_fast(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				    uint64_t sp, uint64_t pc)
+{
+	struct sc_eng_node *n;
+	struct sc_eng_cs *cs;
+	uint64_t cfa;
+
+	n = sc_eng_enter_find(t, func, site, sp, &cs, &cfa);
+	if (!n)
+		return 0;
+	sc_eng_enter_commit(t, n, cs, now, cfa, pc);
 	return 1;
 }
 
@@ -840,7 +908,7 @@ static inline void sc_eng_enter_sp(struct sc_eng_thread *t, uint64_t func, uint6
 				   uint64_t sp, uint64_t pc)
 {
 	if (!sp || !sc_eng_enter_fast(t, func, site, now, sp, pc))
-		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), sp, pc);
+		sc_eng_enter_slow(t, func, site, sc_eng_now(t, now, 0), sp, pc);
 }
 
 static inline void sc_eng_enter(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now)
@@ -877,14 +945,14 @@ static inline int sc_eng_exit_fast(struct sc_eng_thread *t, uint64_t func, uint6
 {
 	if (unlikely(t->top->node->func != func))
 		return 0;
-	sc_eng_pop(t, sc_eng_now(t, now));
+	sc_eng_pop(t, sc_eng_now(t, now, 1));
 	return 1;
 }
 
 static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t now)
 {
 	if (!sc_eng_exit_fast(t, func, now))
-		sc_eng_exit_slow(t, func, sc_eng_now(t, now));
+		sc_eng_exit_slow(t, func, sc_eng_now(t, now, 1));
 }
 
 /*
@@ -918,7 +986,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->cs_off = coff;
 	t->cs_mask = SC_ENG_CS_FIRST - 1;
 	t->cs_shift = 64 - sc_eng_log2(SC_ENG_CS_FIRST);
-	t->first = t->last = now;
+	t->first = t->last = t->last_raw = now;
 	t->drop_node = (struct sc_eng_node *)(a->base + doff);
 	t->drop_node->func = SC_ENG_DROP_FUNC;
 	t->drop_node->first_child = 0;
@@ -1015,7 +1083,7 @@ SC_ENG_SLOW void sc_eng_inherit(struct sc_eng_thread *t, uint64_t func, uint64_t
 {
 	struct sc_eng_frame *below = t->top;
 
-	sc_eng_enter_slow(t, func, site, sc_eng_now(t, now), 0, pc);
+	sc_eng_enter_slow(t, func, site, sc_eng_now(t, now, 0), 0, pc);
 	if (t->top == below + 1 && t->top->node != t->drop_node) {
 		t->top->cfa = cfa;
 		t->top->node->calls--;

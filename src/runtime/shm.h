@@ -42,6 +42,12 @@
  *	STACKCLOCK_TP      "ENTER_ID,EXIT_ID": tracepoint ids of
  *	                   raw_syscalls:sys_enter and sys_exit (absent: no
  *	                   syscall events)
+ *	STACKCLOCK_COST    "EE,EX,XE,XX": the probes' cost in ticks per
+ *	                   interval, by the kinds of its two events (calib.h);
+ *	                   absent: nothing is taken out
+ *
+ * Memory of threads that ended goes back to the arena (engine.h,
+ * sc_eng_thread_retire), for threads to come.
  */
 #ifndef SC_RUNTIME_SHM_H
 #define SC_RUNTIME_SHM_H
@@ -51,7 +57,7 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      2
+#define SC_SHM_VERSION      3
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
@@ -63,6 +69,7 @@
 #define SC_SHM_ENV_OS       "STACKCLOCK_OS"
 #define SC_SHM_ENV_TP       "STACKCLOCK_TP"
 #define SC_SHM_ENV_CLOCK0   "STACKCLOCK_CLOCK0"
+#define SC_SHM_ENV_COST     "STACKCLOCK_COST"
 
 /* sc_shm_header.flags */
 #define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
