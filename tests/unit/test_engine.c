@@ -40,6 +40,8 @@ struct result {
 	struct cvals cs[16384];
 	int ncs;
 	uint64_t sess_ei, sess_ai, repairs, lost, open_frames, events;
+	uint64_t removed;         /* probe cost taken out (cct_removed records) */
+	uint64_t raw_ee[MAXF];    /* EE with it added back, per function */
 };
 
 static char tmpfile_path[] = "/tmp/sc-test-engine-XXXXXX";
@@ -179,6 +181,13 @@ static int emit_and_read(void **arenas, uint64_t len, int narenas, struct result
 			v->ee += c->elapsed_excl;
 			v->ai += c->app_incl;
 			v->ae += c->app_excl;
+		} else if (rec.type == SC_REC_CCT_REMOVED) {
+			const struct sc_rec_cct_removed *x = rec.data;
+			r->removed += x->elapsed_excl;
+			/* the thread's nodes were read just before */
+			if (x->id < (uint32_t)nn)
+				r->raw_ee[nodes[x->id].func / 16 < MAXF ? nodes[x->id].func / 16 : 0] +=
+					x->elapsed_excl;
 		} else if (rec.type == SC_REC_THREAD_STATS) {
 			const struct sc_rec_thread_stats *s = rec.data;
 			r->repairs += s->repairs;
@@ -231,6 +240,7 @@ static void push_ev(struct stream *s, struct event e)
  * applied before the next event of their thread, as the runtime does.
  */
 static int retire_ended;          /* run_engine: retire a thread after its last event */
+static uint32_t eng_cost[4];      /* run_engine: probe cost per interval kind */
 static uint64_t last_bump[2];     /* run_engine: arena bytes taken, given back */
 
 static int run_engine(const struct stream *s, uint64_t arena_len, struct result *r)
@@ -276,6 +286,7 @@ static int run_engine(const struct stream *s, uint64_t arena_len, struct result 
 			th[k] = sc_eng_thread_new(&a[p], s->tid[k], e->t);
 			if (!th[k])
 				continue;
+			sc_eng_set_cost(th[k], eng_cost[0], eng_cost[1], eng_cost[2], eng_cost[3]);
 		}
 		if (pending[k]) {
 			sc_eng_os_exact(th[k], e->t, pending_os[k]);
@@ -814,6 +825,113 @@ static void run_retire(void)
 	   bump_retired, bump_kept, freed);
 }
 
+/*
+ * Probe cost (SPEC section 10): the stream as a probe with a known cost
+ * per event would measure it, every interval that is not OS-bound longer
+ * by cost[kind before][kind after]; *added: the total.
+ */
+static void add_probe_cost(const struct stream *in, struct stream *out, const uint32_t cost[4],
+			   uint64_t *added)
+{
+	uint64_t shift[64] = { 0 };
+	int prev[64], started[64] = { 0 }, os[64] = { 0 }, i;
+
+	memset(out, 0, sizeof(*out));
+	out->nthreads = in->nthreads;
+	memcpy(out->pid, in->pid, sizeof(in->pid));
+	memcpy(out->tid, in->tid, sizeof(in->tid));
+	*added = 0;
+	for (i = 0; i < in->nev; i++) {
+		struct event e = in->ev[i];
+		int k = e.thread, kind = e.kind == EV_EXIT;
+
+		if (e.kind == EV_OS) {
+			os[k] = 1;
+		} else {
+			if (started[k] && !os[k]) {
+				shift[k] += cost[prev[k] * 2 + kind];
+				*added += cost[prev[k] * 2 + kind];
+			}
+			started[k] = 1;
+			prev[k] = kind;
+			os[k] = 0;
+		}
+		e.t += shift[k];
+		push_ev(out, e);
+	}
+}
+
+/*
+ * Compensation on synthetic streams: the engine given the cost per event
+ * recovers the cost-free stream's values exactly (per function, per call
+ * site, per-call statistics), and what it took out is the cost added; and
+ * intervals shorter than the cost come out as zero, never negative.
+ */
+static void run_compensation(void)
+{
+	static const uint32_t cost[4] = { 7, 11, 5, 9 };
+	static struct result got, want, raw;
+	int round, bad_f = 0, bad_c = 0, bad_s = 0, bad_r = 0, rounds = 100;
+
+	for (round = 0; round < rounds; round++) {
+		struct stream s, m;
+		uint64_t added;
+		char what[64];
+
+		snprintf(what, sizeof(what), "compensation round %d", round);
+		random_stream(&s, 1 + rnd(3), 1, 50 + rnd(2000), 1 + rnd(6), 1 + rnd(3), 40);
+		add_probe_cost(&s, &m, cost, &added);
+		brute_force(&s, &want);
+		brute_force(&m, &raw);
+		memcpy(eng_cost, cost, sizeof(eng_cost));
+		bad_s += run_engine(&m, 64 << 20, &got) != 0;
+		memset(eng_cost, 0, sizeof(eng_cost));
+		bad_f += cmp_fvals(what, &got, &want, 1) != 0;
+		bad_c += cmp_callsites(what, &got, &want) != 0;
+		if (got.sess_ei != want.sess_ei || got.sess_ai != want.sess_ai || got.removed != added)
+			bad_s++;
+		for (int f = 1; f < MAXF; f++)
+			if (got.f[f].ee + got.raw_ee[f] != raw.f[f].ee) {
+				if (!bad_r)
+					printf("# %s: f%d raw EE %lu + %lu != %lu\n", what, f, got.f[f].ee,
+					       got.raw_ee[f], raw.f[f].ee);
+				bad_r++;
+			}
+		free(s.ev);
+		free(m.ev);
+	}
+	is_u64(bad_f, 0, "compensation: per-function values and per-call stats equal the cost-free stream's (%d rounds)", rounds);
+	is_u64(bad_c, 0, "compensation: call-site values equal the cost-free stream's");
+	is_u64(bad_s, 0, "compensation: session totals equal, cost taken out = cost added");
+	is_u64(bad_r, 0, "compensation: EE + what was taken out = the measured stream's EE");
+
+	/* a cost larger than every interval: all times zero, calls exact */
+	{
+		static const uint32_t huge[4] = { 1000, 1000, 1000, 1000 };
+		struct stream s;
+		uint64_t calls = 0, sum = 0;
+
+		random_stream(&s, 1, 1, 500, 4, 2, 30);
+		int j = 0;
+
+		for (int i = 0; i < s.nev; i++)
+			if (s.ev[i].kind != EV_OS)     /* OS-bound intervals keep their time */
+				s.ev[j++] = s.ev[i];
+		s.nev = j;
+		memcpy(eng_cost, huge, sizeof(eng_cost));
+		bad_s = run_engine(&s, 64 << 20, &got) != 0;
+		memset(eng_cost, 0, sizeof(eng_cost));
+		brute_force(&s, &want);
+		for (int f = 1; f < MAXF; f++) {
+			calls += got.f[f].calls != want.f[f].calls;
+			sum += got.f[f].ei + got.f[f].ee + got.f[f].ai + got.f[f].ae;
+		}
+		ok(!bad_s && calls == 0 && sum == 0 && got.sess_ei == 0,
+		   "compensation: a cost above every interval leaves zero times (never negative), exact calls");
+		free(s.ev);
+	}
+}
+
 /* ---- limits ------------------------------------------------------------ */
 
 /* 5000 nested calls (stack grows), 3000 call sites (table grows). */
@@ -990,6 +1108,7 @@ int main(void)
 	run_vectors();
 	run_random();
 	run_retire();
+	run_compensation();
 	run_deep_and_wide();
 	run_full_arena();
 	run_cfa();
