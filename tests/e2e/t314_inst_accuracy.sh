@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# san: skip (timing of the never-sanitized runtime against plain code)
+# Accuracy of instrumented times (SPEC section 10): the probes' cost is
+# taken out, and what is left is close to the same code built without
+# probes.  tests/progs/e2e_accuracy.c times its parts itself; the bounds
+# are loose (a shared, noisy machine): bench/accuracy.sh measures them.
+. "$(dirname "$0")/lib.sh"
+build acc_plain e2e_accuracy.c -O2 -fno-optimize-sibling-calls || exit 1
+build acc e2e_accuracy.c -O2 -fno-optimize-sibling-calls -finstrument-functions \
+	-finstrument-functions-exclude-function-list=now_ns || exit 1
+
+# uninstrumented: best of 3
+for i in 1 2 3; do "$TMP/acc_plain" 500000; done >"$TMP/plain.txt"
+best() { awk -v c="$1" '{ print $c }' "$TMP/plain.txt" | sort -g | head -1; }
+LEAF=$(best 2) PARENT=$(best 4) CALLER=$(best 6)
+
+check "record the accuracy program" -- "$STACKCLOCK" record -m instrument -o "$TMP/a.data" -- "$TMP/acc" 500000
+report_json "$TMP/a.data" "$TMP/c.json"
+report_json "$TMP/a.data" "$TMP/r.json" --raw-times
+per() { q "$1" "row('$2')['$3'] / row('$2')['calls']"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+leaf_c=$(ratio "$(per "$TMP/c.json" leaf elapsed_exclusive_ns)" "$LEAF")
+par_c=$(ratio "$(per "$TMP/c.json" parent elapsed_inclusive_ns)" "$PARENT")
+cal_c=$(ratio "$(per "$TMP/c.json" caller elapsed_inclusive_ns)" "$CALLER")
+cal_r=$(ratio "$(per "$TMP/r.json" caller elapsed_inclusive_ns)" "$CALLER")
+between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+
+check "a probe cost was calibrated and taken out ($(q "$TMP/c.json" "s['probe_cost_ns']") ns per event)" -- \
+	q "$TMP/c.json" "exit(0 if 1 < s['probe_cost_ns'] < 200 and s['probe_removed_ns'] > 0 and not s['raw_times'] else 1)"
+check "leaf EE/call is near its own time: $leaf_c x (${LEAF} ns uninstrumented)" -- between "$leaf_c" 0.5 1.5
+check "parent EI/call is near its own time: $par_c x (${PARENT} ns uninstrumented)" -- between "$par_c" 0.6 1.4
+check "the call-only loop: $cal_c x its own time, $cal_r x with the probes' cost left in" -- \
+	awk -v c="$cal_c" -v r="$cal_r" 'BEGIN { exit !(c < 10 && c * 3 < r) }'
+check "calls are exact: leaf 8,000,000 (4,000,000 + 8 x 500,000), empty 4,000,000" -- \
+	q "$TMP/c.json" "exit(0 if row('leaf')['calls'] == 8000000 and row('empty')['calls'] == 4000000 else 1)"
+check "raw and compensated reports agree on calls, raw times are larger" -- \
+	q "$TMP/c.json" "exit(0 if all(x['calls'] == y['calls'] and x['elapsed_inclusive_ns'] <= y['elapsed_inclusive_ns'] for x, y in zip(sorted(rows, key=lambda r: r['function']), sorted(json.load(open('$TMP/r.json'))['rows'], key=lambda r: r['function']))) else 1)"
+check "raw times show no per-call minimum or maximum" -- \
+	q "$TMP/r.json" "exit(0 if s['raw_times'] and all(x['min_elapsed_inclusive_ns'] is None and x['max_elapsed_exclusive_ns'] is None for x in rows) else 1)"
