@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares times with the machine's own)
 # Instrumentation of long-lived programs: 10,000 short threads recorded in
 # a 16 MiB shared-memory file system (an ended thread gives its spare
 # memory back: about 1.3 KB stays per thread, 35 MB would not fit), and a program that re-execs itself 3000 times: every image kept,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares times with the machine's own)
 # san: skip (timing of the never-sanitized runtime against plain code)
 # Accuracy of instrumented times (SPEC section 10): the probes' cost is
 # taken out, and what is left is close to the same code built without
