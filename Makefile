@@ -49,7 +49,7 @@ RT_CFLAGS := -std=gnu11 -O2 -g $(CFLAGS) $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvis
              -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer \
              -fno-tree-loop-distribute-patterns
 
-all: $(O)/stackclock $(O)/libstackclock.so $(UNIT_BIN)
+all: $(O)/stackclock $(O)/libstackclock.so $(O)/stackclock-calib $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,6 +78,12 @@ $(O)/stackclock: $(CMD_OBJ) $(O)/libcore.a
 
 $(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
 	$(CC) $(RT_CFLAGS) -shared -Wl,--version-script=src/runtime/runtime.map -o $@ $(RT_SRC) -lpthread -ldl
+
+# The program the probes' cost is measured on (src/runtime/calib.h): built
+# like a target, never sanitized, next to the runtime.
+$(O)/stackclock-calib: src/runtime/calib/prog.c src/runtime/calib.h
+	$(CC) -std=gnu11 -O2 -Isrc -fno-optimize-sibling-calls -finstrument-functions \
+		-finstrument-functions-exclude-function-list=main -o $@ $<
 
 $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
 	@mkdir -p $(dir $@)

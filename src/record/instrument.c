@@ -426,20 +426,23 @@ struct image {
 };
 
 /*
- * The probes' cost on this machine (runtime/calib.h): the runtime run once
- * in calibration mode, preloaded into true(1).  0 with cost[] filled (ticks
- * per interval), or -1 (nothing is taken out then).
+ * The probes' cost on this machine (runtime/calib.h): the calibration
+ * program, next to the runtime, run once with the runtime in calibration
+ * mode.  0 with cost[] filled (ticks per interval), or -1 (nothing is taken
+ * out then).
  */
 static int calibrate(const char *runtime, uint32_t cost[4], uint32_t *batches)
 {
-	static const char *const trues[] = { "/bin/true", "/usr/bin/true" };
-	char buf[256], *envp[3], *p;
+	char buf[256], prog[PATH_MAX], *envp[3], *p;
+	const char *slash = strrchr(runtime, '/');
 	struct pollfd pfd;
 	size_t got = 0;
 	int fds[2], status, i;
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC))
+	snprintf(prog, sizeof(prog), "%.*s%s", slash ? (int)(slash - runtime + 1) : 0, runtime,
+		 RT_CALIB_PROG);
+	if (access(prog, X_OK) || pipe2(fds, O_CLOEXEC))
 		return -1;
 	envp[0] = xasprintf("LD_PRELOAD=%s", runtime);
 	envp[1] = xasprintf("%s=%d", RT_CALIB_ENV, 3);
@@ -447,10 +450,8 @@ static int calibrate(const char *runtime, uint32_t cost[4], uint32_t *batches)
 	pid = fork();
 	if (pid == 0) {
 		/* the write end as fd 3, kept across exec */
-		if (dup2(fds[1], 3) < 0)
-			_exit(127);
-		for (i = 0; i < (int)ARRAY_SIZE(trues); i++)
-			execve(trues[i], (char *[]){ "true", NULL }, envp);
+		if (dup2(fds[1], 3) == 3)
+			execve(prog, (char *[]){ prog, NULL }, envp);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -470,8 +471,9 @@ static int calibrate(const char *runtime, uint32_t cost[4], uint32_t *batches)
 		got += (size_t)n;
 	}
 	close(fds[0]);
-	if (waitpid(pid, &status, 0) < 0)
-		kill(pid, SIGKILL);
+	if (got == 0)
+		kill(pid, SIGKILL);        /* silent for 10 s: give up on it */
+	waitpid(pid, &status, 0);
 	buf[got] = 0;
 	p = buf;
 	for (i = 0; i < 4; i++) {

@@ -1,50 +1,8 @@
 /*
- * calib — the probes' cost, measured through the real hooks; see calib.h.
+ * calib — the probes' cost, read from the tree the calibration program
+ * left; see calib.h.
  */
 #include "runtime/calib.h"
-
-void __cyg_profile_func_enter(void *fn, void *site);
-void __cyg_profile_func_exit(void *fn, void *site);
-
-/*
- * What -finstrument-functions makes of a function: the hooks around its
- * body, given the function and its return address.  The empty asm keeps
- * the compiler from turning the exit hook's call into a jump.
- */
-#define CALIB_ENTER(f) __cyg_profile_func_enter((void *)(f), __builtin_return_address(0))
-#define CALIB_EXIT(f)  do { __cyg_profile_func_exit((void *)(f), __builtin_return_address(0)); \
-			    __asm__ volatile("" ::: "memory"); } while (0)
-
-static __attribute__((noinline)) void calib_leaf(void)
-{
-	CALIB_ENTER(calib_leaf);
-	CALIB_EXIT(calib_leaf);
-}
-
-static __attribute__((noinline)) void calib_one(void)
-{
-	CALIB_ENTER(calib_one);
-	calib_leaf();
-	CALIB_EXIT(calib_one);
-}
-
-static __attribute__((noinline)) void calib_two(void)
-{
-	CALIB_ENTER(calib_two);
-	calib_leaf();
-	calib_leaf();
-	CALIB_EXIT(calib_two);
-}
-
-static struct sc_eng_node *child_of(struct sc_eng_thread *t, struct sc_eng_node *p, uint64_t func)
-{
-	uint32_t idx;
-
-	for (idx = p->first_child; idx; idx = sc_eng_node_at(t, idx)->next_sibling)
-		if (sc_eng_node_at(t, idx)->func == func)
-			return sc_eng_node_at(t, idx);
-	return 0;
-}
 
 static uint64_t median(uint64_t *v, unsigned n)
 {
@@ -60,42 +18,59 @@ static uint64_t median(uint64_t *v, unsigned n)
 	return v[n / 2];
 }
 
-int rt_calib_measure(struct sc_eng_thread *t, struct rt_calib *out)
+/*
+ * The mean exclusive ticks per call of node n, with `intervals` ticks put
+ * back, leaving out its longest call: the first, whose probes made the
+ * node and learned its position.
+ */
+static uint64_t per_call(const struct sc_eng_node *n, unsigned intervals)
 {
-	uint64_t ex[RT_CALIB_BATCHES], one[RT_CALIB_BATCHES], two[RT_CALIB_BATCHES];
-	struct sc_eng_node *root = t->stack[0].node, *n[3] = { 0 };
-	uint64_t before[3] = { 0 };
-	unsigned b, i, k;
+	return n->calls > 1 ? (n->excl_sum - n->excl_max) / (n->calls - 1) + intervals : 0;
+}
 
-	/* a first round creates the nodes and learns their positions */
-	calib_leaf();
-	calib_one();
-	calib_two();
-	n[0] = child_of(t, root, (uint64_t)calib_leaf);
-	n[1] = child_of(t, root, (uint64_t)calib_one);
-	n[2] = child_of(t, root, (uint64_t)calib_two);
-	if (!n[0] || !n[1] || !n[2])
-		return -1;
-	for (b = 0; b < RT_CALIB_BATCHES; b++) {
-		for (k = 0; k < 3; k++)
-			before[k] = n[k]->excl_sum;
-		for (i = 0; i < RT_CALIB_PER; i++)
-			calib_leaf();
-		for (i = 0; i < RT_CALIB_PER; i++)
-			calib_one();
-		for (i = 0; i < RT_CALIB_PER; i++)
-			calib_two();
-		/* each interval had 1 tick taken out (calib.h): put it back */
-		ex[b] = (n[0]->excl_sum - before[0]) / RT_CALIB_PER + 1;
-		one[b] = (n[1]->excl_sum - before[1]) / RT_CALIB_PER + 2;
-		two[b] = (n[2]->excl_sum - before[2]) / RT_CALIB_PER + 3;
+int rt_calib_from_tree(struct sc_eng_thread *t, struct rt_calib *out)
+{
+	uint64_t ex[RT_CALIB_BATCHES], one[RT_CALIB_BATCHES], two[RT_CALIB_BATCHES], k, m;
+	const struct sc_eng_node *root = sc_eng_node_at(t, t->root_off >> SC_ENG_NODE_SHIFT);
+	unsigned nb = 0;
+	uint32_t b;
+
+	/* children are listed most recently used first: any order will do */
+	for (b = root->first_child; b && nb < RT_CALIB_BATCHES; b = sc_eng_node_at(t, b)->next_sibling) {
+		const struct sc_eng_node *c[3] = { 0 };
+		uint32_t i;
+
+		/* a batch's children by creation: leaf, one, two */
+		for (i = sc_eng_node_at(t, b)->first_child; i; i = sc_eng_node_at(t, i)->next_sibling) {
+			const struct sc_eng_node *n = sc_eng_node_at(t, i);
+			unsigned slot = 0;
+
+			for (unsigned j = 0; j < 3; j++)
+				if (c[j] && c[j]->id < n->id)
+					slot++;
+			if (slot < 3) {
+				for (unsigned j = 2; j > slot; j--)
+					c[j] = c[j - 1];
+				c[slot] = n;
+			}
+		}
+		if (!c[0] || !c[1] || !c[2] || c[0]->calls != RT_CALIB_PER ||
+		    c[1]->calls != RT_CALIB_PER || c[2]->calls != RT_CALIB_PER)
+			return -1;
+		/* one tick was taken out of each interval (calib.h): put back */
+		ex[nb] = per_call(c[0], 1);
+		one[nb] = per_call(c[1], 2);
+		two[nb] = per_call(c[2], 3);
+		nb++;
 	}
-	out->cost[0][1] = median(ex, RT_CALIB_BATCHES);
-	k = (unsigned)median(one, RT_CALIB_BATCHES);
+	if (nb != RT_CALIB_BATCHES)
+		return -1;
+	out->cost[0][1] = median(ex, nb);
+	k = median(one, nb);
 	out->cost[0][0] = k / 2;
 	out->cost[1][1] = k - k / 2;
-	i = (unsigned)median(two, RT_CALIB_BATCHES);
-	out->cost[1][0] = i > k ? i - k : 0;
-	out->batches = RT_CALIB_BATCHES;
+	m = median(two, nb);
+	out->cost[1][0] = m > k ? m - k : 0;
+	out->batches = nb;
 	return 0;
 }

@@ -2,12 +2,13 @@
  * calib — what the probes cost, measured on the machine that will run them
  * (SPEC section 10).
  *
- * `stackclock record -m instrument` runs the runtime once in calibration
- * mode before the target: preloaded into /bin/true with
- * STACKCLOCK_CALIBRATE=FD, its constructor calls functions instrumented by
- * hand (the calls -finstrument-functions makes, through the exported hooks,
- * as a program's calls go) on an engine thread of its own, and writes one
- * line to descriptor FD:
+ * `stackclock record -m instrument` first runs the calibration program,
+ * stackclock-calib (calib/prog.c: built with -finstrument-functions like a
+ * target, installed next to the runtime), with the runtime preloaded in
+ * calibration mode: STACKCLOCK_CALIBRATE=FD.  The runtime then records the
+ * program's one thread on an engine thread of its own, taking one tick out
+ * of every interval (so that the probes run the code they run when they
+ * take a cost out), and at exit writes one line to descriptor FD:
  *
  *	"EE EX XE XX BATCHES\n"     ticks per interval between two events of
  *	                            the kinds named (E enter, X exit); BATCHES
@@ -30,6 +31,7 @@
 #include "runtime/engine.h"
 
 #define RT_CALIB_ENV      "STACKCLOCK_CALIBRATE"
+#define RT_CALIB_PROG     "stackclock-calib"
 #define RT_CALIB_BATCHES  41
 #define RT_CALIB_PER      200         /* calls of each function per batch */
 
@@ -39,12 +41,10 @@ struct rt_calib {
 };
 
 /*
- * Measure with t, the calling thread's engine state, which the hooks now
- * deliver this thread's events to (fresh: no other node), its cost set to
- * one tick per interval so that the probes run the code they run when
- * taking a cost out.  0, or
- * -1 if the nodes were not where they should be.
+ * The costs from t, the engine thread that recorded the calibration
+ * program (calib/prog.c: the root's children are its batches).  0, or -1
+ * if the tree does not have the program's shape.
  */
-int rt_calib_measure(struct sc_eng_thread *t, struct rt_calib *out);
+int rt_calib_from_tree(struct sc_eng_thread *t, struct rt_calib *out);
 
 #endif

@@ -1035,57 +1035,65 @@ static void rt_process_init(void)
  * counted as the program's.
  */
 /*
- * Calibration mode (calib.h): measure the probes on a private engine
- * thread, write the costs to descriptor fd, stay inert.
+ * Calibration mode (calib.h): record the calibration program's thread on a
+ * private engine thread; at exit, write the costs to descriptor cal.fd.
  */
-static void rt_calibrate(int fd)
-{
-	size_t len = 4u << 20;
-	long p = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct sc_eng_arena a;
+static struct {
+	int fd;
+	long map;
+	size_t len;
+	struct sc_eng_arena arena;
 	struct sc_eng_thread *t;
-	struct rt_calib c;
-	char line[160], *q = line;
-	int ok;
+} cal = { .fd = -1 };
 
-	if (rt_mmap_failed(p))
+static void rt_calib_begin(int fd)
+{
+	cal.len = 4u << 20;
+	cal.map = rt_sys6(SYS_mmap, 0, (long)cal.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(cal.map))
 		return;
-	sc_eng_arena_init(&a, (void *)p, len);
-	a.cfa_of = rt_cfa_of;
-	t = sc_eng_thread_new(&a, (uint32_t)rt_gettid(), __rdtsc());
-	if (!t)
+	sc_eng_arena_init(&cal.arena, (void *)cal.map, cal.len);
+	cal.arena.cfa_of = rt_cfa_of;
+	cal.t = sc_eng_thread_new(&cal.arena, (uint32_t)rt_gettid(), __rdtsc());
+	if (!cal.t)
 		return;
-	sc_eng_set_cost(t, 1, 1, 1, 1);
+	sc_eng_set_cost(cal.t, 1, 1, 1, 1);
+	cal.fd = fd;
 	alive_arm();
 	tls.ring_head = &tls.ring_seen;
-	tls.t = t;
+	tls.t = cal.t;
 	tls.state = RT_ON;
-	ok = !rt_calib_measure(t, &c);
+}
+
+static void rt_calib_end(void)
+{
+	struct rt_calib c;
+	char line[160], *q = line;
+
 	tls.t = NULL;
 	tls.state = RT_OFF;
-	if (ok) {
-		q = rt_utoa(q, c.cost[0][0], 24);
-		*q++ = ' ';
-		q = rt_utoa(q, c.cost[0][1], 24);
-		*q++ = ' ';
-		q = rt_utoa(q, c.cost[1][0], 24);
-		*q++ = ' ';
-		q = rt_utoa(q, c.cost[1][1], 24);
-		*q++ = ' ';
-		q = rt_utoa(q, c.batches, 24);
-		*q++ = '\n';
-		rt_sys3(SYS_write, fd, line, q - line);
-	}
-	rt_sys2(SYS_munmap, p, (long)len);
+	if (cal.fd < 0 || rt_calib_from_tree(cal.t, &c))
+		return;
+	q = rt_utoa(q, c.cost[0][0], 24);
+	*q++ = ' ';
+	q = rt_utoa(q, c.cost[0][1], 24);
+	*q++ = ' ';
+	q = rt_utoa(q, c.cost[1][0], 24);
+	*q++ = ' ';
+	q = rt_utoa(q, c.cost[1][1], 24);
+	*q++ = ' ';
+	q = rt_utoa(q, c.batches, 24);
+	*q++ = '\n';
+	rt_sys3(SYS_write, cal.fd, line, q - line);
 }
 
 static __attribute__((constructor)) void rt_ctor(void)
 {
 	int saved = tls.state;
-	const char *cal = rt_getenv(__environ, RT_CALIB_ENV);
+	const char *calfd = rt_getenv(__environ, RT_CALIB_ENV);
 
-	if (cal) {
-		rt_calibrate((int)rt_atou(cal, NULL));
+	if (calfd) {
+		rt_calib_begin((int)rt_atou(calfd, NULL));
 		return;
 	}
 	tls.state = RT_SELF;
@@ -1285,6 +1293,10 @@ static void rt_atfork_child(void)
 /* The image ends (exit, or return from main): note when. */
 static __attribute__((destructor)) void rt_fini(void)
 {
+	if (cal.t) {
+		rt_calib_end();
+		return;
+	}
 	if (rt.state != RT_ON || !*rt_alive)
 		return;
 	rt.hdr->end_tsc = __rdtsc();

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares CPU shares or durations with the clock)
 # Attaching to a running process (-p PID): --duration, Ctrl-C (SIGINT to the
 # recorder), the target left running; and the one-line errors: a PID that
 # does not exist, a program that does not exist, a kernel refusing perf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares CPU shares or durations with the clock)
 # report on a real sampling recording (-O2, no frame pointers): every
 # grouping and format with --check, JSON parsed back, CSV read with
 # Python's csv module, the inlined function as a frame of its own, line

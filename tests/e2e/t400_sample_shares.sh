@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares CPU shares or durations with the clock)
 # Sampling end to end on -O2 code without frame pointers: known CPU shares
 # (50/30/20 below a middle function), complete stacks, per-thread counts
 # that follow CPU time, a forked child, attaching to a running process.

@@ -149,6 +149,9 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	struct sc_rec_stack st = { .id = 3 + salt, .nframes = 5, .flags = SC_STACK_ROOT };
 	struct sc_rec_samples sm = { .proc_id = 1, .tid = 4243, .stack_id = 3, .count = 77 + salt };
 	struct sc_rec_lost lost = { .kind = SC_LOST_SAMPLES, .proc_id = UINT32_MAX, .count = 12 };
+	struct sc_rec_probe_cost pc = { .samples = 41, .cost_ps = { 15000, 19000 + salt, 13000, 16000 } };
+	struct sc_rec_cct_removed rm = { .proc_id = 1, .tid = 4243, .id = 0, .elapsed_excl = 30 + salt,
+					 .app_excl = 20, .app_excl_exact = 25, .incl_sum = 40, .excl_sum = 30 };
 	int ret = 0;
 
 	for (int i = 0; i < 20; i++)
@@ -157,7 +160,9 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_PROCESS, &proc, sizeof(proc), "/usr/bin/prog", 14);
 	ret |= put(w, s, SC_REC_THREAD, &thr, sizeof(thr), "prog", 5);
 	ret |= put(w, s, SC_REC_MODULE, &mod, sizeof(mod), "/usr/lib/libfoo.so.1", 21);
+	ret |= put(w, s, SC_REC_PROBE_COST, &pc, sizeof(pc), NULL, 0);
 	ret |= put(w, s, SC_REC_CCT_NODE, &node, sizeof(node), NULL, 0);
+	ret |= put(w, s, SC_REC_CCT_REMOVED, &rm, sizeof(rm), NULL, 0);
 	ret |= put(w, s, SC_REC_CALLSITE, &cs, sizeof(cs), NULL, 0);
 	ret |= put(w, s, SC_REC_THREAD_STATS, &ts, sizeof(ts), NULL, 0);
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
