@@ -197,7 +197,8 @@ static void explain_losses(const struct totals *tot)
 		pr_warn("the address-space limit (ulimit -v %lu) gave the runtime a sixteenth of it; it ran out "
 			"and %lu events were lost (raise 'ulimit -v')", kib, (unsigned long)tot->lost);
 	}
-	if (tot->why & SC_SHM_WHY_SPACE)
+	/* full, but what did not fit had a fallback (the arena's free lists) */
+	if ((tot->why & SC_SHM_WHY_SPACE) && tot->lost)
 		pr_warn("the shared-memory file system is full: %lu events were lost (free space in /dev/shm, "
 			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost);
 	if (tot->why & SC_SHM_WHY_SECCOMP)

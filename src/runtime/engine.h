@@ -106,6 +106,8 @@
 #define SC_ENG_NO_CFA       UINT64_MAX         /* a frame's position is unknown */
 #define SC_ENG_CFA_NEAR     (64ull << 20)      /* a jump up the same stack spans less */
 #define SC_ENG_CFA_UNKNOWN  INT32_MAX          /* sp + this is above any frame: slow path */
+#define SC_ENG_CC_BITS      12                 /* child cache: 4096 slots (16 KiB) */
+#define SC_ENG_CC_AFTER     256                /* ... made after this many child misses */
 
 /* sc_eng_thread.flags */
 #define SC_ENG_THREAD_RETIRED (1u << 0)        /* ended; its spare memory given back */
@@ -248,6 +250,11 @@ struct sc_eng_thread {
 	uint64_t os_count[3];              /* OS events per category (runtime) */
 	uint64_t os_lost;                  /* OS records the kernel dropped */
 	uint64_t lost_nested;              /* probes inside a probe (signal handler) */
+	/* child cache: node index of a (parent, function) pair's node, for
+	 * parents with several children (an interpreter's); 0 until made */
+	uint32_t *ccache;
+	uint64_t ccache_off;
+	uint64_t child_misses;
 	uint32_t tid;
 	uint32_t flags;
 	char name[16];
@@ -478,20 +485,37 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	return n;
 }
 
+static inline uint64_t sc_eng_cc_slot(uint32_t parent_id, uint64_t func)
+{
+	return (((uint64_t)parent_id * 0x9e3779b97f4a7c15ull) ^ func) * 0xff51afd7ed558ccdull >>
+	       (64 - SC_ENG_CC_BITS);
+}
+
 /* Child of the top frame's node for func, found or created; NULL if full. */
 SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint64_t func)
 {
 	struct sc_eng_node *p = t->top->node, *n, *prev = 0;
 	uint32_t idx;
 
+	if (p->first_child && !t->ccache && ++t->child_misses > SC_ENG_CC_AFTER) {
+		uint64_t off = sc_eng_alloc(t->arena, sizeof(uint32_t) << SC_ENG_CC_BITS);
+
+		t->child_misses = 0;       /* full arena: try again later */
+		if (off) {
+			t->ccache_off = off;
+			t->ccache = (uint32_t *)(t->base + off);
+		}
+	}
 	for (idx = p->first_child; idx; idx = n->next_sibling) {
 		n = sc_eng_node_at(t, idx);
 		if (n->func == func) {
-			if (prev) {    /* move to front: the probe checks only the first */
+			if (prev) {    /* move to front: the probe checks the first */
 				prev->next_sibling = n->next_sibling;
 				n->next_sibling = p->first_child;
 				p->first_child = idx;
 			}
+			if (t->ccache)
+				t->ccache[sc_eng_cc_slot(p->id, func)] = idx;
 			return n;
 		}
 		prev = n;
@@ -501,6 +525,8 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		return 0;
 	n->next_sibling = p->first_child;
 	p->first_child = sc_eng_node_idx(t, n);
+	if (t->ccache)
+		t->ccache[sc_eng_cc_slot(p->id, func)] = p->first_child;
 	if (t->arena->newaddr)
 		t->arena->newaddr(t->arena, func);
 	return n;
@@ -857,18 +883,27 @@ static inline struct sc_eng_node *sc_eng_enter_find(struct sc_eng_thread *t, uin
 	/* position: a learned offset from sp (not learned yet: above every
 	 * frame); at or above the top frame's, the slow path decides what it
 	 * closes */
+	if (unlikely(n->func != func)) {
+		/* not the most recent child: the cache, if the thread has one
+		 * (node 0 is the arena header: its func is 0, never a match) */
+		if (!t->ccache)
+			return 0;
+		n = sc_eng_node_at(t, t->ccache[sc_eng_cc_slot(f->node->id, func)]);
+		if (n->func != func || n->parent != f->node->id)
+			return 0;
+	}
 	cfa = sp + (uint64_t)(int64_t)n->cfa_k;
-	if (unlikely(n->func != func || f == t->limit || cfa >= f->cfa))
+	if (unlikely(f == t->limit || cfa >= f->cfa))
 		return 0;
 	if (likely(n->cs_site == site)) {
 		cs = n->cs;                /* most nodes are entered from one site */
 	} else {
+		struct sc_eng_cs *end;
+
 		cs = t->cs_tab + sc_eng_cs_slot(site, t->cs_shift);
-		if (unlikely(cs->site != site || cs->callee != func)) {
-			cs++;
-			if (cs->site != site || cs->callee != func)
+		for (end = cs + SC_ENG_CS_PROBE; cs->site != site || cs->callee != func; cs++)
+			if (cs + 1 == end || !cs->callee)
 				return 0;
-		}
 		n->cs_site = site;
 		n->cs = cs;
 	}
@@ -1026,6 +1061,10 @@ SC_ENG_SLOW void sc_eng_thread_retire(struct sc_eng_thread *t)
 	if (t->flags & SC_ENG_THREAD_RETIRED)
 		return;
 	t->flags |= SC_ENG_THREAD_RETIRED;
+	if (t->ccache) {
+		t->ccache = 0;
+		sc_eng_free(a, t->ccache_off, sizeof(uint32_t) << SC_ENG_CC_BITS);
+	}
 	if (c && c->slots > c->used + 1) {
 		uint32_t slots = c->slots;
 
