@@ -707,7 +707,7 @@ static void run_random(void)
 		snprintf(what, sizeof(what), "random round %d", round);
 		random_stream(&s, nthreads, nprocs < nthreads ? nprocs : nthreads,
 			      50 + rnd(3000), 1 + rnd(6), 1 + rnd(3), round % 10 == 0 ? 1000 : 40);
-		if (run_engine(&s, 64 << 20, &got)) {
+		if (run_engine(&s, 16 << 20, &got)) {
 			bad_s++;
 			free(s.ev);
 			continue;
@@ -774,7 +774,7 @@ static void run_retire(void)
 	sequential_threads(&s, 60, 1);
 	brute_force(&s, &want);
 	retire_ended = 1;
-	bad += run_engine(&s, 64 << 20, &got) != 0;
+	bad += run_engine(&s, 16 << 20, &got) != 0;
 	retire_ended = 0;
 	is_u64(bad, 0, "retired threads: emitted and read back");
 	is_u64(cmp_fvals("retire", &got, &want, 1), 0, "retired threads: per-function values match brute force");
@@ -884,7 +884,7 @@ static void run_compensation(void)
 		brute_force(&s, &want);
 		brute_force(&m, &raw);
 		memcpy(eng_cost, cost, sizeof(eng_cost));
-		bad_s += run_engine(&m, 64 << 20, &got) != 0;
+		bad_s += run_engine(&m, 8 << 20, &got) != 0;
 		memset(eng_cost, 0, sizeof(eng_cost));
 		bad_f += cmp_fvals(what, &got, &want, 1) != 0;
 		bad_c += cmp_callsites(what, &got, &want) != 0;
@@ -919,7 +919,7 @@ static void run_compensation(void)
 				s.ev[j++] = s.ev[i];
 		s.nev = j;
 		memcpy(eng_cost, huge, sizeof(eng_cost));
-		bad_s = run_engine(&s, 64 << 20, &got) != 0;
+		bad_s = run_engine(&s, 8 << 20, &got) != 0;
 		memset(eng_cost, 0, sizeof(eng_cost));
 		brute_force(&s, &want);
 		for (int f = 1; f < MAXF; f++) {
