@@ -1647,7 +1647,7 @@ __asm__(".text\n"
 	"\tor %rdx, %rax\n"
 	"\tmov %rax, %rcx\n"
 	"\tlea 8(%rsp), %rdx\n"
-	"\tjmp sc_rt_exit\n"
+	"\tjmp sc_rt_exit_at\n"
 	".size __cyg_profile_func_exit, .-__cyg_profile_func_exit\n");
 
 /*
@@ -1667,7 +1667,8 @@ __asm__(".text\n"
 
 /* hidden: reached only from the trampolines (a direct jump, no PLT) */
 __attribute__((used, visibility("hidden"))) void sc_rt_enter(void *fn, void *site, uintptr_t sp);
-__attribute__((used, visibility("hidden"))) void sc_rt_exit(void *fn, void *site, uintptr_t sp, uint64_t now);
+__attribute__((used, visibility("hidden"))) void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now);
+__attribute__((used, visibility("hidden"))) void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 
 void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 {
@@ -1695,7 +1696,8 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 	probe_slow(t, (uint64_t)fn, (uint64_t)site, now, tls.busy);
 }
 
-void sc_rt_exit(void *fn, void *site, uintptr_t sp, uint64_t now)
+/* An exit whose clock was read (after an lfence) at `now`. */
+void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now)
 {
 	struct sc_eng_thread *t = tls.t;
 
@@ -1712,4 +1714,11 @@ void sc_rt_exit(void *fn, void *site, uintptr_t sp, uint64_t now)
 		return;
 	}
 	probe_done(t);
+}
+
+/* An exit from C (other trampolines): the clock read here, in order. */
+void sc_rt_exit(void *fn, void *site, uintptr_t sp)
+{
+	_mm_lfence();
+	sc_rt_exit_at(fn, site, sp, __rdtsc());
 }
