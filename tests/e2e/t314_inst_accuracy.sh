@@ -23,17 +23,24 @@ report_json "$TMP/a.data" "$TMP/r.json" --raw-times
 per() { q "$1" "row('$2')['$3'] / row('$2')['calls']"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 leaf_c=$(ratio "$(per "$TMP/c.json" leaf application_exclusive_ns)" "$LEAF")
+leaf_r=$(ratio "$(per "$TMP/r.json" leaf application_exclusive_ns)" "$LEAF")
 par_c=$(ratio "$(per "$TMP/c.json" parent application_inclusive_ns)" "$PARENT")
+par_r=$(ratio "$(per "$TMP/r.json" parent application_inclusive_ns)" "$PARENT")
 cal_c=$(ratio "$(per "$TMP/c.json" caller application_inclusive_ns)" "$CALLER")
 cal_r=$(ratio "$(per "$TMP/r.json" caller application_inclusive_ns)" "$CALLER")
-between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# closer to 1 than the raw ratio, and within wide bounds (a loaded VM loses
+# time to the host that no context switch shows)
+closer() { awk -v c="$1" -v r="$2" -v lo="$3" -v hi="$4" \
+	'function d(x) { return x > 1 ? x - 1 : 1 - x } BEGIN { exit !(c >= lo && c <= hi && d(c) < d(r)) }'; }
 
 check "a probe cost was calibrated and taken out ($(q "$TMP/c.json" "s['probe_cost_ns']") ns per event)" -- \
 	q "$TMP/c.json" "exit(0 if 1 < s['probe_cost_ns'] < 200 and s['probe_removed_ns'] > 0 and not s['raw_times'] else 1)"
-check "leaf AE/call is near its own time: $leaf_c x (${LEAF} ns uninstrumented)" -- between "$leaf_c" 0.5 1.5
-check "parent AI/call is near its own time: $par_c x (${PARENT} ns uninstrumented)" -- between "$par_c" 0.6 1.4
-check "the call-only loop: $cal_c x its own time, $cal_r x with the probes' cost left in" -- \
-	awk -v c="$cal_c" -v r="$cal_r" 'BEGIN { exit !(c < 15 && c * 2.5 < r) }'
+# (the leaf's raw time can be right by chance: bounds only)
+check "leaf AE/call: $leaf_c x its own time (${LEAF} ns), raw $leaf_r x" -- \
+	awk -v c="$leaf_c" 'BEGIN { exit !(c >= 0.4 && c <= 1.6) }'
+check "parent AI/call: $par_c x its own time (${PARENT} ns), raw $par_r x" -- closer "$par_c" "$par_r" 0.5 1.8
+check "the call-only loop: $cal_c x its own time, raw $cal_r x" -- \
+	awk -v c="$cal_c" -v r="$cal_r" 'BEGIN { exit !(c < 20 && c * 2 < r) }'
 check "calls are exact: leaf 8,000,000 (4,000,000 + 8 x 500,000), empty 4,000,000" -- \
 	q "$TMP/c.json" "exit(0 if row('leaf')['calls'] == 8000000 and row('empty')['calls'] == 4000000 else 1)"
 check "raw and compensated reports agree on calls, raw times are larger" -- \
