@@ -785,7 +785,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
-	char *env[6] = { NULL }, *dir = NULL;
+	char *env[8] = { NULL }, *dir = NULL, *patch_env[2] = { NULL, NULL };
 	const char *old_preload = getenv("LD_PRELOAD");
 	struct sigaction sa, old_int, old_term;
 	struct clock_pair c0, c1;
@@ -803,11 +803,10 @@ int record_instrument(const struct record_opts *opts)
 		launch_report_exec_error(opts->argv[0], -ret);
 		return 1;
 	}
-	if (elf_has_hooks(prog) == 0) {
-		pr_err("'%s' has no instrumentation: rebuild it with -finstrument-functions",
-		       opts->argv[0]);
+	/* built without hooks: patched at run time (patchenv.c) */
+	if (elf_has_hooks(prog) == 0 &&
+	    record_patch_env(prog, opts->argv[0], &patch_env[0], &patch_env[1]))
 		return 1;
-	}
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
 		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
@@ -816,6 +815,8 @@ int record_instrument(const struct record_opts *opts)
 	if (find_runtime(runtime, sizeof(runtime))) {
 		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
 		       runtime);
+		free(patch_env[0]);
+		free(patch_env[1]);
 		return 1;
 	}
 	dir = shm_dir();
@@ -830,7 +831,13 @@ int record_instrument(const struct record_opts *opts)
 	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);
 	c0 = clock_pair_now();
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
-	env[4] = tp_enter ? xasprintf("%s=%s", SC_SHM_ENV_TP, tp) : NULL;
+	i = 4;
+	if (tp_enter)
+		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
+	if (patch_env[0])
+		env[i++] = patch_env[0];
+	if (patch_env[1])
+		env[i++] = patch_env[1];
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;  /* no SA_RESTART: the wait must see it */
@@ -894,7 +901,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 7; i++)
 		free(env[i]);
 	free(dir);
 	return rc;

@@ -36,6 +36,15 @@ struct record_opts {
 int record_instrument(const struct record_opts *opts);
 int record_sample(const struct record_opts *opts);
 
+/*
+ * patchenv.c: for the program at prog (named name on the command line),
+ * built without hooks, the environment that has the runtime patch it:
+ * *env_plan and *env_exe ("NAME=value", malloc'ed; *env_exe may be NULL).
+ * Returns 0, or -1 after a one-line error (a static, setuid or non-x86-64
+ * program, or one whose plan cannot be built).
+ */
+int record_patch_env(const char *prog, const char *name, char **env_plan, char **env_exe);
+
 /* ---- launch.c -------------------------------------------------------- */
 
 struct launch {

@@ -34,6 +34,7 @@
  * forwarding; scalar code is faster here. */
 #pragma GCC optimize("no-tree-slp-vectorize")
 
+#include "runtime/patch.h"
 #include "runtime/shm.h"
 #include "runtime/sys.h"
 #include "format/scdata.h"
@@ -980,6 +981,8 @@ static __attribute__((constructor)) void rt_ctor(void)
 	pthread_once(&rt_once, rt_process_init);
 	if (rt.state == RT_ON)
 		pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
+	if (rt.state == RT_ON)
+		sc_patch_start(__environ);     /* a program built without hooks */
 	tls.state = saved;
 }
 

@@ -42,6 +42,11 @@
  *	STACKCLOCK_TP      "ENTER_ID,EXIT_ID": tracepoint ids of
  *	                   raw_syscalls:sys_enter and sys_exit (absent: no
  *	                   syscall events)
+ *	STACKCLOCK_PATCH   "PLAN[:PLAN...]": patch plan files (record/plan_file.h)
+ *	                   for a program built without hooks; each applies to
+ *	                   the loaded object with its build-id (runtime/patch.h)
+ *	STACKCLOCK_PATCH_EXE "DEV,INO" of the main program: a plan without a
+ *	                   build-id applies to it only if /proc/self/exe is that
  */
 #ifndef SC_RUNTIME_SHM_H
 #define SC_RUNTIME_SHM_H

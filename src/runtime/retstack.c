@@ -1,0 +1,364 @@
+/*
+ * retstack — exit capture for patched functions (see patch.h): the C halves
+ * of the stubs, and a per-thread stack of the return addresses they replace.
+ *
+ * Entry (sc_patch_enter, from the shared entry trampoline): the probe gets
+ * the function, the caller's return address as call site, and the address
+ * of the return address slot (CFA-8), from which probe.c learns the CFA
+ * exactly as for a compiled-in hook; then the slot's content moves to this
+ * thread's stack {slot, original, call site, function} and the slot gets
+ * the return trampoline's address.  Exit (sc_patch_leave, from the return
+ * trampoline): the entry for the slot just returned through is popped, the
+ * exit probe runs, and the trampoline returns to the original address.
+ *
+ * Frames that never return normally leave entries behind: longjmp, an
+ * exception, a signal handler left by siglongjmp.  An entry whose slot is
+ * below (or at, without the trampoline's address in it) the slot of a new
+ * entry, or below the slot of a return, belongs to a frame already gone and
+ * is dropped; the engine closes such frames itself from their CFAs (SPEC
+ * section 2), as it does for compiled-in hooks.  Only slots within
+ * SC_ENG_CFA_NEAR of each other are compared: a signal handler on an
+ * alternate stack, or another coroutine's stack, is not "below".
+ *
+ * Tail calls: a patched function jumping to another finds the trampoline's
+ * address in its slot already.  It gets an entry of its own (original: the
+ * trampoline), so both exits are seen, the callee's first; its call site is
+ * the caller's.
+ *
+ * Readers of return addresses: the unwinder (C++ exceptions, forced unwinds
+ * of thread cancellation) and backtrace() would stop at the trampoline.
+ * Before they run, every live entry's original goes back into its slot; a
+ * catch (__cxa_begin_catch) then drops the entries of the frames unwound,
+ * with their exits, and puts the trampoline back into the others.
+ *
+ * Full stack (SC_RS_MAX deep): the frame is counted by its entry but its
+ * return is left alone (its exit is then inferred by the engine) and the
+ * loss is counted.  No vector register is used here: the trampolines save
+ * only the argument and return registers.
+ */
+#pragma GCC target("general-regs-only")
+
+#include "runtime/patch.h"
+#include "runtime/engine.h"
+#include "runtime/sys.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unwind.h>
+
+#define HOOK __attribute__((visibility("default")))
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+#define SC_RS_MAX  (1u << 16)         /* frames per thread */
+
+struct rs_entry {
+	uint64_t *slot;                 /* where the return address lives */
+	uint64_t orig;                  /* what it was */
+	uint64_t site;                  /* the call site the probe was given */
+	uint64_t fn;
+};
+
+struct rs_stack {
+	uint32_t n;                     /* entries in use */
+	uint32_t restored;              /* entries [0, restored) have their
+					   originals back in their slots */
+	uint64_t map_len;
+	struct rs_entry e[];
+};
+
+static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
+static uint64_t rs_tramp;           /* the return trampoline's address */
+static uint64_t rs_overflow;        /* frames whose return was not hooked */
+static pthread_key_t rs_key;
+static int rs_key_ok;
+
+void sc_rt_enter(void *fn, void *site, uintptr_t sp);
+void sc_rt_exit(void *fn, void *site, uintptr_t sp);
+void sc_patch_retstack_init(void);
+uint64_t sc_patch_retstack_lost(void);
+
+static void rs_thread_end(void *arg)
+{
+	struct rs_stack *s = arg;
+
+	if (s && s == rs_tls && !s->n) {
+		rs_tls = NULL;
+		rt_sys2(SYS_munmap, s, s->map_len);
+	}
+}
+
+/* Once, from sc_patch_start (single-threaded). */
+void sc_patch_retstack_init(void)
+{
+	rs_tramp = sc_patch_arch_return();
+	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
+		rs_key_ok = 1;
+}
+
+uint64_t sc_patch_retstack_lost(void)
+{
+	return __atomic_load_n(&rs_overflow, __ATOMIC_RELAXED);
+}
+
+static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
+{
+	uint64_t len = sizeof(struct rs_stack) + (uint64_t)SC_RS_MAX * sizeof(struct rs_entry);
+	long m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct rs_stack *s;
+
+	if (rt_mmap_failed(m))
+		return NULL;
+	s = (struct rs_stack *)m;
+	s->map_len = len;
+	rs_tls = s;
+	if (rs_key_ok)
+		pthread_setspecific(rs_key, s);
+	return s;
+}
+
+static inline int rs_near(const uint64_t *hi, const uint64_t *lo)
+{
+	return (uint64_t)((uintptr_t)hi - (uintptr_t)lo) < SC_ENG_CFA_NEAR;
+}
+
+/* Drop the entries of frames gone below slot; keep=1 keeps a live entry
+ * at slot itself (its frame tail-called the one entering). */
+static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *slot, int keep_equal)
+{
+	while (n) {
+		const struct rs_entry *e = &s->e[n - 1];
+
+		if (e->slot > slot || !rs_near(slot, e->slot) || (e->slot == slot && keep_equal))
+			break;
+		n--;
+	}
+	if (s->restored > n)
+		s->restored = n;
+	return n;
+}
+
+void sc_patch_enter(uint64_t tramp, uint64_t *slot)
+{
+	uint64_t fn = *(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN);
+	uint64_t ret = *slot, site = ret;
+	struct rs_stack *s = rs_tls;
+	uint32_t n;
+
+	if (unlikely(!s)) {
+		s = rs_new();
+		if (!s) {
+			__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
+			sc_rt_enter((void *)fn, (void *)site, (uintptr_t)slot);
+			return;
+		}
+	}
+	n = rs_trim(s, s->n, slot, ret == rs_tramp);
+	s->n = n;
+	if (unlikely(ret == rs_tramp) && n) {
+		/* a tail call: the probe sees the caller's site in the slot,
+		 * so that the CFA is found as for any entry */
+		site = s->e[n - 1].site;
+		*slot = site;
+	}
+	sc_rt_enter((void *)fn, (void *)site, (uintptr_t)slot);
+	if (unlikely(n >= SC_RS_MAX)) {
+		*slot = ret;
+		__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	barrier();
+	s->n = n + 1;                   /* a signal handler's frames go above */
+	barrier();
+	*slot = rs_tramp;
+}
+
+static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
+{
+	static const char msg[] = "stackclock: a patched function returned through a frame the runtime "
+				  "lost track of; aborting (record this program with -m sample)\n";
+
+	rt_sys3(SYS_write, 2, msg, sizeof(msg) - 1);
+	rt_sys3(SYS_tgkill, rt_getpid(), rt_gettid(), SIGABRT);
+	for (;;)
+		rt_sys1(SYS_exit_group, 134);
+}
+
+uint64_t sc_patch_leave(uint64_t cfa)
+{
+	uint64_t *slot = (uint64_t *)cfa - 1;
+	struct rs_stack *s = rs_tls;
+	const struct rs_entry *e;
+	uint32_t n;
+
+	if (unlikely(!s || !s->n))
+		rs_lost();
+	n = rs_trim(s, s->n, slot, 1);
+	if (unlikely(!n))
+		rs_lost();
+	e = &s->e[n - 1];
+	s->n = n - 1;
+	sc_rt_exit((void *)e->fn, (void *)e->site, (uintptr_t)slot);
+	return e->orig;
+}
+
+/* ---- readers of return addresses --------------------------------------- */
+
+static inline uintptr_t rs_sp(void)
+{
+	uintptr_t sp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+/*
+ * Put the originals back into the slots of the live frames (above sp),
+ * topmost entry first so that a slot shared by a tail call ends with its
+ * first frame's original.  Returns how many entries are restored now.
+ */
+static uint32_t rs_restore(uintptr_t sp)
+{
+	struct rs_stack *s = rs_tls;
+	uint32_t n, i;
+
+	if (!s)
+		return 0;
+	n = rs_trim(s, s->n, (const uint64_t *)sp, 0);
+	s->n = n;
+	for (i = n; i > s->restored; i--) {
+		struct rs_entry *e = &s->e[i - 1];
+
+		if (*e->slot == rs_tramp)
+			*e->slot = e->orig;
+	}
+	s->restored = n;
+	return n;
+}
+
+/* The trampoline back into the slots of the entries restored (a reader
+ * is done, or a catch resumes the frames above sp). */
+static void rs_reinstall(void)
+{
+	struct rs_stack *s = rs_tls;
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->restored && i < s->n; i++)
+		*s->e[i].slot = rs_tramp;
+	s->restored = 0;
+}
+
+static void *rs_next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+HOOK _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc);
+HOOK _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc);
+HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop,
+					     void *arg);
+HOOK _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg);
+HOOK void *__cxa_begin_catch(void *exc);
+HOOK int backtrace(void **buf, int size);
+
+/* The unwinder walks the stack from here: originals first.  It returns
+ * only when nothing catches (then the trampolines go back). */
+_Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
+{
+	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code r;
+
+	if (!real)
+		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_RaiseException");
+	rs_restore(rs_sp());
+	r = real(exc);
+	rs_reinstall();
+	return r;
+}
+
+_Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
+{
+	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code r;
+
+	if (!real)
+		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_Resume_or_Rethrow");
+	rs_restore(rs_sp());
+	r = real(exc);
+	rs_reinstall();
+	return r;
+}
+
+_Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
+{
+	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+	_Unwind_Reason_Code r;
+
+	if (!real)
+		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
+			rs_next("_Unwind_ForcedUnwind");
+	rs_restore(rs_sp());
+	r = real(exc, stop, arg);
+	rs_reinstall();
+	return r;
+}
+
+_Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
+	_Unwind_Reason_Code r;
+
+	if (!real)
+		real = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))rs_next("_Unwind_Backtrace");
+	rs_restore(rs_sp());
+	r = real(fn, arg);
+	rs_reinstall();
+	return r;
+}
+
+int backtrace(void **buf, int size)
+{
+	static int (*real)(void **, int);
+	int r;
+
+	if (!real)
+		real = (int (*)(void **, int))rs_next("backtrace");
+	rs_restore(rs_sp());
+	r = real(buf, size);
+	rs_reinstall();
+	return r;
+}
+
+/*
+ * A handler was found: the frames below the catching one are gone (their
+ * exits now, innermost first, as -finstrument-functions' cleanups would
+ * have run them during the unwinding), the ones above get the trampoline
+ * back.
+ */
+void *__cxa_begin_catch(void *exc)
+{
+	static void *(*real)(void *);
+	struct rs_stack *s = rs_tls;
+	uintptr_t sp = rs_sp();
+
+	if (!real)
+		real = (void *(*)(void *))rs_next("__cxa_begin_catch");
+	if (s) {
+		uint32_t n = s->n;
+
+		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
+			n--;
+			s->n = n;
+			if (s->restored > n)
+				s->restored = n;
+			sc_rt_exit((void *)s->e[n].fn, (void *)s->e[n].site, sp);
+		}
+		rs_reinstall();
+	}
+	return real(exc);
+}
