@@ -61,8 +61,8 @@ const struct sc_patch_totals *sc_patch_totals(void);
  * function's address is kept relative to the stub's start. */
 #define SC_PATCH_STUB_FN    0      /* uint64_t: the function's address */
 #define SC_PATCH_STUB_CODE  8      /* the jump at the site lands here */
-#define SC_PATCH_STUB_LEN   14     /* fn + `call *slot(%rip)`: the
-				      trampoline follows */
+#define SC_PATCH_STUB_LEN   35     /* fn + its code: the trampoline
+				      follows */
 
 /* Write a stub at stub (run-time address == stub) whose call goes through
  * the pointer at slot to the shared entry; fn is the function. */
@@ -71,8 +71,15 @@ void sc_patch_arch_stub(uint8_t *stub, uint64_t fn, const uint64_t *slot);
 uint64_t sc_patch_arch_entry(void);
 uint64_t sc_patch_arch_return(void);
 
-/* retstack: the C halves of the trampolines (called from assembly only). */
-void sc_patch_enter(uint64_t tramp, uint64_t *slot);
-uint64_t sc_patch_leave(uint64_t cfa);
+/* retstack: the C halves of the trampolines (called from assembly only,
+ * which then calls the probe itself). */
+struct sc_patch_pair {
+	uint64_t a, b;                 /* returned in rax, rdx */
+};
+/* {fn, call site}; fn's bit 63 set: leave the return address alone */
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot);
+/* {fn, the original return address} of the frame whose CFA is cfa */
+struct sc_patch_pair sc_patch_leave(uint64_t cfa);
+#define SC_PATCH_NO_RETURN  (1ull << 63)
 
 #endif

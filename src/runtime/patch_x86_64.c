@@ -30,16 +30,15 @@
  */
 #include "runtime/patch.h"
 
-#include <string.h>
-
 __asm__(".text\n"
 	".globl sc_patch_entry_asm\n"
 	".hidden sc_patch_entry_asm\n"
 	".type sc_patch_entry_asm, @function\n"
 	"sc_patch_entry_asm:\n"
 	"\t.cfi_startproc\n"
-	/* rsp = CFA-16: [rsp] = the trampoline, [rsp+8] = return address */
-	"\t.cfi_def_cfa_offset 16\n"
+	/* rsp = CFA-24: [rsp] = the caller's rax, [rsp+8] = the trampoline
+	 * (also in rax), [rsp+16] = the return address */
+	"\t.cfi_def_cfa_offset 24\n"
 	"\tendbr64\n"
 	"\tpush %rdi\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
@@ -48,8 +47,6 @@ __asm__(".text\n"
 	"\tpush %rdx\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rcx\n"
-	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tpush %rax\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r8\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
@@ -60,12 +57,12 @@ __asm__(".text\n"
 	"\tpush %r11\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rbp\n"                  /* rsp = CFA-96 */
-	"\t.cfi_def_cfa_offset 96\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\t.cfi_offset %rbp, -96\n"
 	"\tmov %rsp, %rbp\n"
 	"\t.cfi_def_cfa_register %rbp\n"
 	"\tand $-16, %rsp\n"
-	"\tsub $128, %rsp\n"
+	"\tsub $144, %rsp\n"
 	"\tmovaps %xmm0, 0(%rsp)\n"
 	"\tmovaps %xmm1, 16(%rsp)\n"
 	"\tmovaps %xmm2, 32(%rsp)\n"
@@ -74,9 +71,16 @@ __asm__(".text\n"
 	"\tmovaps %xmm5, 80(%rsp)\n"
 	"\tmovaps %xmm6, 96(%rsp)\n"
 	"\tmovaps %xmm7, 112(%rsp)\n"
-	"\tmov 80(%rbp), %rdi\n"         /* the trampoline (CFA-16) */
+	"\tmov %rax, %rdi\n"             /* the trampoline */
 	"\tlea 88(%rbp), %rsi\n"         /* the return address slot (CFA-8) */
-	"\tcall sc_patch_enter\n"
+	"\tcall sc_patch_enter\n"        /* rax = fn (bit 63: leave the
+					    return alone), rdx = call site */
+	"\tmov %rax, 128(%rsp)\n"
+	"\tbtr $63, %rax\n"
+	"\tmov %rax, %rdi\n"
+	"\tmov %rdx, %rsi\n"
+	"\tlea 88(%rbp), %rdx\n"
+	"\tcall sc_rt_enter\n"
 	"\tmovaps 0(%rsp), %xmm0\n"
 	"\tmovaps 16(%rsp), %xmm1\n"
 	"\tmovaps 32(%rsp), %xmm2\n"
@@ -85,6 +89,10 @@ __asm__(".text\n"
 	"\tmovaps 80(%rsp), %xmm5\n"
 	"\tmovaps 96(%rsp), %xmm6\n"
 	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tcmpq $0, 128(%rsp)\n"
+	"\tjs 1f\n"
+	"\tlea sc_patch_return_asm(%rip), %rax\n"
+	"\tmov %rax, 88(%rbp)\n"         /* the return goes to the trampoline */
 	"\tmov %rbp, %rsp\n"
 	"\tpop %rbp\n"
 	"\t.cfi_def_cfa %rsp, 88\n"
@@ -97,8 +105,6 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r8\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
-	"\tpop %rax\n"
-	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rcx\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rdx\n"
@@ -107,15 +113,16 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rdi\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
-	"\tret\n"                        /* into the trampoline */
-	"\t.cfi_endproc\n"
-	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n"
-
+	"\tpop %rax\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	/* rsp = CFA-16, [rsp] = the trampoline.  The call pushes the return
+	 * trampoline's address on the processor's return predictor (never
+	 * returned to from here), so the function's own return, which now
+	 * goes there, is predicted, and so is the trampoline's return to the
+	 * caller after it. */
+	"\tcall 2f\n"
 	".globl sc_patch_return_asm\n"
 	".hidden sc_patch_return_asm\n"
-	".type sc_patch_return_asm, @function\n"
-	/* a byte before the label: unwinders look up return address - 1 */
-	"\tnop\n"
 	"sc_patch_return_asm:\n"
 	/* rsp = the returned frame's CFA; the slot below gets the original */
 	"\tpush %rax\n"
@@ -135,8 +142,12 @@ __asm__(".text\n"
 	"\tmovaps %xmm0, 0(%rsp)\n"
 	"\tmovaps %xmm1, 16(%rsp)\n"
 	"\tlea 88(%rbp), %rdi\n"         /* CFA */
-	"\tcall sc_patch_leave\n"
-	"\tmov %rax, 80(%rbp)\n"         /* CFA-8: where to return */
+	"\tcall sc_patch_leave\n"        /* rax = fn, rdx = where to return */
+	"\tmov %rdx, 80(%rbp)\n"         /* CFA-8 */
+	"\tmov %rax, %rdi\n"
+	"\txor %esi, %esi\n"
+	"\tlea 80(%rbp), %rdx\n"
+	"\tcall sc_rt_exit\n"
 	"\tmovaps 0(%rsp), %xmm0\n"
 	"\tmovaps 16(%rsp), %xmm1\n"
 	"\tmov %rbp, %rsp\n"
@@ -151,7 +162,35 @@ __asm__(".text\n"
 	"\tpop %rsi\n"
 	"\tpop %rdi\n"
 	"\tret\n"
-	".size sc_patch_return_asm, .-sc_patch_return_asm\n");
+	/* the rest of the entry: drop the pushed address, jump to the
+	 * trampoline (16 bytes below: inside the red zone, which signal
+	 * frames skip) */
+	"2:\n"
+	"\tlea 16(%rsp), %rsp\n"
+	"\t.cfi_adjust_cfa_offset -16\n"
+	"\tjmp *-8(%rsp)\n"
+	"1:\n"                           /* no return hooked: no predictor entry */
+	"\t.cfi_def_cfa %rbp, 96\n"
+	"\t.cfi_offset %rbp, -96\n"
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa %rsp, 88\n"
+	"\t.cfi_restore %rbp\n"
+	"\tpop %r11\n"
+	"\tpop %r10\n"
+	"\tpop %r9\n"
+	"\tpop %r8\n"
+	"\tpop %rcx\n"
+	"\tpop %rdx\n"
+	"\tpop %rsi\n"
+	"\tpop %rdi\n"
+	"\tpop %rax\n"
+	"\t.cfi_def_cfa_offset 16\n"
+	"\tlea 8(%rsp), %rsp\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tjmp *-8(%rsp)\n"
+	"\t.cfi_endproc\n"
+	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n");
 
 extern char sc_patch_entry_asm[], sc_patch_return_asm[];
 
@@ -167,14 +206,26 @@ uint64_t sc_patch_arch_return(void)
 
 void sc_patch_arch_stub(uint8_t *stub, uint64_t fn, const uint64_t *slot)
 {
-	uint64_t next = (uint64_t)(uintptr_t)stub + SC_PATCH_STUB_LEN;
-	int32_t disp = (int32_t)((int64_t)(uintptr_t)slot - (int64_t)next);
-	uint8_t *p = stub;
+	uint64_t tramp = (uint64_t)(uintptr_t)stub + SC_PATCH_STUB_LEN;
+	static const uint8_t code[] = {
+		0x48, 0x8d, 0x64, 0x24, 0xf0,         /* lea -16(%rsp), %rsp */
+		0x48, 0x89, 0x04, 0x24,               /* mov %rax, (%rsp) */
+		0x48, 0x8d, 0x05, 0, 0, 0, 0,         /* lea tramp(%rip), %rax */
+		0x48, 0x89, 0x44, 0x24, 0x08,         /* mov %rax, 8(%rsp) */
+		0xff, 0x25, 0, 0, 0, 0,               /* jmp *slot(%rip) */
+	};
+	uint8_t *p = stub + SC_PATCH_STUB_CODE;
+	int32_t d;
 
+	_Static_assert(SC_PATCH_STUB_CODE + sizeof(code) == SC_PATCH_STUB_LEN, "stub layout");
 	for (int i = 0; i < 8; i++)
-		*p++ = (uint8_t)(fn >> (8 * i));
-	*p++ = 0xff;                    /* call *disp32(%rip) */
-	*p++ = 0x15;
+		stub[SC_PATCH_STUB_FN + i] = (uint8_t)(fn >> (8 * i));
+	for (unsigned i = 0; i < sizeof(code); i++)
+		p[i] = code[i];
+	d = (int32_t)((int64_t)tramp - (int64_t)((uintptr_t)p + 16));
 	for (int i = 0; i < 4; i++)
-		*p++ = (uint8_t)((uint32_t)disp >> (8 * i));
+		p[12 + i] = (uint8_t)((uint32_t)d >> (8 * i));
+	d = (int32_t)((int64_t)(uintptr_t)slot - (int64_t)((uintptr_t)p + sizeof(code)));
+	for (int i = 0; i < 4; i++)
+		p[23 + i] = (uint8_t)((uint32_t)d >> (8 * i));
 }

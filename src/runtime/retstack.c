@@ -74,7 +74,6 @@ static uint64_t rs_overflow;        /* frames whose return was not hooked */
 static pthread_key_t rs_key;
 static int rs_key_ok;
 
-void sc_rt_enter(void *fn, void *site, uintptr_t sp);
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_patch_retstack_init(void);
 uint64_t sc_patch_retstack_lost(void);
@@ -140,7 +139,7 @@ static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *s
 	return n;
 }
 
-void sc_patch_enter(uint64_t tramp, uint64_t *slot)
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 {
 	uint64_t fn = *(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN);
 	uint64_t ret = *slot, site = ret;
@@ -151,29 +150,25 @@ void sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		s = rs_new();
 		if (!s) {
 			__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
-			sc_rt_enter((void *)fn, (void *)site, (uintptr_t)slot);
-			return;
+			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
 	n = rs_trim(s, s->n, slot, ret == rs_tramp);
-	s->n = n;
+	if (unlikely(n >= SC_RS_MAX)) {
+		s->n = n;
+		__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
+		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
+	}
 	if (unlikely(ret == rs_tramp) && n) {
 		/* a tail call: the probe sees the caller's site in the slot,
 		 * so that the CFA is found as for any entry */
 		site = s->e[n - 1].site;
 		*slot = site;
 	}
-	sc_rt_enter((void *)fn, (void *)site, (uintptr_t)slot);
-	if (unlikely(n >= SC_RS_MAX)) {
-		*slot = ret;
-		__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
-		return;
-	}
 	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
-	barrier();
-	*slot = rs_tramp;
+	return (struct sc_patch_pair){ fn, site };
 }
 
 static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
@@ -187,7 +182,7 @@ static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
 		rt_sys1(SYS_exit_group, 134);
 }
 
-uint64_t sc_patch_leave(uint64_t cfa)
+struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 {
 	uint64_t *slot = (uint64_t *)cfa - 1;
 	struct rs_stack *s = rs_tls;
@@ -201,8 +196,7 @@ uint64_t sc_patch_leave(uint64_t cfa)
 		rs_lost();
 	e = &s->e[n - 1];
 	s->n = n - 1;
-	sc_rt_exit((void *)e->fn, (void *)e->site, (uintptr_t)slot);
-	return e->orig;
+	return (struct sc_patch_pair){ e->fn, e->orig };
 }
 
 /* ---- readers of return addresses --------------------------------------- */
