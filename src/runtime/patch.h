@@ -76,7 +76,8 @@ uint64_t sc_patch_arch_return(void);
 struct sc_patch_pair {
 	uint64_t a, b;                 /* returned in rax, rdx */
 };
-/* {fn, call site}; fn's bit 63 set: leave the return address alone */
+/* {fn, call site}; fn's bit 63 set: leave the return address alone; fn 0:
+ * no probe either (a jump back to the function's own entry) */
 struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot);
 /* {fn, the original return address} of the frame whose CFA is cfa */
 struct sc_patch_pair sc_patch_leave(uint64_t cfa);

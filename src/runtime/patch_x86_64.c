@@ -74,8 +74,11 @@ __asm__(".text\n"
 	"\tmov %rax, %rdi\n"             /* the trampoline */
 	"\tlea 88(%rbp), %rsi\n"         /* the return address slot (CFA-8) */
 	"\tcall sc_patch_enter\n"        /* rax = fn (bit 63: leave the
-					    return alone), rdx = call site */
+					    return alone; 0: nothing to do),
+					    rdx = call site */
 	"\tmov %rax, 128(%rsp)\n"
+	"\ttest %rax, %rax\n"
+	"\tjz 3f\n"
 	"\tbtr $63, %rax\n"
 	"\tmov %rax, %rdi\n"
 	"\tmov %rdx, %rsi\n"
@@ -90,7 +93,7 @@ __asm__(".text\n"
 	"\tmovaps 96(%rsp), %xmm6\n"
 	"\tmovaps 112(%rsp), %xmm7\n"
 	"\tcmpq $0, 128(%rsp)\n"
-	"\tjs 1f\n"
+	"\tjle 1f\n"
 	"\tlea sc_patch_return_asm(%rip), %rax\n"
 	"\tmov %rax, 88(%rbp)\n"         /* the return goes to the trampoline */
 	"\tmov %rbp, %rsp\n"
@@ -166,12 +169,22 @@ __asm__(".text\n"
 	 * trampoline (16 bytes below: inside the red zone, which signal
 	 * frames skip) */
 	"2:\n"
+	"\t.cfi_def_cfa_offset 24\n"
 	"\tlea 16(%rsp), %rsp\n"
-	"\t.cfi_adjust_cfa_offset -16\n"
+	"\t.cfi_def_cfa_offset 8\n"
 	"\tjmp *-8(%rsp)\n"
-	"1:\n"                           /* no return hooked: no predictor entry */
+	"3:\n"
 	"\t.cfi_def_cfa %rbp, 96\n"
 	"\t.cfi_offset %rbp, -96\n"
+	"\tmovaps 0(%rsp), %xmm0\n"      /* (only xmm0-7 may have changed) */
+	"\tmovaps 16(%rsp), %xmm1\n"
+	"\tmovaps 32(%rsp), %xmm2\n"
+	"\tmovaps 48(%rsp), %xmm3\n"
+	"\tmovaps 64(%rsp), %xmm4\n"
+	"\tmovaps 80(%rsp), %xmm5\n"
+	"\tmovaps 96(%rsp), %xmm6\n"
+	"\tmovaps 112(%rsp), %xmm7\n"
+	"1:\n"                           /* no return hooked: no predictor entry */
 	"\tmov %rbp, %rsp\n"
 	"\tpop %rbp\n"
 	"\t.cfi_def_cfa %rsp, 88\n"

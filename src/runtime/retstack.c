@@ -23,7 +23,9 @@
  * Tail calls: a patched function jumping to another finds the trampoline's
  * address in its slot already.  It gets an entry of its own (original: the
  * trampoline), so both exits are seen, the callee's first; its call site is
- * the caller's.
+ * the caller's.  A function jumping back to its own entry is looping, not
+ * called again (what -finstrument-functions makes of tail recursion): no
+ * probe.
  *
  * Readers of return addresses: the unwinder (C++ exceptions, forced unwinds
  * of thread cancellation) and backtrace() would stop at the trampoline.
@@ -60,10 +62,12 @@ struct rs_entry {
 	uint64_t fn;
 };
 
+/* rs_entry.orig: the original is back in the slot (a reader runs) */
+#define RS_RESTORED (1ull << 63)
+
 struct rs_stack {
 	uint32_t n;                     /* entries in use */
-	uint32_t restored;              /* entries [0, restored) have their
-					   originals back in their slots */
+	uint32_t reserved;
 	uint64_t map_len;
 	struct rs_entry e[];
 };
@@ -134,8 +138,6 @@ static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *s
 			break;
 		n--;
 	}
-	if (s->restored > n)
-		s->restored = n;
 	return n;
 }
 
@@ -154,6 +156,12 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		}
 	}
 	n = rs_trim(s, s->n, slot, ret == rs_tramp);
+	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot && s->e[n - 1].fn == fn) {
+		/* a jump back to its own entry: a loop inside the call (as a
+		 * compiler makes of tail recursion), not a new call */
+		s->n = n;
+		return (struct sc_patch_pair){ 0, 0 };
+	}
 	if (unlikely(n >= SC_RS_MAX)) {
 		s->n = n;
 		__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
@@ -196,55 +204,53 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 		rs_lost();
 	e = &s->e[n - 1];
 	s->n = n - 1;
-	return (struct sc_patch_pair){ e->fn, e->orig };
+	return (struct sc_patch_pair){ e->fn, e->orig & ~RS_RESTORED };
 }
 
 /* ---- readers of return addresses --------------------------------------- */
 
-static inline uintptr_t rs_sp(void)
-{
-	uintptr_t sp;
-
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	return sp;
-}
+/* The CFA of the hook calling this (built with frame pointers): every
+ * entry below it is a frame gone, its own return address slot included. */
+#define rs_hook_cfa() ((uintptr_t)__builtin_frame_address(0) + 16)
 
 /*
- * Put the originals back into the slots of the live frames (above sp),
- * topmost entry first so that a slot shared by a tail call ends with its
- * first frame's original.  Returns how many entries are restored now.
+ * Put the originals back into the slots of the live frames: those at or
+ * above slot (the hook's own return address slot, which holds the
+ * trampoline when a patched function tail-called the hook), topmost entry
+ * first so that a slot shared by a tail call ends with its first frame's
+ * original.  Each entry restored is marked for rs_reinstall().
  */
-static uint32_t rs_restore(uintptr_t sp)
+static void rs_restore(uintptr_t slot)
 {
 	struct rs_stack *s = rs_tls;
 	uint32_t n, i;
 
 	if (!s)
-		return 0;
-	n = rs_trim(s, s->n, (const uint64_t *)sp, 0);
+		return;
+	n = rs_trim(s, s->n, (const uint64_t *)slot, 1);
 	s->n = n;
-	for (i = n; i > s->restored; i--) {
+	for (i = n; i > 0; i--) {
 		struct rs_entry *e = &s->e[i - 1];
 
-		if (*e->slot == rs_tramp)
+		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp) {
 			*e->slot = e->orig;
+			e->orig |= RS_RESTORED;
+		}
 	}
-	s->restored = n;
-	return n;
 }
 
-/* The trampoline back into the slots of the entries restored (a reader
- * is done, or a catch resumes the frames above sp). */
+/* The trampoline back into the slots restored (a reader is done, or a
+ * catch resumes the frames above it). */
 static void rs_reinstall(void)
 {
 	struct rs_stack *s = rs_tls;
-	uint32_t i;
 
-	if (!s)
-		return;
-	for (i = 0; i < s->restored && i < s->n; i++)
-		*s->e[i].slot = rs_tramp;
-	s->restored = 0;
+	for (uint32_t i = 0; s && i < s->n; i++) {
+		if (s->e[i].orig & RS_RESTORED) {
+			s->e[i].orig &= ~RS_RESTORED;
+			*s->e[i].slot = rs_tramp;
+		}
+	}
 }
 
 static void *rs_next(const char *name)
@@ -269,7 +275,7 @@ _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 
 	if (!real)
 		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_RaiseException");
-	rs_restore(rs_sp());
+	rs_restore(rs_hook_cfa() - 8);
 	r = real(exc);
 	rs_reinstall();
 	return r;
@@ -282,7 +288,7 @@ _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 
 	if (!real)
 		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_Resume_or_Rethrow");
-	rs_restore(rs_sp());
+	rs_restore(rs_hook_cfa() - 8);
 	r = real(exc);
 	rs_reinstall();
 	return r;
@@ -296,7 +302,7 @@ _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_
 	if (!real)
 		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
 			rs_next("_Unwind_ForcedUnwind");
-	rs_restore(rs_sp());
+	rs_restore(rs_hook_cfa() - 8);
 	r = real(exc, stop, arg);
 	rs_reinstall();
 	return r;
@@ -309,7 +315,7 @@ _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 
 	if (!real)
 		real = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))rs_next("_Unwind_Backtrace");
-	rs_restore(rs_sp());
+	rs_restore(rs_hook_cfa() - 8);
 	r = real(fn, arg);
 	rs_reinstall();
 	return r;
@@ -322,7 +328,7 @@ int backtrace(void **buf, int size)
 
 	if (!real)
 		real = (int (*)(void **, int))rs_next("backtrace");
-	rs_restore(rs_sp());
+	rs_restore(rs_hook_cfa() - 8);
 	r = real(buf, size);
 	rs_reinstall();
 	return r;
@@ -338,7 +344,7 @@ void *__cxa_begin_catch(void *exc)
 {
 	static void *(*real)(void *);
 	struct rs_stack *s = rs_tls;
-	uintptr_t sp = rs_sp();
+	uintptr_t sp = rs_hook_cfa();
 
 	if (!real)
 		real = (void *(*)(void *))rs_next("__cxa_begin_catch");
@@ -348,8 +354,6 @@ void *__cxa_begin_catch(void *exc)
 		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
 			n--;
 			s->n = n;
-			if (s->restored > n)
-				s->restored = n;
 			sc_rt_exit((void *)s->e[n].fn, (void *)s->e[n].site, sp);
 		}
 		rs_reinstall();
