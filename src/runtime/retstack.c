@@ -308,15 +308,44 @@ _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_
 	return r;
 }
 
+/* Is pc in this runtime?  Its own frames are hidden from the program's
+ * backtraces, as they would be without it. */
+static int rs_in_self(uint64_t pc)
+{
+	static void *self;
+	Dl_info a, b;
+
+	if (!self && dladdr((void *)rs_in_self, &a))
+		self = a.dli_fbase;
+	return self && dladdr((void *)pc, &b) && b.dli_fbase == self;
+}
+
+struct rs_trace {
+	_Unwind_Trace_Fn fn;
+	void *arg;
+	int started;
+};
+
+static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct rs_trace *t = arg;
+
+	if (!t->started && rs_in_self(_Unwind_GetIP(ctx)))
+		return _URC_NO_REASON;
+	t->started = 1;
+	return t->fn(ctx, t->arg);
+}
+
 _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
 	static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
+	struct rs_trace t = { fn, arg, 0 };
 	_Unwind_Reason_Code r;
 
 	if (!real)
 		real = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))rs_next("_Unwind_Backtrace");
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(fn, arg);
+	r = real(rs_trace_frame, &t);
 	rs_reinstall();
 	return r;
 }
@@ -324,14 +353,24 @@ _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 int backtrace(void **buf, int size)
 {
 	static int (*real)(void **, int);
-	int r;
+	void *tmp[257], **dst = size > 0 && size < 256 ? tmp : buf;
+	int n, skip = 0;
 
 	if (!real)
 		real = (int (*)(void **, int))rs_next("backtrace");
+	if (size <= 0)
+		return real(buf, size);
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(buf, size);
+	n = real(dst, dst == tmp ? size + 1 : size);
 	rs_reinstall();
-	return r;
+	while (skip < n && rs_in_self((uint64_t)(uintptr_t)dst[skip]))
+		skip++;
+	n -= skip;
+	if (n > size)
+		n = size;
+	for (int i = 0; i < n; i++)
+		buf[i] = dst[skip + i];
+	return n;
 }
 
 /*

@@ -1,12 +1,13 @@
 /*
  * Exact counts under run-time patching (t701): one function per rule of
- * docs/patching.md, built -O2 without hooks.  The program prints what it
+ * docs/patching.md, built -O2 -rdynamic without hooks.  The program prints what it
  * computed (the test compares it with a run without stackclock: registers
  * and results unchanged) and, on stderr, "expect NAME CALLS" for every
  * function it calls a known number of times (the counting oracle).
  *
  *	patch_exact N [child]     N rounds; "child": the exec'ed copy
  */
+#include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,24 @@ __asm__(".text\n"
 	"\t.cfi_endproc\n"
 	".size tiny, .-tiny\n");
 
+/* backtrace() from patched frames: the callers' names, as without us
+ * (built -rdynamic) */
+NOINL void bt_leaf(void)
+{
+	void *pc[16];
+	int n = backtrace(pc, 16);
+	char **sym = backtrace_symbols(pc, n);
+
+	for (int i = 0; sym && i < n && i < 4; i++) {
+		const char *a = strchr(sym[i], '('), *b = a ? strchr(a, '+') : NULL;
+
+		printf("bt %d %.*s\n", i, a && b ? (int)(b - a - 1) : 1, a && b ? a + 1 : "?");
+	}
+	free(sym);
+}
+NOINL void bt_mid(void) { bt_leaf(); g_seed++; }
+NOINL void bt_top(void) { bt_mid(); g_seed++; }
+
 /* threads */
 #define NTHREADS 4
 NOINL long thread_work(long n)
@@ -170,6 +189,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "child"))
 		return in_child(n);
 	rounds(n, &sum, &fsum);
+	bt_top();
+	want("bt_leaf", 1);
 	for (int i = 0; i < NTHREADS; i++) {
 		tn[i] = n;
 		pthread_create(&th[i], NULL, thread_main, &tn[i]);
