@@ -226,6 +226,11 @@ struct an_session {
 	uint64_t os_count[SC_OS_NCAT];
 	uint64_t repairs, open_frames, lost_events, events;
 	uint64_t lost_os_records;             /* OS-event records the kernel dropped */
+	/* run-time patching (SPEC section 10): functions patched, and left
+	 * alone per enum patch_reason (record/reloc.h), over the objects
+	 * patched (each once) */
+	bool have_patch;
+	uint64_t patched, unpatched[32];
 	/* sampling */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */

@@ -337,6 +337,9 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 		s->lost_samples = p->end.lost_samples;
 	s->unwind_failures = p->lost_unwind_rec;
 	s->lost_os_records = p->lost_os_rec;
+	s->have_patch = p->have_patch;
+	s->patched = p->patched;
+	memcpy(s->unpatched, p->unpatched, sizeof(s->unpatched));
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;
 	s->damage = p->damage;

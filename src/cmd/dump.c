@@ -333,6 +333,20 @@ static void dump_lost(FILE *f, const void *data)
 	fprintf(f, " count=%" PRIu64, l->count);
 }
 
+static void dump_patched(FILE *f, const void *data)
+{
+	const struct sc_rec_patched *p = data;
+
+	print_proc_id(f, "proc_id", p->proc_id);
+	fprintf(f, " base=0x%" PRIx64 " build_id=", p->base);
+	for (uint32_t i = 0; i < p->build_id_len && i < sizeof(p->build_id); i++)
+		fprintf(f, "%02x", p->build_id[i]);
+	fprintf(f, " patched=%" PRIu32, p->patched);
+	for (unsigned r = 1; r < PATCH_NREASONS; r++)
+		if (p->unpatched[r])
+			fprintf(f, " %s=%" PRIu32, patch_reason_name(r), p->unpatched[r]);
+}
+
 static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_SESSION]      = dump_session,
 	[SC_REC_SESSION_END]  = dump_session_end,
@@ -345,6 +359,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_STACK]        = dump_stack,
 	[SC_REC_SAMPLES]      = dump_samples,
 	[SC_REC_LOST]         = dump_lost,
+	[SC_REC_PATCHED]      = dump_patched,
 };
 
 static void dump_record(FILE *f, const struct sc_record *rec)

@@ -28,6 +28,7 @@ static const struct {
 	[SC_REC_STACK]        = { "stack",        sizeof(struct sc_rec_stack),        TAIL_IPS },
 	[SC_REC_SAMPLES]      = { "samples",      sizeof(struct sc_rec_samples),      TAIL_NONE },
 	[SC_REC_LOST]         = { "lost",         sizeof(struct sc_rec_lost),         TAIL_NONE },
+	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 };
 
 const char *sc_rec_type_name(unsigned type)

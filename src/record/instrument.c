@@ -604,6 +604,20 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		struct sc_rec_lost lr = { SC_LOST_OS_RECORDS, im->proc_id, os_lost };
 		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
 	}
+	for (i = 0; !ret && i < h->npatched && i < SC_SHM_MAX_PATCHED; i++) {
+		const struct sc_shm_patched *o = &h->patched[i];
+		struct sc_rec_patched pr2 = { 0 };
+
+		if (!o->valid || o->build_id_len > sizeof(o->build_id))
+			continue;
+		pr2.proc_id = im->proc_id;
+		pr2.build_id_len = o->build_id_len;
+		memcpy(pr2.build_id, o->build_id, sizeof(pr2.build_id));
+		pr2.patched = o->patched;
+		memcpy(pr2.unpatched, o->unpatched, sizeof(pr2.unpatched));
+		pr2.base = o->base;
+		ret = sc_writer_add(w, SC_REC_PATCHED, &pr2, sizeof(pr2));
+	}
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
 	tot->why |= h->lost_why;

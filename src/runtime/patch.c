@@ -20,6 +20,7 @@
  * and dlsym are the loader's).
  */
 #include "runtime/patch.h"
+#include "runtime/shm.h"
 #include "runtime/sys.h"
 #include "record/plan_file.h"
 
@@ -53,13 +54,7 @@ static struct {
 	uint64_t exe_dev, exe_ino;      /* STACKCLOCK_PATCH_EXE, 0 if absent */
 	uint64_t seen[256];             /* bases of the objects looked at */
 	int nseen;
-	struct sc_patch_totals tot;
 } pt;
-
-const struct sc_patch_totals *sc_patch_totals(void)
-{
-	return &pt.tot;
-}
 
 /* The object's GNU build-id, from its notes in memory; its length or 0. */
 static uint32_t obj_build_id(const struct dl_phdr_info *info, const uint8_t **id)
@@ -212,8 +207,30 @@ static uint64_t stub_size(const struct rel_entry *e)
 	return (SC_PATCH_STUB_LEN + e->code_len + 15) & ~15ull;
 }
 
-/* Apply the plan mapped at [m, m+len) to the object. */
-static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t len)
+/* List the object in this image's header (what the session reports). */
+static void publish(const struct sc_shm_patched *o)
+{
+	struct sc_shm_header *h = sc_rt_shm_header();
+	uint32_t i;
+
+	if (!h)
+		return;
+	i = __atomic_fetch_add(&h->npatched, 1, __ATOMIC_RELAXED);
+	if (i >= SC_SHM_MAX_PATCHED)
+		return;
+	for (unsigned k = 0; k < sizeof(o->build_id); k++)
+		h->patched[i].build_id[k] = o->build_id[k];
+	h->patched[i].build_id_len = o->build_id_len;
+	h->patched[i].base = o->base;
+	h->patched[i].patched = o->patched;
+	for (unsigned k = 0; k < 32; k++)
+		h->patched[i].unpatched[k] = o->unpatched[k];
+	__atomic_store_n(&h->patched[i].valid, 1, __ATOMIC_RELEASE);
+}
+
+/* Apply the plan mapped at [m, m+len) to the object; tally in *o. */
+static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t len,
+		       struct sc_shm_patched *o)
 {
 	const struct plan_file_header *h = m;
 	const struct plan_file_entry *v;
@@ -240,10 +257,9 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 	need = (need + PAGE - 1) & ~(PAGE - 1);
 	region = n ? region_near(need, lo, hi) : 0;
 	for (unsigned r = 0; r < PATCH_NREASONS && r < 32; r++)
-		pt.tot.unpatched[r] += h->count[r];
-	pt.tot.objects++;
+		o->unpatched[r] += h->count[r];
 	if (!region) {
-		pt.tot.unpatched[PATCH_OUT_OF_REACH] += n;
+		o->unpatched[PATCH_OUT_OF_REACH] += n;
 		return;
 	}
 	*(uint64_t *)region = sc_patch_arch_entry();
@@ -255,13 +271,13 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 
 		ok[i] = 0;
 		if (!in_text(info, site, e->len) || site < fn || site + REL_JMP_LEN > fn + 64) {
-			pt.tot.unpatched[PATCH_NOT_CODE]++;
+			o->unpatched[PATCH_NOT_CODE]++;
 			continue;
 		}
 		sc_patch_arch_stub((uint8_t *)at, fn, (const uint64_t *)region);
 		if (!rel_entry_place(e, (uint8_t *)at + SC_PATCH_STUB_LEN, at + SC_PATCH_STUB_LEN,
 				     info->dlpi_addr)) {
-			pt.tot.unpatched[PATCH_OUT_OF_REACH]++;
+			o->unpatched[PATCH_OUT_OF_REACH]++;
 			continue;
 		}
 		ok[i] = 1;
@@ -271,7 +287,7 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 	if (text_prot(info, 1)) {
 		text_prot(info, 0);
 		for (size_t i = 0; i < n; i++)
-			pt.tot.unpatched[PATCH_NOT_CODE] += ok[i];
+			o->unpatched[PATCH_NOT_CODE] += ok[i];
 		return;
 	}
 	at = region + 16;
@@ -283,9 +299,9 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 			continue;
 		if (rel_jmp(j, e->site + info->dlpi_addr, at + SC_PATCH_STUB_CODE)) {
 			write_jmp(e->site + info->dlpi_addr, j);
-			pt.tot.patched++;
+			o->patched++;
 		} else {
-			pt.tot.unpatched[PATCH_OUT_OF_REACH]++;
+			o->unpatched[PATCH_OUT_OF_REACH]++;
 		}
 		at += stub_size(e);
 	}
@@ -328,8 +344,13 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 				st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
 		}
 		if (match) {
+			struct sc_shm_patched o = { .base = info->dlpi_addr, .build_id_len = id_len };
+
+			for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
+				o.build_id[i] = id[i];
 			p->done = 1;
-			plan_apply(info, (const void *)m, len);
+			plan_apply(info, (const void *)m, len, &o);
+			publish(&o);
 		}
 		rt_sys2(SYS_munmap, m, (long)len);
 		if (match)

@@ -45,17 +45,13 @@ void sc_patch_start(char **envp);
 /* Objects loaded since the last call (dlopen): patch those a plan is for. */
 void sc_patch_loaded(void);
 
-/* What was patched and what was not, over every object so far: functions
- * patched, and functions left alone per enum patch_reason (the plans'
- * refusals plus those refused here, e.g. out_of_reach). */
-struct sc_patch_totals {
-	uint64_t patched;
-	uint64_t objects;
-	uint64_t unpatched[32];
-};
-const struct sc_patch_totals *sc_patch_totals(void);
-
 /* ---- between the parts (not for other callers) ---- */
+
+/* probe.c: the current image's shared-memory header (NULL when the runtime
+ * is off), where each object patched is listed with its counts per reason
+ * (the plan's refusals plus those made here, e.g. out_of_reach). */
+struct sc_shm_header;
+struct sc_shm_header *sc_rt_shm_header(void);
 
 /* Arch: bytes of a per-function stub before its trampoline, and where the
  * function's address is kept relative to the stub's start. */

@@ -1165,6 +1165,13 @@ static void rt_atfork_child(void)
 	child_start(stack_pointer());
 }
 
+/* This image's header while the runtime is on (patch.c reports there what
+ * it patched), else NULL. */
+struct sc_shm_header *sc_rt_shm_header(void)
+{
+	return rt.state == RT_ON && *rt_alive ? rt.hdr : NULL;
+}
+
 /* The image ends (exit, or return from main): note when. */
 static __attribute__((destructor)) void rt_fini(void)
 {

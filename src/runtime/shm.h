@@ -56,13 +56,14 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      2
+#define SC_SHM_VERSION      3
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
 #define SC_SHM_MAX_UNLOADS  32767                    /* 15 bits of tag */
 #define SC_SHM_UNLOAD_SHIFT 48
 #define SC_SHM_PATH_MAX     4096
+#define SC_SHM_MAX_PATCHED  64                       /* objects patched per image */
 
 #define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
 #define SC_SHM_ENV_OS       "STACKCLOCK_OS"
@@ -90,6 +91,17 @@ struct sc_shm_module {
 	                              object: its addresses are tagged g << 48 */
 };
 
+/* An object this image patched at run time (runtime/patch.h): functions
+ * patched, and left alone per enum patch_reason (record/reloc.h). */
+struct sc_shm_patched {
+	uint8_t build_id[20];
+	uint32_t build_id_len;
+	uint64_t base;             /* load bias */
+	uint32_t patched;
+	uint32_t unpatched[32];
+	uint32_t valid;            /* set last (release) */
+};
+
 struct sc_shm_header {
 	struct sc_eng_arena_hdr arena;   /* first: node index 0 */
 	uint64_t magic;                  /* SC_SHM_MAGIC */
@@ -110,6 +122,11 @@ struct sc_shm_header {
 	char parent_file[256];           /* fork parent's file name, "" if none */
 	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */
 	struct sc_shm_module modules[SC_SHM_MAX_MODULES];
+	/* run-time patching (SPEC section 10); a forked image lists only
+	 * what it patched itself */
+	uint32_t npatched;               /* slots handed out (may exceed max) */
+	uint32_t reserved_patch;
+	struct sc_shm_patched patched[SC_SHM_MAX_PATCHED];
 };
 
 /* The arena's first allocation starts after the header. */

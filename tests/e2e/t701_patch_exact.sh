@@ -41,6 +41,9 @@ s = r["session"]
 print(("not ok" if bad or not n else "ok") + " - %s: %d functions' counts exact %s" % (sys.argv[3], n, "; ".join(bad)))
 print(("ok" if "tiny" not in calls else "not ok") + " - %s: the 3-byte function is not patched" % sys.argv[3])
 print(("ok" if s["repairs"] == 0 else "not ok") + " - %s: no repair (%d)" % (sys.argv[3], s["repairs"]))
+u = s.get("unpatched", {})
+print(("ok" if u.get("too_short") == 1 and s.get("patched", 0) >= 15 else "not ok") +
+      " - %s: session lists %s patched, unpatched %s (too_short 1: tiny)" % (sys.argv[3], s.get("patched"), u))
 PY
 done
 
