@@ -127,6 +127,10 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 		.start_ns = 100 + salt, .end_ns = 900,
 	};
 	struct sc_rec_thread thr = { .proc_id = 1, .tid = 4243 + salt, .start_ns = 110, .end_ns = 890 };
+	struct sc_rec_patched patched = {
+		.proc_id = 1, .build_id_len = 20, .patched = 100 + salt,
+		.unpatched = { [10] = 2, [6] = 3500 }, .base = 0x555555554000ull,
+	};
 	struct sc_rec_module mod = {
 		.proc_id = 1, .build_id_len = 20, .start = 0x555555554000ull, .end = 0x555555558000ull,
 		.pgoff = 0x1000, .flags = SC_MOD_EXEC,
@@ -163,6 +167,7 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
 	ret |= put(w, s, SC_REC_SAMPLES, &sm, sizeof(sm), NULL, 0);
 	ret |= put(w, s, SC_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	ret |= put(w, s, SC_REC_PATCHED, &patched, sizeof(patched), NULL, 0);
 	ret |= put(w, s, SC_REC_SESSION_END, &end, sizeof(end), NULL, 0);
 	return ret;
 }
