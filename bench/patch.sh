@@ -72,7 +72,7 @@ awk -v p="$patched" -v h="$hooks" -v u="$uft" -v b="$base" 'BEGIN {
 	if (u > 0) printf "  patched / uftrace -P .:      %.2fx\n", (p - b) / (u - b)
 }'
 
-PY=$(command -v python3.11 || readlink -f "$(command -v python3)")
+PY=/usr/bin/python3.11   # Debian's (PATH may find a wrapper script first)
 if [ -n "$PY" ] && "$SC" dump --patch-plan "$PY" >/dev/null 2>&1; then
 	"$SC" record -m instrument -o "$W/py.data" -- "$PY" -c pass >/dev/null 2>&1   # the plan, cached
 	plan=$(ls "$W"/cache/plans/*.plan | while read -r f; do

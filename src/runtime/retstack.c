@@ -21,11 +21,12 @@
  * alternate stack, or another coroutine's stack, is not "below".
  *
  * Tail calls: a patched function jumping to another finds the trampoline's
- * address in its slot already.  It gets an entry of its own (original: the
- * trampoline), so both exits are seen, the callee's first; its call site is
- * the caller's.  A function jumping back to its own entry is looping, not
- * called again (what -finstrument-functions makes of tail recursion): no
- * probe.
+ * address in its slot already.  The jump ends the caller's frame (its exit
+ * probe runs then: its code is done) and the callee takes the frame's
+ * place: the same return address and call site, so the engine sees a call
+ * from the caller's caller.  A function jumping back to its own entry is
+ * looping, not called again (what -finstrument-functions makes of tail
+ * recursion): no probe.
  *
  * Readers of return addresses: the unwinder (C++ exceptions, forced unwinds
  * of thread cancellation) and backtrace() would stop at the trampoline.
@@ -156,11 +157,23 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		}
 	}
 	n = rs_trim(s, s->n, slot, ret == rs_tramp);
-	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot && s->e[n - 1].fn == fn) {
-		/* a jump back to its own entry: a loop inside the call (as a
-		 * compiler makes of tail recursion), not a new call */
+	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot) {
+		const struct rs_entry *top = &s->e[n - 1];
+
+		if (top->fn == fn) {
+			/* a jump back to its own entry: a loop inside the call
+			 * (as a compiler makes of tail recursion), not a call */
+			s->n = n;
+			return (struct sc_patch_pair){ 0, 0 };
+		}
+		/* a tail call: the caller's frame ends here, and the callee
+		 * takes its place (its return address, its call site) */
+		n--;
 		s->n = n;
-		return (struct sc_patch_pair){ 0, 0 };
+		sc_rt_exit((void *)top->fn, (void *)top->site, (uintptr_t)slot);
+		site = top->site;
+		ret = top->orig;
+		*slot = ret;                /* for the probe, as at any entry */
 	}
 	if (unlikely(n >= SC_RS_MAX)) {
 		s->n = n;
@@ -168,8 +181,8 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 	}
 	if (unlikely(ret == rs_tramp) && n) {
-		/* a tail call: the probe sees the caller's site in the slot,
-		 * so that the CFA is found as for any entry */
+		/* the trampoline in a slot whose entry is gone (a frame left
+		 * unhooked below it): nested in the frame on top */
 		site = s->e[n - 1].site;
 		*slot = site;
 	}
