@@ -341,7 +341,7 @@ static void dump_patched(FILE *f, const void *data)
 	fprintf(f, " base=0x%" PRIx64 " build_id=", p->base);
 	for (uint32_t i = 0; i < p->build_id_len && i < sizeof(p->build_id); i++)
 		fprintf(f, "%02x", p->build_id[i]);
-	fprintf(f, " patched=%" PRIu32, p->patched);
+	fprintf(f, " patched=%" PRIu32 " patch_ns=%" PRIu64, p->patched, p->patch_ns);
 	for (unsigned r = 1; r < PATCH_NREASONS; r++)
 		if (p->unpatched[r])
 			fprintf(f, " %s=%" PRIu32, patch_reason_name(r), p->unpatched[r]);

@@ -281,8 +281,9 @@ struct sc_rec_patched {
 	uint32_t patched;
 	uint32_t unpatched[32];
 	uint64_t base;            /* load bias in that image */
+	uint64_t patch_ns;        /* what patching it took, start to end */
 };
-static_assert(sizeof(struct sc_rec_patched) == 168, "patched size");
+static_assert(sizeof(struct sc_rec_patched) == 176, "patched size");
 
 /* ---- writer ---------------------------------------------------------- */
 

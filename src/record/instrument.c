@@ -616,6 +616,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		pr2.patched = o->patched;
 		memcpy(pr2.unpatched, o->unpatched, sizeof(pr2.unpatched));
 		pr2.base = o->base;
+		pr2.patch_ns = o->patch_ns;
 		ret = sc_writer_add(w, SC_REC_PATCHED, &pr2, sizeof(pr2));
 	}
 	tot->os_opened |= h->os_opened;

@@ -30,6 +30,7 @@
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define HOOK __attribute__((visibility("default")))
 #define PAGE 4096ul
@@ -161,6 +162,8 @@ static int text_prot(const struct dl_phdr_info *info, int writable)
 			if (rt_sys3(SYS_mprotect, a, b - a, prot | PROT_WRITE) &&
 			    rt_sys3(SYS_mprotect, a, b - a, (prot & ~PROT_EXEC) | PROT_WRITE))
 				ret = -1;
+			else
+				rt_sys3(SYS_madvise, a, b - a, MADV_POPULATE_WRITE);
 		} else {
 			rt_sys3(SYS_mprotect, a, b - a, prot);
 		}
@@ -223,6 +226,7 @@ static void publish(const struct sc_shm_patched *o)
 	h->patched[i].build_id_len = o->build_id_len;
 	h->patched[i].base = o->base;
 	h->patched[i].patched = o->patched;
+	h->patched[i].patch_ns = o->patch_ns;
 	for (unsigned k = 0; k < 32; k++)
 		h->patched[i].unpatched[k] = o->unpatched[k];
 	__atomic_store_n(&h->patched[i].valid, 1, __ATOMIC_RELEASE);
@@ -308,12 +312,22 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 	text_prot(info, 0);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The plan for the object, applied if there is one. */
 static void obj_patch(const struct dl_phdr_info *info, int is_main)
 {
+	uint64_t t0 = now_ns();
 	const uint8_t *id = NULL;
 	uint32_t id_len = obj_build_id(info, &id);
 	char path[SC_PATCH_PATH_MAX];
+	struct sc_shm_patched o;
 
 	for (int k = 0; k < pt.nplans; k++) {
 		struct plan_ref *p = &pt.plans[k];
@@ -344,17 +358,18 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 				st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
 		}
 		if (match) {
-			struct sc_shm_patched o = { .base = info->dlpi_addr, .build_id_len = id_len };
-
+			o = (struct sc_shm_patched){ .base = info->dlpi_addr, .build_id_len = id_len };
 			for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
 				o.build_id[i] = id[i];
 			p->done = 1;
 			plan_apply(info, (const void *)m, len, &o);
-			publish(&o);
 		}
 		rt_sys2(SYS_munmap, m, (long)len);
-		if (match)
+		if (match) {
+			o.patch_ns = now_ns() - t0;
+			publish(&o);
 			return;
+		}
 	}
 }
 

@@ -100,6 +100,7 @@ struct sc_shm_patched {
 	uint32_t patched;
 	uint32_t unpatched[32];
 	uint32_t valid;            /* set last (release) */
+	uint64_t patch_ns;         /* time the patching took (monotonic) */
 };
 
 struct sc_shm_header {
