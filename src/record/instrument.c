@@ -811,16 +811,19 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0;
+	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0, has_hooks;
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
 	if (ret) {
 		launch_report_exec_error(opts->argv[0], -ret);
 		return 1;
 	}
-	/* built without hooks: patched at run time (patchenv.c) */
-	if (elf_has_hooks(prog) == 0 &&
-	    record_patch_env(prog, opts->argv[0], &patch_env[0], &patch_env[1]))
+	/* built without hooks: patched at run time (patchenv.c), and so are
+	 * the libraries --patch names */
+	has_hooks = elf_has_hooks(prog);
+	if ((has_hooks == 0 || opts->patch) &&
+	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
+			     &patch_env[1]))
 		return 1;
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "

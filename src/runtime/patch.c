@@ -143,8 +143,11 @@ static int prot_of(uint32_t pf)
 	return (pf & PF_R ? PROT_READ : 0) | (pf & PF_W ? PROT_WRITE : 0) | (pf & PF_X ? PROT_EXEC : 0);
 }
 
-/* Make the executable segments writable (prot 0: back to their own). */
-static int text_prot(const struct dl_phdr_info *info, int writable)
+/* Make the executable segments writable (0: back to their own).  Where
+ * the system refuses writable code, the main program's text may go
+ * without execute meanwhile (nothing runs there while it is patched); a
+ * library's may not (this code may be calling into it). */
+static int text_prot(const struct dl_phdr_info *info, int writable, int is_main)
 {
 	int ret = 0;
 
@@ -160,7 +163,7 @@ static int text_prot(const struct dl_phdr_info *info, int writable)
 		prot = prot_of(ph->p_flags);
 		if (writable) {
 			if (rt_sys3(SYS_mprotect, a, b - a, prot | PROT_WRITE) &&
-			    rt_sys3(SYS_mprotect, a, b - a, (prot & ~PROT_EXEC) | PROT_WRITE))
+			    (!is_main || rt_sys3(SYS_mprotect, a, b - a, (prot & ~PROT_EXEC) | PROT_WRITE)))
 				ret = -1;
 			else
 				rt_sys3(SYS_madvise, a, b - a, MADV_POPULATE_WRITE);
@@ -233,7 +236,7 @@ static void publish(const struct sc_shm_patched *o)
 }
 
 /* Apply the plan mapped at [m, m+len) to the object; tally in *o. */
-static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t len,
+static void plan_apply(const struct dl_phdr_info *info, int is_main, const void *m, uint64_t len,
 		       struct sc_shm_patched *o)
 {
 	const struct plan_file_header *h = m;
@@ -288,8 +291,8 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 		at += stub_size(e);
 	}
 	rt_sys3(SYS_mprotect, region, need - n, PROT_READ | PROT_EXEC);
-	if (text_prot(info, 1)) {
-		text_prot(info, 0);
+	if (text_prot(info, 1, is_main)) {
+		text_prot(info, 0, is_main);
 		for (size_t i = 0; i < n; i++)
 			o->unpatched[PATCH_NOT_CODE] += ok[i];
 		return;
@@ -309,7 +312,7 @@ static void plan_apply(const struct dl_phdr_info *info, const void *m, uint64_t 
 		}
 		at += stub_size(e);
 	}
-	text_prot(info, 0);
+	text_prot(info, 0, is_main);
 }
 
 static uint64_t now_ns(void)
@@ -362,7 +365,7 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 			for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
 				o.build_id[i] = id[i];
 			p->done = 1;
-			plan_apply(info, (const void *)m, len, &o);
+			plan_apply(info, is_main, (const void *)m, len, &o);
 		}
 		rt_sys2(SYS_munmap, m, (long)len);
 		if (match) {
