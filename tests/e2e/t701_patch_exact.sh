@@ -6,7 +6,8 @@
 # callers), and every patched function's count equals the program's own
 # (patch_exact.c: plain calls and recursion, a RIP-relative first
 # instruction, a jcc among the first bytes, a jump back to the entry, tail
-# calls, float arguments and returns, -fipa-ra callers, threads, fork and
+# calls, float arguments and returns, -fipa-ra callers, signal handlers on
+# an alternate stack, threads, fork and
 # exec); the 3-byte function is left alone and counted as too_short.
 # longjmp past patched frames (e2e_jumps.c) and C++ exceptions through
 # them (e2e_throws.cc, g++ and clang++) keep exact counts.  A static

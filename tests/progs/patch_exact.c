@@ -9,6 +9,7 @@
  */
 #include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,19 @@ NOINL void bt_leaf(void)
 NOINL void bt_mid(void) { bt_leaf(); g_seed++; }
 NOINL void bt_top(void) { bt_mid(); g_seed++; }
 
+/* signal handlers, on an alternate stack, interrupting patched code */
+static volatile int g_signals;
+NOINL int sig_leaf(int x) { return x + g_seed; }
+static void on_signal(int sig)
+{
+	g_signals += sig_leaf(sig) > 0;
+}
+NOINL void raise_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		raise(SIGUSR1);
+}
+
 /* threads */
 #define NTHREADS 4
 NOINL long thread_work(long n)
@@ -191,6 +205,19 @@ int main(int argc, char **argv)
 	rounds(n, &sum, &fsum);
 	bt_top();
 	want("bt_leaf", 1);
+	{
+		static char alt[1 << 16];
+		stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+		struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_ONSTACK };
+
+		sigaltstack(&ss, NULL);
+		sigaction(SIGUSR1, &sa, NULL);
+		raise_n(n);
+		want("raise_n", 1);
+		want("on_signal", g_signals);
+		want("sig_leaf", g_signals);
+		sum += (unsigned long)g_signals;
+	}
 	for (int i = 0; i < NTHREADS; i++) {
 		tn[i] = n;
 		pthread_create(&th[i], NULL, thread_main, &tn[i]);
