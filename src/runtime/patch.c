@@ -39,10 +39,13 @@
 void sc_patch_retstack_init(void);
 uint64_t sc_patch_retstack_lost(void);
 
+/* A plan file, mapped for the life of the process (read-only, shared
+ * with the page cache): an object it is for may be loaded any time. */
 struct plan_ref {
-	const char *path;               /* in pt.paths, not NUL-terminated */
-	uint32_t len;
-	int done;                       /* applied, or found unusable */
+	const struct plan_file_header *h;   /* NULL: unusable */
+	const struct plan_file_entry *v;
+	size_t n;
+	uint64_t len;
 };
 
 int sc_patch_on __attribute__((used));   /* read by dlopen's assembly */
@@ -50,11 +53,10 @@ int sc_patch_on __attribute__((used));   /* read by dlopen's assembly */
 static struct {
 	struct plan_ref plans[SC_PATCH_MAX_PLANS];
 	int nplans;
-	char paths[16384];              /* STACKCLOCK_PATCH, copied: the
-					   program may change its environment */
 	uint64_t exe_dev, exe_ino;      /* STACKCLOCK_PATCH_EXE, 0 if absent */
-	uint64_t seen[256];             /* bases of the objects looked at */
-	int nseen;
+	struct { uint64_t lo, hi; } regions[256];   /* the stub regions */
+	int nregions;
+	int lock;                       /* dlopens of two threads */
 } pt;
 
 /* The object's GNU build-id, from its notes in memory; its length or 0. */
@@ -235,17 +237,16 @@ static void publish(const struct sc_shm_patched *o)
 	__atomic_store_n(&h->patched[i].valid, 1, __ATOMIC_RELEASE);
 }
 
-/* Apply the plan mapped at [m, m+len) to the object; tally in *o. */
-static void plan_apply(const struct dl_phdr_info *info, int is_main, const void *m, uint64_t len,
-		       struct sc_shm_patched *o)
+/* Apply the plan h (len bytes) to the object; tally in *o. */
+static void plan_apply(const struct dl_phdr_info *info, int is_main, const struct plan_file_header *h,
+		       uint64_t len, struct sc_shm_patched *o)
 {
-	const struct plan_file_header *h = m;
 	const struct plan_file_entry *v;
 	uint64_t lo = UINT64_MAX, hi = 0, need = 16, region, at;
 	uint8_t *ok;
 	size_t n;
 
-	v = plan_file_check(m, len, &n);
+	v = plan_file_check(h, len, &n);
 	if (!v)
 		return;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -270,6 +271,11 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const void 
 		return;
 	}
 	*(uint64_t *)region = sc_patch_arch_entry();
+	if (pt.nregions < (int)(sizeof(pt.regions) / sizeof(pt.regions[0]))) {
+		pt.regions[pt.nregions].lo = region;
+		pt.regions[pt.nregions].hi = region + need;
+		pt.nregions++;
+	}
 	ok = (uint8_t *)(region + need - n);
 	at = region + 16;
 	for (size_t i = 0; i < n; i++) {
@@ -323,67 +329,58 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The plan for the object, applied if there is one. */
+/* Does the function at site already jump into one of our regions (an
+ * object seen before, or a fork's copy)? */
+static int already_patched(uint64_t site)
+{
+	const uint8_t *p = (const uint8_t *)site;
+	int32_t d;
+	uint64_t to;
+
+	if (p[0] != 0xe9)
+		return 0;
+	d = (int32_t)((uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24);
+	to = site + REL_JMP_LEN + (uint64_t)(int64_t)d;
+	for (int i = 0; i < pt.nregions; i++)
+		if (to >= pt.regions[i].lo && to < pt.regions[i].hi)
+			return 1;
+	return 0;
+}
+
+/* The plan for the object, applied if there is one and the object is not
+ * patched yet. */
 static void obj_patch(const struct dl_phdr_info *info, int is_main)
 {
 	uint64_t t0 = now_ns();
 	const uint8_t *id = NULL;
 	uint32_t id_len = obj_build_id(info, &id);
-	char path[SC_PATCH_PATH_MAX];
-	struct sc_shm_patched o;
 
 	for (int k = 0; k < pt.nplans; k++) {
-		struct plan_ref *p = &pt.plans[k];
-		const struct plan_file_header *h;
-		uint64_t len = 0;
-		long m;
+		const struct plan_ref *p = &pt.plans[k];
+		struct sc_shm_patched o;
+		struct stat st;
 		int match;
 
-		if (p->done || p->len >= sizeof(path))
+		if (!p->h || p->h->build_id_len != id_len)
 			continue;
-		for (uint32_t i = 0; i < p->len; i++)
-			path[i] = p->path[i];
-		path[p->len] = 0;
-		m = plan_map(path, &len);
-		if (rt_mmap_failed(m)) {
-			p->done = 1;
-			continue;
-		}
-		h = (const struct plan_file_header *)m;
-		match = len >= sizeof(*h) && h->build_id_len <= sizeof(h->build_id) &&
-			h->build_id_len == id_len;
+		match = 1;
 		for (uint32_t i = 0; match && i < id_len; i++)
-			match = h->build_id[i] == id[i];
-		if (match && !id_len) {
-			struct stat st;
-
+			match = p->h->build_id[i] == id[i];
+		if (match && !id_len)
 			match = is_main && pt.exe_ino && !rt_sys2(SYS_stat, "/proc/self/exe", &st) &&
 				st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
-		}
-		if (match) {
-			o = (struct sc_shm_patched){ .base = info->dlpi_addr, .build_id_len = id_len };
-			for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
-				o.build_id[i] = id[i];
-			p->done = 1;
-			plan_apply(info, is_main, (const void *)m, len, &o);
-		}
-		rt_sys2(SYS_munmap, m, (long)len);
-		if (match) {
-			o.patch_ns = now_ns() - t0;
-			publish(&o);
+		if (!match)
+			continue;
+		if (p->n && already_patched(p->v[0].entry.site + info->dlpi_addr))
 			return;
-		}
+		o = (struct sc_shm_patched){ .base = info->dlpi_addr, .build_id_len = id_len };
+		for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
+			o.build_id[i] = id[i];
+		plan_apply(info, is_main, p->h, p->len, &o);
+		o.patch_ns = now_ns() - t0;
+		publish(&o);
+		return;
 	}
-}
-
-static int seen(uint64_t base)
-{
-	for (int i = 0; i < pt.nseen; i++)
-		if (pt.seen[i] == base)
-			return 1;
-	if (pt.nseen < (int)(sizeof(pt.seen) / sizeof(pt.seen[0])))
-		pt.seen[pt.nseen++] = base;
-	return 0;
 }
 
 static int each_obj(struct dl_phdr_info *info, size_t size, void *arg)
@@ -392,8 +389,7 @@ static int each_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	int is_main = (*index)++ == 0;
 
 	(void)size;
-	if (!seen(info->dlpi_addr + (uint64_t)(uintptr_t)info->dlpi_phdr))
-		obj_patch(info, is_main);
+	obj_patch(info, is_main);
 	return 0;
 }
 
@@ -401,28 +397,53 @@ void sc_patch_loaded(void)
 {
 	int index = 0;
 
-	if (sc_patch_on)
-		dl_iterate_phdr(each_obj, &index);
+	if (!sc_patch_on)
+		return;
+	while (__atomic_exchange_n(&pt.lock, 1, __ATOMIC_ACQUIRE))
+		rt_sys0(SYS_sched_yield);
+	dl_iterate_phdr(each_obj, &index);
+	__atomic_store_n(&pt.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Map the plan file at path[0 .. len) into *p (left unusable if it is not
+ * a plan this build reads). */
+static void plan_open(struct plan_ref *p, const char *path, size_t len)
+{
+	char buf[SC_PATCH_PATH_MAX];
+	uint64_t size = 0;
+	long m;
+
+	p->h = NULL;
+	if (len >= sizeof(buf))
+		return;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = path[i];
+	buf[len] = 0;
+	m = plan_map(buf, &size);
+	if (rt_mmap_failed(m))
+		return;
+	p->v = plan_file_check((const void *)m, size, &p->n);
+	if (!p->v || ((const struct plan_file_header *)m)->build_id_len > 20) {
+		rt_sys2(SYS_munmap, m, (long)size);
+		return;
+	}
+	p->h = (const struct plan_file_header *)m;
+	p->len = size;
 }
 
 void sc_patch_start(char **envp)
 {
 	const char *s = rt_getenv(envp, SC_PATCH_ENV), *e;
 
-	if (sc_patch_on || !s || !*s || rt_strlen(s) >= sizeof(pt.paths))
+	if (sc_patch_on || !s || !*s)
 		return;
-	rt_stpcpy(pt.paths, s, sizeof(pt.paths));
-	s = pt.paths;
 	while (*s && pt.nplans < SC_PATCH_MAX_PLANS) {
 		const char *c = s;
 
 		while (*c && *c != ':')
 			c++;
-		if (c > s) {
-			pt.plans[pt.nplans].path = s;
-			pt.plans[pt.nplans].len = (uint32_t)(c - s);
-			pt.nplans++;
-		}
+		if (c > s)
+			plan_open(&pt.plans[pt.nplans++], s, (size_t)(c - s));
 		s = *c ? c + 1 : c;
 	}
 	s = rt_getenv(envp, SC_PATCH_ENV_EXE);

@@ -1,7 +1,9 @@
 /*
  * patch_dl — libraries patched at run time (t703): a_work() of the
  * library it is linked with (patch_dl_lib.c, -DP=a), b_work() of one it
- * dlopens (-DP=b, path in argv[2]), each called argv[1] times with 10.
+ * dlopens (-DP=b, path in argv[2]), each called argv[1] times with 10;
+ * with a third argument, the library is then closed, opened again and
+ * b_work called argv[1] times more.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -22,6 +24,13 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < n; i++)
 		s += a_work(10) + b_work(10);
+	if (argc > 3) {
+		dlclose(h);
+		h = dlopen(argv[2], RTLD_NOW);
+		b_work = h ? (int (*)(int))dlsym(h, "b_work") : NULL;
+		for (int i = 0; b_work && i < n; i++)
+			s += b_work(10);
+	}
 	printf("%ld\n", s);
 	return 0;
 }
