@@ -83,11 +83,13 @@ void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_patch_retstack_init(void);
 uint64_t sc_patch_retstack_lost(void);
 
+/* pthread key destructor: the thread ends (its start routine has returned
+ * or pthread_exit unwound it: no patched frame of it is live). */
 static void rs_thread_end(void *arg)
 {
 	struct rs_stack *s = arg;
 
-	if (s && s == rs_tls && !s->n) {
+	if (s && s == rs_tls) {
 		rs_tls = NULL;
 		rt_sys2(SYS_munmap, s, s->map_len);
 	}
@@ -158,21 +160,23 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 	}
 	n = rs_trim(s, s->n, slot, ret == rs_tramp);
 	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot) {
-		const struct rs_entry *top = &s->e[n - 1];
+		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
+		uint64_t top_orig = s->e[n - 1].orig & ~RS_RESTORED;
 
-		if (top->fn == fn) {
+		if (top_fn == fn) {
 			/* a jump back to its own entry: a loop inside the call
 			 * (as a compiler makes of tail recursion), not a call */
 			s->n = n;
 			return (struct sc_patch_pair){ 0, 0 };
 		}
 		/* a tail call: the caller's frame ends here, and the callee
-		 * takes its place (its return address, its call site) */
-		n--;
-		s->n = n;
-		sc_rt_exit((void *)top->fn, (void *)top->site, (uintptr_t)slot);
-		site = top->site;
-		ret = top->orig;
+		 * takes its place (its return address, its call site); read
+		 * before the entry is given up: a signal handler may reuse it */
+		barrier();
+		s->n = --n;
+		sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
+		site = top_site;
+		ret = top_orig;
 		*slot = ret;                /* for the probe, as at any entry */
 	}
 	if (unlikely(n >= SC_RS_MAX)) {
@@ -189,6 +193,11 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
+	barrier();
+	/* a handler that ran between the two stores above pushed and popped
+	 * at n itself: the entry is ours again only now */
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != ret))
+		s->e[n] = (struct rs_entry){ slot, ret, site, fn };
 	return (struct sc_patch_pair){ fn, site };
 }
 
@@ -205,7 +214,7 @@ static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
 
 struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 {
-	uint64_t *slot = (uint64_t *)cfa - 1;
+	uint64_t *slot = (uint64_t *)cfa - 1, fn, orig;
 	struct rs_stack *s = rs_tls;
 	const struct rs_entry *e;
 	uint32_t n;
@@ -216,8 +225,11 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 	if (unlikely(!n))
 		rs_lost();
 	e = &s->e[n - 1];
+	fn = e->fn;
+	orig = e->orig & ~RS_RESTORED;
+	barrier();                      /* read before a handler may reuse it */
 	s->n = n - 1;
-	return (struct sc_patch_pair){ e->fn, e->orig & ~RS_RESTORED };
+	return (struct sc_patch_pair){ fn, orig };
 }
 
 /* ---- readers of return addresses --------------------------------------- */
@@ -404,9 +416,11 @@ void *__cxa_begin_catch(void *exc)
 		uint32_t n = s->n;
 
 		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
-			n--;
-			s->n = n;
-			sc_rt_exit((void *)s->e[n].fn, (void *)s->e[n].site, sp);
+			uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
+
+			barrier();
+			s->n = --n;
+			sc_rt_exit((void *)fn, (void *)site, sp);
 		}
 		rs_reinstall();
 	}
