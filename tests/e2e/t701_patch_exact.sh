@@ -7,7 +7,8 @@
 # (patch_exact.c: plain calls and recursion, a RIP-relative first
 # instruction, a jcc among the first bytes, a jump back to the entry, tail
 # calls, float arguments and returns, -fipa-ra callers, signal handlers on
-# an alternate stack, threads, fork and
+# an alternate stack, a profiling timer's signals landing anywhere in
+# patched code, threads, fork and
 # exec); the 3-byte function is left alone and counted as too_short.
 # longjmp past patched frames (e2e_jumps.c) and C++ exceptions through
 # them (e2e_throws.cc, g++ and clang++) keep exact counts.  A static
@@ -26,7 +27,7 @@ for cc in gcc clang; do
 	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && cmp -s "$TMP/plain.out" "$TMP/rec.out"
 	ok $? "$cc: same output and exit status under patching ($rc0, $rc1)"
 	report_json "$TMP/e.data" "$TMP/e.json"
-	grep '^expect ' "$TMP/plain.err" >"$TMP/expect"
+	grep '^expect ' "$TMP/rec.err" >"$TMP/expect"     # what this run did
 	python3 - "$TMP/e.json" "$TMP/expect" "$cc" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -41,9 +42,12 @@ for line in open(sys.argv[2]):
 s = r["session"]
 print(("not ok" if bad or not n else "ok") + " - %s: %d functions' counts exact %s" % (sys.argv[3], n, "; ".join(bad)))
 print(("ok" if "tiny" not in calls else "not ok") + " - %s: the 3-byte function is not patched" % sys.argv[3])
-print(("ok" if s["repairs"] == 0 else "not ok") + " - %s: no repair (%d)" % (sys.argv[3], s["repairs"]))
+# a signal landing inside a probe may cost a repair, as with hooks built in
+ticks = calls.get("on_tick", 0)
+print(("ok" if s["repairs"] <= ticks else "not ok") +
+      " - %s: repairs (%d) no more than the timer's signals (%d)" % (sys.argv[3], s["repairs"], ticks))
 u = s.get("unpatched", {})
-print(("ok" if u.get("too_short") == 1 and s.get("patched", 0) >= 15 else "not ok") +
+print(("ok" if u.get("too_short") == 1 and s.get("patched", 0) >= 20 else "not ok") +
       " - %s: session lists %s patched, unpatched %s (too_short 1: tiny)" % (sys.argv[3], s.get("patched"), u))
 PY
 done

@@ -3,7 +3,8 @@
  * docs/patching.md, built -O2 -rdynamic without hooks.  The program prints what it
  * computed (the test compares it with a run without stackclock: registers
  * and results unchanged) and, on stderr, "expect NAME CALLS" for every
- * function it calls a known number of times (the counting oracle).
+ * function it calls a known number of times in this run (the counting
+ * oracle; some depend on the time a loop took).
  *
  *	patch_exact N [child]     N rounds; "child": the exec'ed copy
  */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +137,16 @@ NOINL void raise_n(int n)
 		raise(SIGUSR1);
 }
 
+/* a timer's signals landing anywhere in patched code, its stubs and
+ * trampolines included (10 ticks of the profiling timer: 40 ms of CPU) */
+static volatile int g_ticks;
+NOINL int tick_leaf(int x) { return x + g_seed; }
+static void on_tick(int sig)
+{
+	g_ticks += tick_leaf(sig) > 0;
+}
+NOINL long spin_rec(int d) { return leaf(d <= 0 ? 0 : spin_rec(d - 1) + spin_rec(d - 2)); }
+
 /* threads */
 #define NTHREADS 4
 NOINL long thread_work(long n)
@@ -244,6 +256,23 @@ int main(int argc, char **argv)
 	}
 	waitpid(pid, &status, 0);
 	sum += (unsigned long)WEXITSTATUS(status);
+	{
+		struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
+		struct itimerval it = { { 0, 200 }, { 0, 200 } }, off = { { 0, 0 }, { 0, 0 } };
+		long calls = 0;
+
+		sigaction(SIGPROF, &sa, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
+		while (g_ticks < 10) {
+			spin_rec(18);          /* (how many times depends on time) */
+			calls++;
+		}
+		setitimer(ITIMER_PROF, &off, NULL);
+		want("spin_rec", calls * 13529);   /* calls of spin_rec(18) */
+		want("leaf", calls * 13529);       /* one per spin_rec */
+		want("on_tick", g_ticks);
+		want("tick_leaf", g_ticks);
+	}
 	/* in the two children: in_child once each, rec(3) n times each */
 	want("in_child", 2);
 	want("rec", 2L * 4 * n);
