@@ -53,8 +53,9 @@ void sc_patch_loaded(void);
 struct sc_shm_header;
 struct sc_shm_header *sc_rt_shm_header(void);
 
-/* Arch: bytes of a per-function stub before its trampoline, and where the
- * function's address is kept relative to the stub's start. */
+/* Arch: bytes of a per-function stub before its trampoline, where the
+ * function's address is kept, and where the site's jump lands, relative to
+ * the stub's start (patch_x86_64.c). */
 #define SC_PATCH_STUB_FN    0      /* uint64_t: the function's address */
 #define SC_PATCH_STUB_CODE  8      /* the jump at the site lands here */
 #define SC_PATCH_STUB_LEN   35     /* fn + its code: the trampoline

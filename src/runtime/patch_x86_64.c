@@ -4,29 +4,34 @@
  * A patched function's site holds `jmp stub+8`.  Its stub, written at run
  * time within reach of the object:
  *
- *	stub+0:   .quad fn                  the function's address
- *	stub+8:   call *entry_slot(%rip)     to sc_patch_entry (shared)
- *	stub+14:  the trampoline: the displaced instructions, relocated,
- *	          then jmp back into the function (reloc.h)
+ *	stub+0:   .quad fn                   the function's address
+ *	stub+8:   lea -16(%rsp), %rsp        room below the return address
+ *	          mov %rax, (%rsp)           the caller's rax kept
+ *	          lea tramp(%rip), %rax
+ *	          mov %rax, 8(%rsp)          the trampoline, at CFA-16
+ *	          jmp *entry_slot(%rip)      to sc_patch_entry_asm (shared)
+ *	stub+35:  tramp: the displaced instructions, relocated, then a jmp
+ *	          back into the function (reloc.h)
  *
- * The call leaves stub+14 (the trampoline, which also names the function:
- * fn is 14 bytes before it) just below the function's return address, so
- * the entry probe finds the caller's return address at CFA-8 and a word
- * unique to the function at CFA-16, the place where a compiled-in hook's
- * caller leaves its own return address (the engine's "pc").  The shared
- * entry saves every register a caller may expect unchanged (all the
- * caller-saved general registers, as -fipa-ra lets a caller keep values in
- * the ones its callee does not touch, and the vector argument registers
- * xmm0-7, with plain moves: the C path is built without vector code, but
- * its rare slow paths call libc), calls sc_patch_enter(), restores, and
- * returns into the trampoline: a return that matches the stub's call, so
- * the processor's return predictor stays in step.
+ * The entry probe so finds the caller's return address at CFA-8 and a word
+ * unique to the function at CFA-16, where a compiled-in hook's caller
+ * leaves its own return address (the engine's "pc").  The shared entry
+ * saves every register a caller may expect unchanged: all the caller-saved
+ * general registers (-fipa-ra lets a caller keep values in those its
+ * callee does not touch) and xmm0-15 (arguments, and the same for vector
+ * registers), with plain moves; the C halves are built without vector
+ * code, but the probes' slow paths (reading the kernel's records, a new
+ * calling context) use floating point and call libc.  It calls
+ * sc_patch_enter() and the probe, restores, and jumps to the trampoline
+ * through a `call` placed just before the return trampoline whose pushed
+ * address it drops: the processor's return predictor then holds the
+ * return trampoline, where the function's own return now goes.
  *
- * The function's own return then goes to sc_patch_return (its return
- * address was replaced), which keeps rax/rdx and xmm0/xmm1 (the return
- * value registers; x87 is never touched) and the other caller-saved
- * registers, asks sc_patch_leave() for the original return address, and
- * returns there through the slot the original occupied.
+ * The return trampoline keeps the same registers (rax/rdx and xmm0/xmm1
+ * hold the return value; x87 is never touched), asks sc_patch_leave() for
+ * the original return address and the function, runs the exit probe, and
+ * returns there through the slot the original occupied, a return the
+ * predictor also expects (the caller's own call pushed it).
  */
 #include "runtime/patch.h"
 
@@ -62,7 +67,7 @@ __asm__(".text\n"
 	"\tmov %rsp, %rbp\n"
 	"\t.cfi_def_cfa_register %rbp\n"
 	"\tand $-16, %rsp\n"
-	"\tsub $144, %rsp\n"
+	"\tsub $272, %rsp\n"
 	"\tmovaps %xmm0, 0(%rsp)\n"
 	"\tmovaps %xmm1, 16(%rsp)\n"
 	"\tmovaps %xmm2, 32(%rsp)\n"
@@ -71,12 +76,20 @@ __asm__(".text\n"
 	"\tmovaps %xmm5, 80(%rsp)\n"
 	"\tmovaps %xmm6, 96(%rsp)\n"
 	"\tmovaps %xmm7, 112(%rsp)\n"
+	"\tmovaps %xmm8, 128(%rsp)\n"
+	"\tmovaps %xmm9, 144(%rsp)\n"
+	"\tmovaps %xmm10, 160(%rsp)\n"
+	"\tmovaps %xmm11, 176(%rsp)\n"
+	"\tmovaps %xmm12, 192(%rsp)\n"
+	"\tmovaps %xmm13, 208(%rsp)\n"
+	"\tmovaps %xmm14, 224(%rsp)\n"
+	"\tmovaps %xmm15, 240(%rsp)\n"
 	"\tmov %rax, %rdi\n"             /* the trampoline */
 	"\tlea 88(%rbp), %rsi\n"         /* the return address slot (CFA-8) */
 	"\tcall sc_patch_enter\n"        /* rax = fn (bit 63: leave the
 					    return alone; 0: nothing to do),
 					    rdx = call site */
-	"\tmov %rax, 128(%rsp)\n"
+	"\tmov %rax, 256(%rsp)\n"
 	"\ttest %rax, %rax\n"
 	"\tjz 3f\n"
 	"\tbtr $63, %rax\n"
@@ -92,7 +105,15 @@ __asm__(".text\n"
 	"\tmovaps 80(%rsp), %xmm5\n"
 	"\tmovaps 96(%rsp), %xmm6\n"
 	"\tmovaps 112(%rsp), %xmm7\n"
-	"\tcmpq $0, 128(%rsp)\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
+	"\tcmpq $0, 256(%rsp)\n"
 	"\tjle 1f\n"
 	"\tlea sc_patch_return_asm(%rip), %rax\n"
 	"\tmov %rax, 88(%rbp)\n"         /* the return goes to the trampoline */
@@ -141,9 +162,23 @@ __asm__(".text\n"
 	"\tpush %rbp\n"                  /* rsp = CFA-88 */
 	"\tmov %rsp, %rbp\n"
 	"\tand $-16, %rsp\n"
-	"\tsub $32, %rsp\n"
+	"\tsub $256, %rsp\n"
 	"\tmovaps %xmm0, 0(%rsp)\n"
 	"\tmovaps %xmm1, 16(%rsp)\n"
+	"\tmovaps %xmm2, 32(%rsp)\n"
+	"\tmovaps %xmm3, 48(%rsp)\n"
+	"\tmovaps %xmm4, 64(%rsp)\n"
+	"\tmovaps %xmm5, 80(%rsp)\n"
+	"\tmovaps %xmm6, 96(%rsp)\n"
+	"\tmovaps %xmm7, 112(%rsp)\n"
+	"\tmovaps %xmm8, 128(%rsp)\n"
+	"\tmovaps %xmm9, 144(%rsp)\n"
+	"\tmovaps %xmm10, 160(%rsp)\n"
+	"\tmovaps %xmm11, 176(%rsp)\n"
+	"\tmovaps %xmm12, 192(%rsp)\n"
+	"\tmovaps %xmm13, 208(%rsp)\n"
+	"\tmovaps %xmm14, 224(%rsp)\n"
+	"\tmovaps %xmm15, 240(%rsp)\n"
 	"\tlea 88(%rbp), %rdi\n"         /* CFA */
 	"\tcall sc_patch_leave\n"        /* rax = fn, rdx = where to return */
 	"\tmov %rdx, 80(%rbp)\n"         /* CFA-8 */
@@ -153,6 +188,20 @@ __asm__(".text\n"
 	"\tcall sc_rt_exit\n"
 	"\tmovaps 0(%rsp), %xmm0\n"
 	"\tmovaps 16(%rsp), %xmm1\n"
+	"\tmovaps 32(%rsp), %xmm2\n"
+	"\tmovaps 48(%rsp), %xmm3\n"
+	"\tmovaps 64(%rsp), %xmm4\n"
+	"\tmovaps 80(%rsp), %xmm5\n"
+	"\tmovaps 96(%rsp), %xmm6\n"
+	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
 	"\tmov %rbp, %rsp\n"
 	"\tpop %rbp\n"
 	"\tpop %r11\n"
@@ -176,7 +225,7 @@ __asm__(".text\n"
 	"3:\n"
 	"\t.cfi_def_cfa %rbp, 96\n"
 	"\t.cfi_offset %rbp, -96\n"
-	"\tmovaps 0(%rsp), %xmm0\n"      /* (only xmm0-7 may have changed) */
+	"\tmovaps 0(%rsp), %xmm0\n"
 	"\tmovaps 16(%rsp), %xmm1\n"
 	"\tmovaps 32(%rsp), %xmm2\n"
 	"\tmovaps 48(%rsp), %xmm3\n"
@@ -184,6 +233,14 @@ __asm__(".text\n"
 	"\tmovaps 80(%rsp), %xmm5\n"
 	"\tmovaps 96(%rsp), %xmm6\n"
 	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
 	"1:\n"                           /* no return hooked: no predictor entry */
 	"\tmov %rbp, %rsp\n"
 	"\tpop %rbp\n"

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,6 +68,29 @@ static NOINL long ipa_caller(long a, long b, long c, long d)
 	for (int i = 0; i < 4; i++)
 		r += ipa_leaf((int)(a + i)) + b * c - d;
 	return r + a + b + c + d;
+}
+
+/* a system call without a call, so that -fipa-ra lets the caller keep
+ * doubles in vector registers across it, while its exit probe reads the
+ * kernel's records of that system call (a slow path, libc and floating
+ * point inside) */
+static NOINL long do_sys(long x)
+{
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "a"((long)SYS_getppid) : "rcx", "r11", "memory");
+	return r * 0 + x;
+}
+static NOINL double keep_xmm(double a, double b, int n)
+{
+	double c = a * b, d = a + b, e = a - b, f = a / b, g = c * d, h = e * f;
+	long s = 0;
+
+	for (int i = 0; i < n; i++) {
+		s += do_sys(i);
+		c += 1.0; d += 2.0; e += 3.0; f += 4.0; g += 0.5; h += 0.25;
+	}
+	return c + d * 2 + e * 3 + f * 5 + g * 7 + h * 11 + (double)s;
 }
 
 /* tail calls (built with sibling calls on) */
@@ -217,6 +241,9 @@ int main(int argc, char **argv)
 	rounds(n, &sum, &fsum);
 	bt_top();
 	want("bt_leaf", 1);
+	fsum += keep_xmm(1.5, 2.5, n);
+	want("keep_xmm", 1);
+	want("do_sys", n);
 	{
 		static char alt[1 << 16];
 		stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
