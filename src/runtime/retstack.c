@@ -82,6 +82,7 @@ static int rs_key_ok;
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_patch_retstack_init(void);
 uint64_t sc_patch_retstack_lost(void);
+static void rs_resolve(void);
 
 /* pthread key destructor: the thread ends (its start routine has returned
  * or pthread_exit unwound it: no patched frame of it is live). */
@@ -99,6 +100,7 @@ static void rs_thread_end(void *arg)
 void sc_patch_retstack_init(void)
 {
 	rs_tramp = sc_patch_arch_return();
+	rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;
 }
@@ -278,10 +280,33 @@ static void rs_reinstall(void)
 	}
 }
 
-static void *rs_next(const char *name)
+/* The wrapped functions, resolved when patching starts (not first inside
+ * a throw, where the loader's lookup may meet a failing allocator), else
+ * on first use (a program with hooks built in). */
+static struct {
+	_Unwind_Reason_Code (*raise)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code (*rethrow)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code (*forced)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+	_Unwind_Reason_Code (*trace)(_Unwind_Trace_Fn, void *);
+	int (*backtrace)(void **, int);
+	void *(*begin_catch)(void *);
+} rs_real;
+
+static void rs_resolve(void)
 {
-	return dlsym(RTLD_NEXT, name);
+	rs_real.raise = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
+		dlsym(RTLD_NEXT, "_Unwind_RaiseException");
+	rs_real.rethrow = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
+		dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
+	rs_real.forced = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
+		dlsym(RTLD_NEXT, "_Unwind_ForcedUnwind");
+	rs_real.trace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
+		dlsym(RTLD_NEXT, "_Unwind_Backtrace");
+	rs_real.backtrace = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
+	rs_real.begin_catch = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
 }
+
+#define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
 
 HOOK _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc);
 HOOK _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc);
@@ -295,40 +320,30 @@ HOOK int backtrace(void **buf, int size);
  * only when nothing catches (then the trampolines go back). */
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
-	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
 	_Unwind_Reason_Code r;
 
-	if (!real)
-		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_RaiseException");
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(exc);
+	r = RS_REAL(raise)(exc);
 	rs_reinstall();
 	return r;
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
-	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *);
 	_Unwind_Reason_Code r;
 
-	if (!real)
-		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))rs_next("_Unwind_Resume_or_Rethrow");
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(exc);
+	r = RS_REAL(rethrow)(exc);
 	rs_reinstall();
 	return r;
 }
 
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
 {
-	static _Unwind_Reason_Code (*real)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
 	_Unwind_Reason_Code r;
 
-	if (!real)
-		real = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
-			rs_next("_Unwind_ForcedUnwind");
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(exc, stop, arg);
+	r = RS_REAL(forced)(exc, stop, arg);
 	rs_reinstall();
 	return r;
 }
@@ -363,30 +378,24 @@ static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg
 
 _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
-	static _Unwind_Reason_Code (*real)(_Unwind_Trace_Fn, void *);
 	struct rs_trace t = { fn, arg, 0 };
 	_Unwind_Reason_Code r;
 
-	if (!real)
-		real = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))rs_next("_Unwind_Backtrace");
 	rs_restore(rs_hook_cfa() - 8);
-	r = real(rs_trace_frame, &t);
+	r = RS_REAL(trace)(rs_trace_frame, &t);
 	rs_reinstall();
 	return r;
 }
 
 int backtrace(void **buf, int size)
 {
-	static int (*real)(void **, int);
 	void *tmp[257], **dst = size > 0 && size < 256 ? tmp : buf;
 	int n, skip = 0;
 
-	if (!real)
-		real = (int (*)(void **, int))rs_next("backtrace");
 	if (size <= 0)
-		return real(buf, size);
+		return RS_REAL(backtrace)(buf, size);
 	rs_restore(rs_hook_cfa() - 8);
-	n = real(dst, dst == tmp ? size + 1 : size);
+	n = RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size);
 	rs_reinstall();
 	while (skip < n && rs_in_self((uint64_t)(uintptr_t)dst[skip]))
 		skip++;
@@ -406,12 +415,9 @@ int backtrace(void **buf, int size)
  */
 void *__cxa_begin_catch(void *exc)
 {
-	static void *(*real)(void *);
 	struct rs_stack *s = rs_tls;
 	uintptr_t sp = rs_hook_cfa();
 
-	if (!real)
-		real = (void *(*)(void *))rs_next("__cxa_begin_catch");
 	if (s) {
 		uint32_t n = s->n;
 
@@ -424,5 +430,5 @@ void *__cxa_begin_catch(void *exc)
 		}
 		rs_reinstall();
 	}
-	return real(exc);
+	return RS_REAL(begin_catch)(exc);
 }
