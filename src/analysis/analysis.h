@@ -231,6 +231,7 @@ struct an_session {
 	 * patched (each once) */
 	bool have_patch;
 	uint64_t patched, unpatched[32];
+	uint64_t unhooked_returns;    /* patched frames whose exit was inferred */
 	/* sampling */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */

@@ -147,6 +147,7 @@ struct an_profile {
 	/* run-time patching: each object counted once (by build-id) */
 	bool have_patch;
 	uint64_t patched, unpatched[32];
+	uint64_t unhooked_rec;        /* frames whose return was not hooked */
 	uint8_t (*patch_ids)[21];     /* build-ids seen: length, then bytes */
 	size_t npatch_ids, apatch_ids;
 

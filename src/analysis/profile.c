@@ -447,6 +447,8 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 			p->lost_unwind_rec += l->count;
 		else if (l->kind == SC_LOST_OS_RECORDS)
 			p->lost_os_rec += l->count;
+		else if (l->kind == SC_LOST_UNHOOKED)
+			p->unhooked_rec += l->count;
 		break;
 	}
 	default:

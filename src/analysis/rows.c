@@ -339,6 +339,7 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	s->lost_os_records = p->lost_os_rec;
 	s->have_patch = p->have_patch;
 	s->patched = p->patched;
+	s->unhooked_returns = p->unhooked_rec;
 	memcpy(s->unpatched, p->unpatched, sizeof(s->unpatched));
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;

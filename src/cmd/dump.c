@@ -322,6 +322,7 @@ static void dump_lost(FILE *f, const void *data)
 	static const char *const kinds[] = {
 		[SC_LOST_SAMPLES] = "samples", [SC_LOST_EVENTS] = "events",
 		[SC_LOST_UNWIND] = "unwind", [SC_LOST_OS_RECORDS] = "os_records",
+		[SC_LOST_UNHOOKED] = "unhooked",
 	};
 	const struct sc_rec_lost *l = data;
 

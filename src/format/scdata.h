@@ -263,7 +263,10 @@ struct sc_rec_lost {
 };
 static_assert(sizeof(struct sc_rec_lost) == 16, "lost size");
 enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3,
-       SC_LOST_OS_RECORDS = 4 };  /* OS-event records the kernel dropped
+       SC_LOST_OS_RECORDS = 4,
+       SC_LOST_UNHOOKED = 5 };    /* run-time patching: frames whose return
+                                     was not hooked (their exits are
+                                     inferred) */  /* OS-event records the kernel dropped
                                      (instrumentation: exact OS time and
                                      counts are short by these) */
 

@@ -127,6 +127,7 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 			bool first = true;
 
 			u64_field(f, "patched", s->patched);
+			u64_field(f, "unhooked_returns", s->unhooked_returns);
 			key(f, "unpatched");
 			fputc('{', f);
 			for (unsigned r = 1; r < PATCH_NREASONS; r++) {

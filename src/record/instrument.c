@@ -604,6 +604,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		struct sc_rec_lost lr = { SC_LOST_OS_RECORDS, im->proc_id, os_lost };
 		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
 	}
+	if (!ret && h->patch_unhooked) {
+		struct sc_rec_lost lr = { SC_LOST_UNHOOKED, im->proc_id, h->patch_unhooked };
+		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
+	}
 	for (i = 0; !ret && i < h->npatched && i < SC_SHM_MAX_PATCHED; i++) {
 		const struct sc_shm_patched *o = &h->patched[i];
 		struct sc_rec_patched pr2 = { 0 };

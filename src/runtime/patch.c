@@ -37,7 +37,6 @@
 #define REACH ((1ull << 31) - (1ull << 20))  /* what a rel32 spans, with room */
 
 void sc_patch_retstack_init(void);
-uint64_t sc_patch_retstack_lost(void);
 
 /* A plan file, mapped for the life of the process (read-only, shared
  * with the page cache): an object it is for may be loaded any time. */

@@ -43,6 +43,7 @@
 
 #include "runtime/patch.h"
 #include "runtime/engine.h"
+#include "runtime/shm.h"
 #include "runtime/sys.h"
 
 #include <dlfcn.h>
@@ -75,13 +76,11 @@ struct rs_stack {
 
 static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
 static uint64_t rs_tramp;           /* the return trampoline's address */
-static uint64_t rs_overflow;        /* frames whose return was not hooked */
 static pthread_key_t rs_key;
 static int rs_key_ok;
 
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_patch_retstack_init(void);
-uint64_t sc_patch_retstack_lost(void);
 static void rs_resolve(void);
 
 /* pthread key destructor: the thread ends (its start routine has returned
@@ -105,11 +104,15 @@ void sc_patch_retstack_init(void)
 		rs_key_ok = 1;
 }
 
-uint64_t sc_patch_retstack_lost(void)
+/* A frame whose return is left alone (its exit is then inferred by the
+ * engine): counted in the image's header. */
+static __attribute__((noinline, cold)) void rs_unhooked(void)
 {
-	return __atomic_load_n(&rs_overflow, __ATOMIC_RELAXED);
-}
+	struct sc_shm_header *h = sc_rt_shm_header();
 
+	if (h)
+		__atomic_fetch_add(&h->patch_unhooked, 1, __ATOMIC_RELAXED);
+}
 static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
 {
 	uint64_t len = sizeof(struct rs_stack) + (uint64_t)SC_RS_MAX * sizeof(struct rs_entry);
@@ -156,7 +159,7 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 	if (unlikely(!s)) {
 		s = rs_new();
 		if (!s) {
-			__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
+			rs_unhooked();
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
@@ -183,7 +186,7 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 	}
 	if (unlikely(n >= SC_RS_MAX)) {
 		s->n = n;
-		__atomic_fetch_add(&rs_overflow, 1, __ATOMIC_RELAXED);
+		rs_unhooked();
 		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 	}
 	if (unlikely(ret == rs_tramp) && n) {

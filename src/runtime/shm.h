@@ -126,7 +126,8 @@ struct sc_shm_header {
 	/* run-time patching (SPEC section 10); a forked image lists only
 	 * what it patched itself */
 	uint32_t npatched;               /* slots handed out (may exceed max) */
-	uint32_t reserved_patch;
+	uint32_t patch_unhooked;         /* frames whose return was not hooked
+	                                    (a full stack of return addresses) */
 	struct sc_shm_patched patched[SC_SHM_MAX_PATCHED];
 };
 

@@ -12,7 +12,8 @@
 # exec); the 3-byte function is left alone and counted as too_short.
 # longjmp past patched frames (e2e_jumps.c) and C++ exceptions through
 # them (e2e_throws.cc, g++ and clang++) keep exact counts.  A static
-# program gets one line that suggests sampling.
+# program gets one line that suggests sampling.  Recursion deeper than the
+# runtime's stack of return addresses is counted, its returns left alone.
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 
@@ -74,3 +75,17 @@ if gcc -O2 -static -o "$TMP/static" "$PROGS/rep_calls.c" 2>/dev/null; then
 	[ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && case "$err" in *static*sampl*) true ;; *) false ;; esac
 	ok $? "static program: one line, non-zero exit, suggests sampling ($err)"
 fi
+
+# deeper than the runtime's stack of return addresses (65,536 frames): the
+# calls are counted, the returns beyond it are left alone and counted
+cat >"$TMP/deep.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long down(long d) { return d <= 0 ? 0 : 1 + down(d - 1) * 1; }
+int main(int argc, char **argv) { printf("%ld\n", down(atol(argv[1]))); return 0; }
+C
+gcc -O2 -fno-optimize-sibling-calls -o "$TMP/deep" "$TMP/deep.c" || exit 1
+check "recursion 100,000 deep" -- "$STACKCLOCK" record -m instrument -o "$TMP/d.data" -- "$TMP/deep" 100000
+report_json "$TMP/d.data" "$TMP/d.json"
+check "100,001 calls of down, 34,466 unhooked returns ($(q "$TMP/d.json" "(row('down')['calls'], s['unhooked_returns'])"))" -- \
+	q "$TMP/d.json" "exit(0 if (row('down')['calls'], s['unhooked_returns'], s['open_frames']) == (100001, 100001 - 65535, 0) else 1)"
