@@ -415,9 +415,7 @@ static void plan_open(struct plan_ref *p, const char *path, size_t len)
 	p->h = NULL;
 	if (len >= sizeof(buf))
 		return;
-	for (size_t i = 0; i < len; i++)
-		buf[i] = path[i];
-	buf[len] = 0;
+	rt_stpcpy(buf, path, len + 1);     /* (a loop gcc could make a memcpy) */
 	m = plan_map(buf, &size);
 	if (rt_mmap_failed(m))
 		return;

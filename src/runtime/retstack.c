@@ -293,6 +293,9 @@ static struct {
 	_Unwind_Reason_Code (*trace)(_Unwind_Trace_Fn, void *);
 	int (*backtrace)(void **, int);
 	void *(*begin_catch)(void *);
+	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);   /* looked up, not
+				    imported: the runtime loads into programs
+				    without the unwinder's library */
 } rs_real;
 
 static void rs_resolve(void)
@@ -307,6 +310,7 @@ static void rs_resolve(void)
 		dlsym(RTLD_NEXT, "_Unwind_Backtrace");
 	rs_real.backtrace = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
 	rs_real.begin_catch = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
 }
 
 #define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
@@ -357,10 +361,11 @@ static int rs_in_self(uint64_t pc)
 {
 	static void *self;
 	Dl_info a, b;
+	void *extra;
 
-	if (!self && dladdr((void *)rs_in_self, &a))
+	if (!self && dladdr1((void *)rs_in_self, &a, &extra, RTLD_DL_LINKMAP))
 		self = a.dli_fbase;
-	return self && dladdr((void *)pc, &b) && b.dli_fbase == self;
+	return self && dladdr1((void *)pc, &b, &extra, RTLD_DL_LINKMAP) && b.dli_fbase == self;
 }
 
 struct rs_trace {
@@ -373,7 +378,7 @@ static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg
 {
 	struct rs_trace *t = arg;
 
-	if (!t->started && rs_in_self(_Unwind_GetIP(ctx)))
+	if (!t->started && rs_real.get_ip && rs_in_self(rs_real.get_ip(ctx)))
 		return _URC_NO_REASON;
 	t->started = 1;
 	return t->fn(ctx, t->arg);
