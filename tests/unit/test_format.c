@@ -886,7 +886,7 @@ static void test_dump(void)
 
 		bad |= sc_writer_add(w, SC_REC_SESSION, &se, sizeof(se));
 		bad |= sc_writer_add(w, SC_REC_THREAD_STATS, &ts, sizeof(ts));
-		for (uint32_t k = SC_LOST_SAMPLES; k <= SC_LOST_OS_RECORDS + 1; k++)
+		for (uint32_t k = SC_LOST_SAMPLES; k <= SC_LOST_UNHOOKED + 1; k++)
 			bad |= sc_writer_add(w, SC_REC_LOST, &(struct sc_rec_lost){ .kind = k, .count = k },
 					     sizeof(struct sc_rec_lost));
 		bad |= sc_writer_close(w);
@@ -897,7 +897,8 @@ static void test_dump(void)
 	ok(st == 0 && strstr(out, " os_requested=switch,fault "), "OS categories named: %d", st);
 	ok(strstr(out, " os_switch=1 os_syscall=2 os_fault=3 ") != NULL, "per-category counts named");
 	ok(strstr(out, "kind=samples ") && strstr(out, "kind=events ") && strstr(out, "kind=unwind ") &&
-	   strstr(out, "kind=os_records ") && strstr(out, "kind=5 "), "every lost kind named, unknown by number");
+	   strstr(out, "kind=os_records ") && strstr(out, "kind=unhooked ") && strstr(out, "kind=6 "),
+	   "every lost kind named, unknown by number");
 
 	spill(cut, "hello world, not a profile", 26);
 	snprintf(cmd, sizeof(cmd), "%s dump -i %s 2>&1", tool, cut);
