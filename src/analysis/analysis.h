@@ -236,6 +236,12 @@ struct an_session {
 	double probe_cost_ns;                 /* calibrated cost taken out per event, 0: none */
 	uint64_t probe_removed_ns;            /* taken out in all */
 	bool raw_times;                       /* values shown with the cost left in */
+	/* run-time patching (SPEC section 10): functions patched, and left
+	 * alone per enum patch_reason (record/reloc.h), over the objects
+	 * patched (each once) */
+	bool have_patch;
+	uint64_t patched, unpatched[32];
+	uint64_t unhooked_returns;    /* patched frames whose exit was inferred */
 	/* sampling */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */

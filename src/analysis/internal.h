@@ -144,6 +144,12 @@ struct an_profile {
 	uint64_t lost_events_rec, lost_samples_rec, lost_unwind_rec, lost_os_rec;
 	uint64_t bad_records;
 	uint32_t features;            /* SC_FEAT_* seen (file header or records) */
+	/* run-time patching: each object counted once (by build-id) */
+	bool have_patch;
+	uint64_t patched, unpatched[32];
+	uint64_t unhooked_rec;        /* frames whose return was not hooked */
+	uint8_t (*patch_ids)[21];     /* build-ids seen: length, then bytes */
+	size_t npatch_ids, apatch_ids;
 
 	struct an_proc *procs;
 	size_t nprocs, aprocs;

@@ -68,6 +68,7 @@ void an_profile_free(struct an_profile *p)
 	free(p->threads);
 	an_map_release(&p->thread_map);
 	free(p->sites);
+	free(p->patch_ids);
 	free(p->tstats);
 	an_map_release(&p->tstats_map);
 	free(p->stacks);
@@ -181,6 +182,27 @@ const char *an_thread_name(const struct an_profile *p, uint32_t proc_id, uint32_
 /* ---- records ------------------------------------------------------------ */
 
 /* Remember a module's build-id by its path (as the resolver names it). */
+/* An object patched at run time: its counts, once per object (the same
+ * program exec'ed again patches the same functions again). */
+static void add_patched(struct an_profile *p, const struct sc_rec_patched *r)
+{
+	uint8_t id[21] = { 0 };
+
+	p->have_patch = true;
+	if (r->build_id_len && r->build_id_len <= sizeof(r->build_id)) {
+		id[0] = (uint8_t)r->build_id_len;
+		memcpy(id + 1, r->build_id, r->build_id_len);
+		for (size_t i = 0; i < p->npatch_ids; i++)
+			if (!memcmp(p->patch_ids[i], id, sizeof(id)))
+				return;
+		ALLOC_GROW(p->patch_ids, p->npatch_ids + 1, p->apatch_ids);
+		memcpy(p->patch_ids[p->npatch_ids++], id, sizeof(id));
+	}
+	p->patched += r->patched;
+	for (size_t i = 0; i < ARRAY_SIZE(p->unpatched); i++)
+		p->unpatched[i] += r->unpatched[i];
+}
+
 static void add_build_id(struct an_profile *p, const struct sc_rec_module *m)
 {
 	static const char deleted[] = " (deleted)";
@@ -443,6 +465,9 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		p->features |= SC_FEAT_SAMPLE;
 		add_samples(p, d);
 		break;
+	case SC_REC_PATCHED:
+		add_patched(p, d);
+		break;
 	case SC_REC_LOST: {
 		const struct sc_rec_lost *l = d;
 
@@ -454,6 +479,8 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 			p->lost_unwind_rec += l->count;
 		else if (l->kind == SC_LOST_OS_RECORDS)
 			p->lost_os_rec += l->count;
+		else if (l->kind == SC_LOST_UNHOOKED)
+			p->unhooked_rec += l->count;
 		break;
 	}
 	default:

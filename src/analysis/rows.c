@@ -347,6 +347,10 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	}
 	s->probe_removed_ns = p->removed_ns;
 	s->raw_times = p->raw_times;
+	s->have_patch = p->have_patch;
+	s->patched = p->patched;
+	s->unhooked_returns = p->unhooked_rec;
+	memcpy(s->unpatched, p->unpatched, sizeof(s->unpatched));
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	s->bad_records = p->bad_records;
 	s->damage = p->damage;

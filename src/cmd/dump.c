@@ -322,6 +322,7 @@ static void dump_lost(FILE *f, const void *data)
 	static const char *const kinds[] = {
 		[SC_LOST_SAMPLES] = "samples", [SC_LOST_EVENTS] = "events",
 		[SC_LOST_UNWIND] = "unwind", [SC_LOST_OS_RECORDS] = "os_records",
+		[SC_LOST_UNHOOKED] = "unhooked",
 	};
 	const struct sc_rec_lost *l = data;
 
@@ -352,6 +353,20 @@ static void dump_cct_removed(FILE *f, const void *data)
 		r->incl_sum, r->excl_sum);
 }
 
+static void dump_patched(FILE *f, const void *data)
+{
+	const struct sc_rec_patched *p = data;
+
+	print_proc_id(f, "proc_id", p->proc_id);
+	fprintf(f, " base=0x%" PRIx64 " build_id=", p->base);
+	for (uint32_t i = 0; i < p->build_id_len && i < sizeof(p->build_id); i++)
+		fprintf(f, "%02x", p->build_id[i]);
+	fprintf(f, " patched=%" PRIu32 " patch_ns=%" PRIu64, p->patched, p->patch_ns);
+	for (unsigned r = 1; r < PATCH_NREASONS; r++)
+		if (p->unpatched[r])
+			fprintf(f, " %s=%" PRIu32, patch_reason_name(r), p->unpatched[r]);
+}
+
 static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_SESSION]      = dump_session,
 	[SC_REC_SESSION_END]  = dump_session_end,
@@ -364,6 +379,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_STACK]        = dump_stack,
 	[SC_REC_SAMPLES]      = dump_samples,
 	[SC_REC_LOST]         = dump_lost,
+	[SC_REC_PATCHED]      = dump_patched,
 	[SC_REC_PROBE_COST]   = dump_probe_cost,
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 };

@@ -21,15 +21,18 @@
 
 static const char record_usage[] =
 	"usage: stackclock record [-m sample|instrument] [-F HZ] [-o FILE]\n"
-	"                         [--os-events=LIST] [--kernel] -- PROGRAM [ARGS...]\n"
+	"                         [--os-events=LIST] [--patch LIST] [--kernel]\n"
+	"                         -- PROGRAM [ARGS...]\n"
 	"       stackclock record -p PID [-F HZ] [-o FILE] [--duration SECONDS]\n"
 	"\n"
-	"  -m, --method M      sample (default) or instrument (needs a program\n"
-	"                      built with -finstrument-functions)\n"
+	"  -m, --method M      sample (default) or instrument (a program built\n"
+	"                      without -finstrument-functions is patched at run time)\n"
 	"  -F, --freq HZ       sampling rate, default 999\n"
 	"  -o, --output FILE   data file, default stackclock.data\n"
 	"  --os-events LIST    instrument: OS events that make time non-application,\n"
 	"                      switch,syscall,fault (default all), or none\n"
+	"  --patch LIST        instrument: also patch these libraries (names such as\n"
+	"                      libz.so.1 or libz, or paths, comma-separated), or all\n"
 	"  --kernel            sample: include kernel frames\n"
 	"  -p, --pid PID       attach to a running process (sampling)\n"
 	"  --duration SECONDS  sample: stop after this long (with -p, or a program)\n";
@@ -104,7 +107,7 @@ static int check_output(const char *path)
 	return 0;
 }
 
-enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION };
+enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH };
 
 /* An option the method would silently ignore is a mistake: say so. */
 static int check_method_options(const struct record_opts *o, bool freq_given, bool os_given)
@@ -122,8 +125,9 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 			pr_err("record: %s is for sampling; drop it, or drop '-m instrument'", misplaced);
 			return -EINVAL;
 		}
-	} else if (os_given) {
-		pr_err("record: --os-events is for '-m instrument'; add that, or drop --os-events");
+	} else if (os_given || o->patch) {
+		misplaced = os_given ? "--os-events" : "--patch";
+		pr_err("record: %s is for '-m instrument'; add that, or drop %s", misplaced, misplaced);
 		return -EINVAL;
 	}
 	return 0;
@@ -139,6 +143,7 @@ int cmd_record(int argc, char **argv)
 		{ "os-events", required_argument, NULL, OPT_OS_EVENTS },
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "patch", required_argument, NULL, OPT_PATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -188,6 +193,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_KERNEL:
 			o.kernel = true;
+			break;
+		case OPT_PATCH:
+			if (!*optarg) {
+				pr_err("record: --patch needs library names, paths or 'all'");
+				return 2;
+			}
+			o.patch = optarg;
 			break;
 		case OPT_DURATION:
 			if (parse_seconds(optarg, &o.duration_s))

@@ -30,6 +30,7 @@ static const struct {
 	[SC_REC_LOST]         = { "lost",         sizeof(struct sc_rec_lost),         TAIL_NONE },
 	[SC_REC_PROBE_COST]   = { "probe_cost",   sizeof(struct sc_rec_probe_cost),   TAIL_NONE },
 	[SC_REC_CCT_REMOVED]  = { "cct_removed",  sizeof(struct sc_rec_cct_removed),  TAIL_NONE },
+	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 };
 
 const char *sc_rec_type_name(unsigned type)

@@ -94,8 +94,9 @@ enum sc_rec_type {
 	SC_REC_STACK        = 9,   /* struct sc_rec_stack + ip[nframes] */
 	SC_REC_SAMPLES      = 10,  /* struct sc_rec_samples */
 	SC_REC_LOST         = 11,  /* struct sc_rec_lost */
-	SC_REC_PROBE_COST   = 12,  /* struct sc_rec_probe_cost */
-	SC_REC_CCT_REMOVED  = 13,  /* struct sc_rec_cct_removed */
+	SC_REC_PATCHED      = 12,  /* struct sc_rec_patched */
+	SC_REC_PROBE_COST   = 13,  /* struct sc_rec_probe_cost */
+	SC_REC_CCT_REMOVED  = 14,  /* struct sc_rec_cct_removed */
 	SC_REC_MAX
 };
 
@@ -296,9 +297,30 @@ struct sc_rec_lost {
 };
 static_assert(sizeof(struct sc_rec_lost) == 16, "lost size");
 enum { SC_LOST_SAMPLES = 1, SC_LOST_EVENTS = 2, SC_LOST_UNWIND = 3,
-       SC_LOST_OS_RECORDS = 4 };  /* OS-event records the kernel dropped
+       SC_LOST_OS_RECORDS = 4,
+       SC_LOST_UNHOOKED = 5 };    /* run-time patching: frames whose return
+                                     was not hooked (their exits are
+                                     inferred) */  /* OS-event records the kernel dropped
                                      (instrumentation: exact OS time and
                                      counts are short by these) */
+
+/*
+ * An object a process image patched at run time (SPEC section 10): how many
+ * of its functions were patched, and how many were left alone per reason
+ * (index: enum patch_reason of record/reloc.h, whose order the plan files
+ * pin too).  An object patched in several images (exec of the same
+ * program) is listed by each.
+ */
+struct sc_rec_patched {
+	uint32_t proc_id;
+	uint32_t build_id_len;    /* 0 if the object has none */
+	uint8_t  build_id[20];
+	uint32_t patched;
+	uint32_t unpatched[32];
+	uint64_t base;            /* load bias in that image */
+	uint64_t patch_ns;        /* what patching it took, start to end */
+};
+static_assert(sizeof(struct sc_rec_patched) == 176, "patched size");
 
 /* ---- writer ---------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
  * number).  One row per line, so the output also greps well.
  */
 #include "output/output.h"
+#include "record/reloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -127,6 +128,23 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 		u64_field(f, "probe_removed_ns", s->probe_removed_ns);
 		key(f, "raw_times");
 		fputs(s->raw_times ? "true" : "false", f);
+		if (s->have_patch) {
+			bool first = true;
+
+			u64_field(f, "patched", s->patched);
+			u64_field(f, "unhooked_returns", s->unhooked_returns);
+			key(f, "unpatched");
+			fputc('{', f);
+			for (unsigned r = 1; r < PATCH_NREASONS; r++) {
+				if (!s->unpatched[r])
+					continue;
+				fputs(first ? "" : ", ", f);
+				out_json_string(f, patch_reason_name(r));
+				fprintf(f, ": %" PRIu64, s->unpatched[r]);
+				first = false;
+			}
+			fputc('}', f);
+		}
 	}
 	key(f, "unnamed_pct");
 	fprintf(f, "%.4f", s->unnamed_pct);

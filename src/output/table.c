@@ -14,6 +14,7 @@
  */
 #include "analysis/cct.h"
 #include "output/output.h"
+#include "record/reloc.h"
 #include "symbols/symbols.h"
 
 #include <errno.h>
@@ -258,6 +259,24 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 				lf(&l, "Probe cost removed: %.1fns per event, %s in all (--raw-times: left in)",
 				   s->probe_cost_ns, a);
 			line_out(f, &l, width);
+		}
+		if (s->have_patch) {
+			/* built without hooks: patched at run time (SPEC section 10) */
+			const char *sep = "  not patched: ";
+
+			lf(&l, "Patched at run time: %" PRIu64 " functions", s->patched);
+			if (s->unhooked_returns)
+				lf(&l, " (%" PRIu64 " calls deeper than the runtime's stack of return "
+				   "addresses: their exits inferred)", s->unhooked_returns);
+			line_out(f, &l, width);
+			for (unsigned k = 1; k < PATCH_NREASONS; k++) {
+				if (!s->unpatched[k])
+					continue;
+				lf(&l, "%s%s %" PRIu64, sep, patch_reason_name(k), s->unpatched[k]);
+				sep = ", ";
+			}
+			if (*sep == ',')
+				line_out(f, &l, width);
 		}
 		if (s->lost_os_records) {
 			/* the runtime charges an interval that overflowed the

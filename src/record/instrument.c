@@ -670,6 +670,25 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		struct sc_rec_lost lr = { SC_LOST_OS_RECORDS, im->proc_id, os_lost };
 		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
 	}
+	if (!ret && h->patch_unhooked) {
+		struct sc_rec_lost lr = { SC_LOST_UNHOOKED, im->proc_id, h->patch_unhooked };
+		ret = sc_writer_add(w, SC_REC_LOST, &lr, sizeof(lr));
+	}
+	for (i = 0; !ret && i < h->npatched && i < SC_SHM_MAX_PATCHED; i++) {
+		const struct sc_shm_patched *o = &h->patched[i];
+		struct sc_rec_patched pr2 = { 0 };
+
+		if (!o->valid || o->build_id_len > sizeof(o->build_id))
+			continue;
+		pr2.proc_id = im->proc_id;
+		pr2.build_id_len = o->build_id_len;
+		memcpy(pr2.build_id, o->build_id, sizeof(pr2.build_id));
+		pr2.patched = o->patched;
+		memcpy(pr2.unpatched, o->unpatched, sizeof(pr2.unpatched));
+		pr2.base = o->base;
+		pr2.patch_ns = o->patch_ns;
+		ret = sc_writer_add(w, SC_REC_PATCHED, &pr2, sizeof(pr2));
+	}
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
 	tot->why |= h->lost_why;
@@ -853,7 +872,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
-	char *env[7] = { NULL }, *dir = NULL;
+	char *env[9] = { NULL }, *dir = NULL, *patch_env[2] = { NULL, NULL };
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[4] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -866,18 +885,20 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0;
+	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0, has_hooks;
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
 	if (ret) {
 		launch_report_exec_error(opts->argv[0], -ret);
 		return 1;
 	}
-	if (elf_has_hooks(prog) == 0) {
-		pr_err("'%s' has no instrumentation: rebuild it with -finstrument-functions",
-		       opts->argv[0]);
+	/* built without hooks: patched at run time (patchenv.c), and so are
+	 * the libraries --patch names */
+	has_hooks = elf_has_hooks(prog);
+	if ((has_hooks == 0 || opts->patch) &&
+	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
+			     &patch_env[1]))
 		return 1;
-	}
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
 		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
@@ -886,6 +907,8 @@ int record_instrument(const struct record_opts *opts)
 	if (find_runtime(runtime, sizeof(runtime))) {
 		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
 		       runtime);
+		free(patch_env[0]);
+		free(patch_env[1]);
 		return 1;
 	}
 	dir = shm_dir();
@@ -900,10 +923,17 @@ int record_instrument(const struct record_opts *opts)
 	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);
 	c0 = clock_pair_now();
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
-	env[4] = tp_enter ? xasprintf("%s=%s", SC_SHM_ENV_TP, tp) : NULL;
+	i = 4;
+	if (tp_enter)
+		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
+	if (patch_env[0])
+		env[i++] = patch_env[0];
+	if (patch_env[1])
+		env[i++] = patch_env[1];
+	/* the cost of the compiled-in hooks; a patched program's probes cost
+	 * somewhat more (docs/accuracy.md) */
 	if (!calibrate(runtime, cost, &pc.samples))
-		env[tp_enter ? 5 : 4] = xasprintf("%s=%u,%u,%u,%u", SC_SHM_ENV_COST,
-						  cost[0], cost[1], cost[2], cost[3]);
+		env[i++] = xasprintf("%s=%u,%u,%u,%u", SC_SHM_ENV_COST, cost[0], cost[1], cost[2], cost[3]);
 	else
 		pr_warn("could not measure the probes' cost: times include it (see 'stackclock report --raw-times')");
 
@@ -971,7 +1001,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 8; i++)
 		free(env[i]);
 	free(dir);
 	return rc;

@@ -28,6 +28,7 @@ struct record_opts {
 	bool kernel;              /* --kernel: kernel frames in samples */
 	pid_t attach_pid;         /* -p, 0 if launching */
 	double duration_s;        /* --duration, 0 = until target ends / ^C */
+	const char *patch;        /* --patch LIST (instrument), or NULL */
 	char **argv;              /* target command, NULL-terminated */
 	int argc;
 };
@@ -35,6 +36,18 @@ struct record_opts {
 /* Drivers: return 0 on success (whatever the target's own exit status). */
 int record_instrument(const struct record_opts *opts);
 int record_sample(const struct record_opts *opts);
+
+/*
+ * patchenv.c: the environment that has the runtime patch the program at
+ * prog (named name on the command line) when it was built without hooks
+ * (with_exe), and the libraries named by patch (--patch LIST, may be
+ * NULL): *env_plan and *env_exe ("NAME=value", malloc'ed; NULL when there
+ * is nothing to patch).  Returns 0, or -1 after a one-line error (a
+ * static, setuid or non-x86-64 program, a library not found, a plan that
+ * cannot be built).
+ */
+int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
+		     char **env_plan, char **env_exe);
 
 /* ---- launch.c -------------------------------------------------------- */
 

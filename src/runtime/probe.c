@@ -35,6 +35,7 @@
 #pragma GCC optimize("no-tree-slp-vectorize")
 
 #include "runtime/calib.h"
+#include "runtime/patch.h"
 #include "runtime/shm.h"
 #include "runtime/sys.h"
 #include "format/scdata.h"
@@ -1100,6 +1101,8 @@ static __attribute__((constructor)) void rt_ctor(void)
 	pthread_once(&rt_once, rt_process_init);
 	if (rt.state == RT_ON)
 		pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
+	if (rt.state == RT_ON)
+		sc_patch_start(__environ);     /* a program built without hooks */
 	tls.state = saved;
 }
 
@@ -1288,6 +1291,13 @@ static void child_start(uintptr_t sp)
 static void rt_atfork_child(void)
 {
 	child_start(stack_pointer());
+}
+
+/* This image's header while the runtime is on (patch.c reports there what
+ * it patched), else NULL. */
+struct sc_shm_header *sc_rt_shm_header(void)
+{
+	return rt.state == RT_ON && *rt_alive ? rt.hdr : NULL;
 }
 
 /* The image ends (exit, or return from main): note when. */

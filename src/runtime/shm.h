@@ -45,6 +45,11 @@
  *	STACKCLOCK_COST    "EE,EX,XE,XX": the probes' cost in ticks per
  *	                   interval, by the kinds of its two events (calib.h);
  *	                   absent: nothing is taken out
+ *	STACKCLOCK_PATCH   "PLAN[:PLAN...]": patch plan files (record/plan_file.h)
+ *	                   for a program built without hooks; each applies to
+ *	                   the loaded object with its build-id (runtime/patch.h)
+ *	STACKCLOCK_PATCH_EXE "DEV,INO" of the main program: a plan without a
+ *	                   build-id applies to it only if /proc/self/exe is that
  *
  * Memory of threads that ended goes back to the arena (engine.h,
  * sc_eng_thread_retire), for threads to come.
@@ -57,13 +62,14 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      3
+#define SC_SHM_VERSION      4
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
 #define SC_SHM_MAX_UNLOADS  32767                    /* 15 bits of tag */
 #define SC_SHM_UNLOAD_SHIFT 48
 #define SC_SHM_PATH_MAX     4096
+#define SC_SHM_MAX_PATCHED  64                       /* objects patched per image */
 
 #define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
 #define SC_SHM_ENV_OS       "STACKCLOCK_OS"
@@ -92,6 +98,18 @@ struct sc_shm_module {
 	                              object: its addresses are tagged g << 48 */
 };
 
+/* An object this image patched at run time (runtime/patch.h): functions
+ * patched, and left alone per enum patch_reason (record/reloc.h). */
+struct sc_shm_patched {
+	uint8_t build_id[20];
+	uint32_t build_id_len;
+	uint64_t base;             /* load bias */
+	uint32_t patched;
+	uint32_t unpatched[32];
+	uint32_t valid;            /* set last (release) */
+	uint64_t patch_ns;         /* time the patching took (monotonic) */
+};
+
 struct sc_shm_header {
 	struct sc_eng_arena_hdr arena;   /* first: node index 0 */
 	uint64_t magic;                  /* SC_SHM_MAGIC */
@@ -112,6 +130,12 @@ struct sc_shm_header {
 	char parent_file[256];           /* fork parent's file name, "" if none */
 	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */
 	struct sc_shm_module modules[SC_SHM_MAX_MODULES];
+	/* run-time patching (SPEC section 10); a forked image lists only
+	 * what it patched itself */
+	uint32_t npatched;               /* slots handed out (may exceed max) */
+	uint32_t patch_unhooked;         /* frames whose return was not hooked
+	                                    (a full stack of return addresses) */
+	struct sc_shm_patched patched[SC_SHM_MAX_PATCHED];
 };
 
 /* The arena's first allocation starts after the header. */

@@ -59,7 +59,10 @@ one_line_fail "unknown report option" "unknown option|unrecognized" -- "$STACKCL
 one_line_fail "missing program" "no such program" -- "$STACKCLOCK" record -m instrument -- ./does-not-exist
 one_line_fail "missing program (sampling)" "no such program" -- "$STACKCLOCK" record -- ./does-not-exist
 printf 'int main(void){return 0;}\n' >plain.c && cc -o plain plain.c
-one_line_fail "uninstrumented binary says to rebuild" "finstrument-functions" -- "$STACKCLOCK" record -m instrument -- ./plain
+# built without hooks is patched at run time (t701); another architecture cannot be
+python3 -c 'import sys; b = bytearray(open("plain", "rb").read()); b[18:20] = (183).to_bytes(2, "little"); open("plain.arm", "wb").write(b)'
+chmod +x plain.arm
+one_line_fail "uninstrumented binary of another architecture: suggests sampling" "x86-64.*sampling" -- "$STACKCLOCK" record -m instrument -- ./plain.arm
 one_line_fail "report without a data file" "stackclock.data" -- "$STACKCLOCK" report
 head -c 4096 /dev/urandom >garbage.data
 one_line_fail "report of a file that is not a data file" "garbage.data" -- "$STACKCLOCK" report -i garbage.data

@@ -127,6 +127,10 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 		.start_ns = 100 + salt, .end_ns = 900,
 	};
 	struct sc_rec_thread thr = { .proc_id = 1, .tid = 4243 + salt, .start_ns = 110, .end_ns = 890 };
+	struct sc_rec_patched patched = {
+		.proc_id = 1, .build_id_len = 20, .patched = 100 + salt,
+		.unpatched = { [10] = 2, [6] = 3500 }, .base = 0x555555554000ull,
+	};
 	struct sc_rec_module mod = {
 		.proc_id = 1, .build_id_len = 20, .start = 0x555555554000ull, .end = 0x555555558000ull,
 		.pgoff = 0x1000, .flags = SC_MOD_EXEC,
@@ -168,6 +172,7 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
 	ret |= put(w, s, SC_REC_SAMPLES, &sm, sizeof(sm), NULL, 0);
 	ret |= put(w, s, SC_REC_LOST, &lost, sizeof(lost), NULL, 0);
+	ret |= put(w, s, SC_REC_PATCHED, &patched, sizeof(patched), NULL, 0);
 	ret |= put(w, s, SC_REC_SESSION_END, &end, sizeof(end), NULL, 0);
 	return ret;
 }
@@ -886,7 +891,7 @@ static void test_dump(void)
 
 		bad |= sc_writer_add(w, SC_REC_SESSION, &se, sizeof(se));
 		bad |= sc_writer_add(w, SC_REC_THREAD_STATS, &ts, sizeof(ts));
-		for (uint32_t k = SC_LOST_SAMPLES; k <= SC_LOST_OS_RECORDS + 1; k++)
+		for (uint32_t k = SC_LOST_SAMPLES; k <= SC_LOST_UNHOOKED + 1; k++)
 			bad |= sc_writer_add(w, SC_REC_LOST, &(struct sc_rec_lost){ .kind = k, .count = k },
 					     sizeof(struct sc_rec_lost));
 		bad |= sc_writer_close(w);
@@ -897,7 +902,8 @@ static void test_dump(void)
 	ok(st == 0 && strstr(out, " os_requested=switch,fault "), "OS categories named: %d", st);
 	ok(strstr(out, " os_switch=1 os_syscall=2 os_fault=3 ") != NULL, "per-category counts named");
 	ok(strstr(out, "kind=samples ") && strstr(out, "kind=events ") && strstr(out, "kind=unwind ") &&
-	   strstr(out, "kind=os_records ") && strstr(out, "kind=5 "), "every lost kind named, unknown by number");
+	   strstr(out, "kind=os_records ") && strstr(out, "kind=unhooked ") && strstr(out, "kind=6 "),
+	   "every lost kind named, unknown by number");
 
 	spill(cut, "hello world, not a profile", 26);
 	snprintf(cmd, sizeof(cmd), "%s dump -i %s 2>&1", tool, cut);

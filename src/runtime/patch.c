@@ -1,0 +1,491 @@
+/*
+ * patch — applying patch plans to the objects loaded in this process (see
+ * patch.h for the parts and the environment; docs/patching.md for what a
+ * plan holds).
+ *
+ * For each loaded object whose GNU build-id is a plan's (or, for a plan
+ * without one, the main program when its device and inode are the
+ * recorder's), once:
+ *   1. the plan file is mapped and checked (plan_file_check): a plan this
+ *      build cannot read, or one that does not match, patches nothing;
+ *   2. one region for the stubs is mapped within a rel32 jump of the whole
+ *      object (below it first: above the main program is where its heap
+ *      grows), each function's stub and relocated entry written there by
+ *      arithmetic (rel_entry_place), the region made read+execute;
+ *   3. the object's executable segments are made writable, each site gets
+ *      its `jmp stub`, the segments get their own protections back.
+ * A function whose trampoline cannot reach its targets from the region is
+ * counted as out_of_reach and left alone.  Everything is done with system
+ * calls: no function the program could define is called (dl_iterate_phdr
+ * and dlsym are the loader's).
+ */
+#include "runtime/patch.h"
+#include "runtime/shm.h"
+#include "runtime/sys.h"
+#include "record/plan_file.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define HOOK __attribute__((visibility("default")))
+#define PAGE 4096ul
+#define REACH ((1ull << 31) - (1ull << 20))  /* what a rel32 spans, with room */
+
+void sc_patch_retstack_init(void);
+
+/* A plan file, mapped for the life of the process (read-only, shared
+ * with the page cache): an object it is for may be loaded any time. */
+struct plan_ref {
+	const struct plan_file_header *h;   /* NULL: unusable */
+	const struct plan_file_entry *v;
+	size_t n;
+	uint64_t len;
+};
+
+int sc_patch_on __attribute__((used));   /* read by dlopen's assembly */
+
+static struct {
+	struct plan_ref plans[SC_PATCH_MAX_PLANS];
+	int nplans;
+	uint64_t exe_dev, exe_ino;      /* STACKCLOCK_PATCH_EXE, 0 if absent */
+	struct { uint64_t lo, hi; } regions[256];   /* the stub regions */
+	int nregions;
+	int lock;                       /* dlopens of two threads */
+} pt;
+
+/* The object's GNU build-id, from its notes in memory; its length or 0. */
+static uint32_t obj_build_id(const struct dl_phdr_info *info, const uint8_t **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof(*nh);
+			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && name[0] == 'G' &&
+			    name[1] == 'N' && name[2] == 'U' && name[3] == 0) {
+				*id = desc;
+				return nh->n_descsz;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+/* Map the plan file at path: its address, or -errno. */
+static long plan_map(const char *path, uint64_t *len)
+{
+	struct stat st;
+	long fd = rt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), m;
+
+	if (fd < 0)
+		return fd;
+	if (rt_sys2(SYS_fstat, fd, &st) || st.st_size <= 0) {
+		rt_close((int)fd);
+		return -1;
+	}
+	*len = (uint64_t)st.st_size;
+	m = rt_sys6(SYS_mmap, 0, (long)*len, PROT_READ, MAP_PRIVATE, fd, 0);
+	rt_close((int)fd);
+	return rt_mmap_failed(m) ? -1 : m;
+}
+
+/* Is the region [at, at+len) within a rel32 of everything in [lo, hi)? */
+static int in_reach(uint64_t at, uint64_t len, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = at < lo ? at : lo, b = at + len > hi ? at + len : hi;
+
+	return b - a < REACH;
+}
+
+/* A region of len bytes within reach of [lo, hi): below the object first,
+ * then above it; 0 if none. */
+static uint64_t region_near(uint64_t len, uint64_t lo, uint64_t hi)
+{
+	static const long flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
+	uint64_t step = 1ull << 20;
+
+	for (uint64_t d = 0; d < (1ull << 30); d += step) {
+		uint64_t want[2] = { ((lo - len) & ~(PAGE - 1)) - d, ((hi + PAGE - 1) & ~(PAGE - 1)) + step + d };
+
+		for (int k = 0; k < 2; k++) {
+			long m;
+
+			if (want[k] < (1ull << 16) || want[k] + len > (1ull << 47) || (k == 0 && want[k] > lo))
+				continue;
+			m = rt_sys6(SYS_mmap, (long)want[k], (long)len, PROT_READ | PROT_WRITE, flags, -1, 0);
+			if (rt_mmap_failed(m))
+				continue;
+			if ((uint64_t)m == want[k] && in_reach((uint64_t)m, len, lo, hi))
+				return (uint64_t)m;
+			rt_sys2(SYS_munmap, m, (long)len);
+		}
+	}
+	return 0;
+}
+
+static int prot_of(uint32_t pf)
+{
+	return (pf & PF_R ? PROT_READ : 0) | (pf & PF_W ? PROT_WRITE : 0) | (pf & PF_X ? PROT_EXEC : 0);
+}
+
+/* Make the executable segments writable (0: back to their own).  Where
+ * the system refuses writable code, the main program's text may go
+ * without execute meanwhile (nothing runs there while it is patched); a
+ * library's may not (this code may be calling into it). */
+static int text_prot(const struct dl_phdr_info *info, int writable, int is_main)
+{
+	int ret = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a, b;
+		int prot;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		a = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+		b = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
+		prot = prot_of(ph->p_flags);
+		if (writable) {
+			if (rt_sys3(SYS_mprotect, a, b - a, prot | PROT_WRITE) &&
+			    (!is_main || rt_sys3(SYS_mprotect, a, b - a, (prot & ~PROT_EXEC) | PROT_WRITE)))
+				ret = -1;
+			else
+				rt_sys3(SYS_madvise, a, b - a, MADV_POPULATE_WRITE);
+		} else {
+			rt_sys3(SYS_mprotect, a, b - a, prot);
+		}
+	}
+	return ret;
+}
+
+/* Is [a, a+len) inside an executable segment of the object? */
+static int in_text(const struct dl_phdr_info *info, uint64_t a, uint64_t len)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && a >= lo && a + len <= lo + ph->p_filesz)
+			return 1;
+	}
+	return 0;
+}
+
+/* Write the 5 bytes of a jump: one 8-byte store when they share an aligned
+ * word (a thread running by sees old or new bytes, never a mix). */
+static void write_jmp(uint64_t at, const uint8_t j[REL_JMP_LEN])
+{
+	uint8_t *p = (uint8_t *)at;
+
+	if ((at & 7) <= 8 - REL_JMP_LEN) {
+		uint64_t *w = (uint64_t *)(at & ~7ul), v = *w;
+		unsigned sh = (unsigned)(at & 7) * 8;
+
+		for (int i = 0; i < REL_JMP_LEN; i++) {
+			v &= ~(0xffull << (sh + 8 * i));
+			v |= (uint64_t)j[i] << (sh + 8 * i);
+		}
+		__atomic_store_n(w, v, __ATOMIC_RELEASE);
+		return;
+	}
+	for (int i = REL_JMP_LEN - 1; i >= 0; i--)
+		p[i] = j[i];
+}
+
+static uint64_t stub_size(const struct rel_entry *e)
+{
+	return (SC_PATCH_STUB_LEN + e->code_len + 15) & ~15ull;
+}
+
+/* List the object in this image's header (what the session reports). */
+static void publish(const struct sc_shm_patched *o)
+{
+	struct sc_shm_header *h = sc_rt_shm_header();
+	uint32_t i;
+
+	if (!h)
+		return;
+	i = __atomic_fetch_add(&h->npatched, 1, __ATOMIC_RELAXED);
+	if (i >= SC_SHM_MAX_PATCHED)
+		return;
+	for (unsigned k = 0; k < sizeof(o->build_id); k++)
+		h->patched[i].build_id[k] = o->build_id[k];
+	h->patched[i].build_id_len = o->build_id_len;
+	h->patched[i].base = o->base;
+	h->patched[i].patched = o->patched;
+	h->patched[i].patch_ns = o->patch_ns;
+	for (unsigned k = 0; k < 32; k++)
+		h->patched[i].unpatched[k] = o->unpatched[k];
+	__atomic_store_n(&h->patched[i].valid, 1, __ATOMIC_RELEASE);
+}
+
+/* Apply the plan h (len bytes) to the object; tally in *o. */
+static void plan_apply(const struct dl_phdr_info *info, int is_main, const struct plan_file_header *h,
+		       uint64_t len, struct sc_shm_patched *o)
+{
+	const struct plan_file_entry *v;
+	uint64_t lo = UINT64_MAX, hi = 0, need = 16, region, at;
+	uint8_t *ok;
+	size_t n;
+
+	v = plan_file_check(h, len, &n);
+	if (!v)
+		return;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	for (size_t i = 0; i < n; i++)
+		need += stub_size(&v[i].entry);
+	need += n;                       /* one byte per entry: placed or not */
+	need = (need + PAGE - 1) & ~(PAGE - 1);
+	region = n ? region_near(need, lo, hi) : 0;
+	for (unsigned r = 0; r < PATCH_NREASONS && r < 32; r++)
+		o->unpatched[r] += h->count[r];
+	if (!region) {
+		o->unpatched[PATCH_OUT_OF_REACH] += n;
+		return;
+	}
+	*(uint64_t *)region = sc_patch_arch_entry();
+	if (pt.nregions < (int)(sizeof(pt.regions) / sizeof(pt.regions[0]))) {
+		pt.regions[pt.nregions].lo = region;
+		pt.regions[pt.nregions].hi = region + need;
+		pt.nregions++;
+	}
+	ok = (uint8_t *)(region + need - n);
+	at = region + 16;
+	for (size_t i = 0; i < n; i++) {
+		const struct rel_entry *e = &v[i].entry;
+		uint64_t fn = v[i].addr + info->dlpi_addr, site = e->site + info->dlpi_addr;
+
+		ok[i] = 0;
+		if (!in_text(info, site, e->len) || site < fn || site + REL_JMP_LEN > fn + 64) {
+			o->unpatched[PATCH_NOT_CODE]++;
+			continue;
+		}
+		sc_patch_arch_stub((uint8_t *)at, fn, (const uint64_t *)region);
+		if (!rel_entry_place(e, (uint8_t *)at + SC_PATCH_STUB_LEN, at + SC_PATCH_STUB_LEN,
+				     info->dlpi_addr)) {
+			o->unpatched[PATCH_OUT_OF_REACH]++;
+			continue;
+		}
+		ok[i] = 1;
+		at += stub_size(e);
+	}
+	rt_sys3(SYS_mprotect, region, need - n, PROT_READ | PROT_EXEC);
+	if (text_prot(info, 1, is_main)) {
+		text_prot(info, 0, is_main);
+		for (size_t i = 0; i < n; i++)
+			o->unpatched[PATCH_NOT_CODE] += ok[i];
+		return;
+	}
+	at = region + 16;
+	for (size_t i = 0; i < n; i++) {
+		const struct rel_entry *e = &v[i].entry;
+		uint8_t j[REL_JMP_LEN];
+
+		if (!ok[i])
+			continue;
+		if (rel_jmp(j, e->site + info->dlpi_addr, at + SC_PATCH_STUB_CODE)) {
+			write_jmp(e->site + info->dlpi_addr, j);
+			o->patched++;
+		} else {
+			o->unpatched[PATCH_OUT_OF_REACH]++;
+		}
+		at += stub_size(e);
+	}
+	text_prot(info, 0, is_main);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Does the function at site already jump into one of our regions (an
+ * object seen before, or a fork's copy)? */
+static int already_patched(uint64_t site)
+{
+	const uint8_t *p = (const uint8_t *)site;
+	int32_t d;
+	uint64_t to;
+
+	if (p[0] != 0xe9)
+		return 0;
+	d = (int32_t)((uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24);
+	to = site + REL_JMP_LEN + (uint64_t)(int64_t)d;
+	for (int i = 0; i < pt.nregions; i++)
+		if (to >= pt.regions[i].lo && to < pt.regions[i].hi)
+			return 1;
+	return 0;
+}
+
+/* The plan for the object, applied if there is one and the object is not
+ * patched yet. */
+static void obj_patch(const struct dl_phdr_info *info, int is_main)
+{
+	uint64_t t0 = now_ns();
+	const uint8_t *id = NULL;
+	uint32_t id_len = obj_build_id(info, &id);
+
+	for (int k = 0; k < pt.nplans; k++) {
+		const struct plan_ref *p = &pt.plans[k];
+		struct sc_shm_patched o;
+		struct stat st;
+		int match;
+
+		if (!p->h || p->h->build_id_len != id_len)
+			continue;
+		match = 1;
+		for (uint32_t i = 0; match && i < id_len; i++)
+			match = p->h->build_id[i] == id[i];
+		if (match && !id_len)
+			match = is_main && pt.exe_ino && !rt_sys2(SYS_stat, "/proc/self/exe", &st) &&
+				st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
+		if (!match)
+			continue;
+		if (p->n && already_patched(p->v[0].entry.site + info->dlpi_addr))
+			return;
+		o = (struct sc_shm_patched){ .base = info->dlpi_addr, .build_id_len = id_len };
+		for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
+			o.build_id[i] = id[i];
+		plan_apply(info, is_main, p->h, p->len, &o);
+		o.patch_ns = now_ns() - t0;
+		publish(&o);
+		return;
+	}
+}
+
+static int each_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	int *index = arg;
+	int is_main = (*index)++ == 0;
+
+	(void)size;
+	obj_patch(info, is_main);
+	return 0;
+}
+
+void sc_patch_loaded(void)
+{
+	int index = 0;
+
+	if (!sc_patch_on)
+		return;
+	while (__atomic_exchange_n(&pt.lock, 1, __ATOMIC_ACQUIRE))
+		rt_sys0(SYS_sched_yield);
+	dl_iterate_phdr(each_obj, &index);
+	__atomic_store_n(&pt.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Map the plan file at path[0 .. len) into *p (left unusable if it is not
+ * a plan this build reads). */
+static void plan_open(struct plan_ref *p, const char *path, size_t len)
+{
+	char buf[SC_PATCH_PATH_MAX];
+	uint64_t size = 0;
+	long m;
+
+	p->h = NULL;
+	if (len >= sizeof(buf))
+		return;
+	rt_stpcpy(buf, path, len + 1);     /* (a loop gcc could make a memcpy) */
+	m = plan_map(buf, &size);
+	if (rt_mmap_failed(m))
+		return;
+	p->v = plan_file_check((const void *)m, size, &p->n);
+	if (!p->v || ((const struct plan_file_header *)m)->build_id_len > 20) {
+		rt_sys2(SYS_munmap, m, (long)size);
+		return;
+	}
+	p->h = (const struct plan_file_header *)m;
+	p->len = size;
+}
+
+void sc_patch_start(char **envp)
+{
+	const char *s = rt_getenv(envp, SC_PATCH_ENV), *e;
+
+	if (sc_patch_on || !s || !*s)
+		return;
+	while (*s && pt.nplans < SC_PATCH_MAX_PLANS) {
+		const char *c = s;
+
+		while (*c && *c != ':')
+			c++;
+		if (c > s)
+			plan_open(&pt.plans[pt.nplans++], s, (size_t)(c - s));
+		s = *c ? c + 1 : c;
+	}
+	s = rt_getenv(envp, SC_PATCH_ENV_EXE);
+	if (s) {
+		pt.exe_dev = rt_atou(s, &e);
+		pt.exe_ino = *e == ',' ? rt_atou(e + 1, NULL) : 0;
+	}
+	sc_patch_retstack_init();
+	sc_patch_on = 1;
+	sc_patch_loaded();
+}
+
+/*
+ * dlopen(): an object it loads is patched before dlopen returns (its
+ * constructors have run by then).  The C library's dlopen looks up a bare
+ * name along its caller's RUNPATH, found from the return address: when
+ * nothing is patched this one is a plain jump to it (the caller stays the
+ * program's); when patching, the caller it sees is this runtime.
+ */
+static void *(*real_dlopen)(const char *, int);
+void *sc_patch_dlopen(const char *file, int mode);
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	"\tendbr64\n"
+	"\tcmpl $0, sc_patch_on(%rip)\n"
+	"\tjne sc_patch_dlopen\n"
+	"\tmov real_dlopen(%rip), %rax\n"
+	"\ttest %rax, %rax\n"
+	"\tje sc_patch_dlopen\n"
+	"\tjmp *%rax\n"
+	".size dlopen, .-dlopen\n");
+
+void *sc_patch_dlopen(const char *file, int mode)
+{
+	void *h;
+
+	if (!real_dlopen)
+		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	if (!real_dlopen)
+		return NULL;
+	h = real_dlopen(file, mode);
+	if (h && sc_patch_on)
+		sc_patch_loaded();
+	return h;
+}

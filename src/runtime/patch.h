@@ -1,0 +1,83 @@
+/*
+ * patch — the runtime side of instrumentation without a rebuild (SPEC
+ * section 10, docs/patching.md): applies the recorder's patch plans to the
+ * objects loaded in this process, so that their functions' entries jump to
+ * per-function stubs that call the same probes as -finstrument-functions'
+ * hooks (probe.c's sc_rt_enter/sc_rt_exit).
+ *
+ * Three parts, one concern each:
+ *   patch.c       which plan goes to which loaded object, where the stubs
+ *                 go (within a rel32 jump of the object), writing the
+ *                 5-byte jumps into the object's text;
+ *   retstack.c    the per-thread stack of return addresses replaced by the
+ *                 return trampoline (exit capture), the C halves of the
+ *                 stubs, and the hooks that put the real return addresses
+ *                 back before anything reads them (C++ unwinding,
+ *                 backtrace());
+ *   patch_x86_64.c  the machine code: the shared entry and return
+ *                 trampolines (assembly) and the per-function stub bytes.
+ *
+ * Environment (see shm.h's list): STACKCLOCK_PATCH names the plan files,
+ * STACKCLOCK_PATCH_EXE the main program they may apply to without a
+ * build-id.  Nothing is patched when they are absent: a program built with
+ * the hooks never gets them.
+ *
+ * Threads: sc_patch_start() runs once, from the runtime's constructor, while
+ * the process is single-threaded (or, for a later attach, with the objects'
+ * text not yet running: the jumps are written whole-word where they can
+ * be).  sc_patch_loaded() runs after every dlopen(), under the loader's
+ * lock of the caller (objects seen twice are patched once).
+ */
+#ifndef SC_RUNTIME_PATCH_H
+#define SC_RUNTIME_PATCH_H
+
+#include <stdint.h>
+
+#define SC_PATCH_ENV       "STACKCLOCK_PATCH"      /* PLAN[:PLAN...] */
+#define SC_PATCH_ENV_EXE   "STACKCLOCK_PATCH_EXE"  /* DEV,INO of the main program */
+#define SC_PATCH_MAX_PLANS 64
+#define SC_PATCH_PATH_MAX  4096
+
+/* Patch every loaded object that one of the plans in the environment is
+ * for.  Once per process image, before the program's code runs. */
+void sc_patch_start(char **envp);
+
+/* Objects loaded since the last call (dlopen): patch those a plan is for. */
+void sc_patch_loaded(void);
+
+/* ---- between the parts (not for other callers) ---- */
+
+/* probe.c: the current image's shared-memory header (NULL when the runtime
+ * is off), where each object patched is listed with its counts per reason
+ * (the plan's refusals plus those made here, e.g. out_of_reach). */
+struct sc_shm_header;
+struct sc_shm_header *sc_rt_shm_header(void);
+
+/* Arch: bytes of a per-function stub before its trampoline, where the
+ * function's address is kept, and where the site's jump lands, relative to
+ * the stub's start (patch_x86_64.c). */
+#define SC_PATCH_STUB_FN    0      /* uint64_t: the function's address */
+#define SC_PATCH_STUB_CODE  8      /* the jump at the site lands here */
+#define SC_PATCH_STUB_LEN   35     /* fn + its code: the trampoline
+				      follows */
+
+/* Write a stub at stub (run-time address == stub) whose call goes through
+ * the pointer at slot to the shared entry; fn is the function. */
+void sc_patch_arch_stub(uint8_t *stub, uint64_t fn, const uint64_t *slot);
+/* The shared entry (the pointer the slot holds) and return trampoline. */
+uint64_t sc_patch_arch_entry(void);
+uint64_t sc_patch_arch_return(void);
+
+/* retstack: the C halves of the trampolines (called from assembly only,
+ * which then calls the probe itself). */
+struct sc_patch_pair {
+	uint64_t a, b;                 /* returned in rax, rdx */
+};
+/* {fn, call site}; fn's bit 63 set: leave the return address alone; fn 0:
+ * no probe either (a jump back to the function's own entry) */
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot);
+/* {fn, the original return address} of the frame whose CFA is cfa */
+struct sc_patch_pair sc_patch_leave(uint64_t cfa);
+#define SC_PATCH_NO_RETURN  (1ull << 63)
+
+#endif

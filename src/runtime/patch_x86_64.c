@@ -1,0 +1,301 @@
+/*
+ * patch_x86_64 — the machine code of run-time patching (see patch.h).
+ *
+ * A patched function's site holds `jmp stub+8`.  Its stub, written at run
+ * time within reach of the object:
+ *
+ *	stub+0:   .quad fn                   the function's address
+ *	stub+8:   lea -16(%rsp), %rsp        room below the return address
+ *	          mov %rax, (%rsp)           the caller's rax kept
+ *	          lea tramp(%rip), %rax
+ *	          mov %rax, 8(%rsp)          the trampoline, at CFA-16
+ *	          jmp *entry_slot(%rip)      to sc_patch_entry_asm (shared)
+ *	stub+35:  tramp: the displaced instructions, relocated, then a jmp
+ *	          back into the function (reloc.h)
+ *
+ * The entry probe so finds the caller's return address at CFA-8 and a word
+ * unique to the function at CFA-16, where a compiled-in hook's caller
+ * leaves its own return address (the engine's "pc").  The shared entry
+ * saves every register a caller may expect unchanged: all the caller-saved
+ * general registers (-fipa-ra lets a caller keep values in those its
+ * callee does not touch) and xmm0-15 (arguments, and the same for vector
+ * registers), with plain moves; the C halves are built without vector
+ * code, but the probes' slow paths (reading the kernel's records, a new
+ * calling context) use floating point and call libc.  It calls
+ * sc_patch_enter() and the probe, restores, and jumps to the trampoline
+ * through a `call` placed just before the return trampoline whose pushed
+ * address it drops: the processor's return predictor then holds the
+ * return trampoline, where the function's own return now goes.
+ *
+ * The return trampoline keeps the same registers (rax/rdx and xmm0/xmm1
+ * hold the return value; x87 is never touched), asks sc_patch_leave() for
+ * the original return address and the function, runs the exit probe, and
+ * returns there through the slot the original occupied, a return the
+ * predictor also expects (the caller's own call pushed it).
+ */
+#include "runtime/patch.h"
+
+__asm__(".text\n"
+	".globl sc_patch_entry_asm\n"
+	".hidden sc_patch_entry_asm\n"
+	".type sc_patch_entry_asm, @function\n"
+	"sc_patch_entry_asm:\n"
+	"\t.cfi_startproc\n"
+	/* rsp = CFA-24: [rsp] = the caller's rax, [rsp+8] = the trampoline
+	 * (also in rax), [rsp+16] = the return address */
+	"\t.cfi_def_cfa_offset 24\n"
+	"\tendbr64\n"
+	"\tpush %rdi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rsi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rdx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rcx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r8\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r9\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r10\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r11\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rbp\n"                  /* rsp = CFA-96 */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rbp, -96\n"
+	"\tmov %rsp, %rbp\n"
+	"\t.cfi_def_cfa_register %rbp\n"
+	"\tand $-16, %rsp\n"
+	"\tsub $272, %rsp\n"
+	"\tmovaps %xmm0, 0(%rsp)\n"
+	"\tmovaps %xmm1, 16(%rsp)\n"
+	"\tmovaps %xmm2, 32(%rsp)\n"
+	"\tmovaps %xmm3, 48(%rsp)\n"
+	"\tmovaps %xmm4, 64(%rsp)\n"
+	"\tmovaps %xmm5, 80(%rsp)\n"
+	"\tmovaps %xmm6, 96(%rsp)\n"
+	"\tmovaps %xmm7, 112(%rsp)\n"
+	"\tmovaps %xmm8, 128(%rsp)\n"
+	"\tmovaps %xmm9, 144(%rsp)\n"
+	"\tmovaps %xmm10, 160(%rsp)\n"
+	"\tmovaps %xmm11, 176(%rsp)\n"
+	"\tmovaps %xmm12, 192(%rsp)\n"
+	"\tmovaps %xmm13, 208(%rsp)\n"
+	"\tmovaps %xmm14, 224(%rsp)\n"
+	"\tmovaps %xmm15, 240(%rsp)\n"
+	"\tmov %rax, %rdi\n"             /* the trampoline */
+	"\tlea 88(%rbp), %rsi\n"         /* the return address slot (CFA-8) */
+	"\tcall sc_patch_enter\n"        /* rax = fn (bit 63: leave the
+					    return alone; 0: nothing to do),
+					    rdx = call site */
+	"\tmov %rax, 256(%rsp)\n"
+	"\ttest %rax, %rax\n"
+	"\tjz 3f\n"
+	"\tbtr $63, %rax\n"
+	"\tmov %rax, %rdi\n"
+	"\tmov %rdx, %rsi\n"
+	"\tlea 88(%rbp), %rdx\n"
+	"\tcall sc_rt_enter\n"
+	"\tmovaps 0(%rsp), %xmm0\n"
+	"\tmovaps 16(%rsp), %xmm1\n"
+	"\tmovaps 32(%rsp), %xmm2\n"
+	"\tmovaps 48(%rsp), %xmm3\n"
+	"\tmovaps 64(%rsp), %xmm4\n"
+	"\tmovaps 80(%rsp), %xmm5\n"
+	"\tmovaps 96(%rsp), %xmm6\n"
+	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
+	"\tcmpq $0, 256(%rsp)\n"
+	"\tjle 1f\n"
+	"\tlea sc_patch_return_asm(%rip), %rax\n"
+	"\tmov %rax, 88(%rbp)\n"         /* the return goes to the trampoline */
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa %rsp, 88\n"
+	"\t.cfi_restore %rbp\n"
+	"\tpop %r11\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %r10\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %r9\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %r8\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rcx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rdx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rsi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rdi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rax\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	/* rsp = CFA-16, [rsp] = the trampoline.  The call pushes the return
+	 * trampoline's address on the processor's return predictor (never
+	 * returned to from here), so the function's own return, which now
+	 * goes there, is predicted, and so is the trampoline's return to the
+	 * caller after it. */
+	"\tcall 2f\n"
+	".globl sc_patch_return_asm\n"
+	".hidden sc_patch_return_asm\n"
+	"sc_patch_return_asm:\n"
+	/* rsp = the returned frame's CFA; the slot below gets the original */
+	"\tpush %rax\n"
+	"\tpush %rdi\n"
+	"\tpush %rsi\n"
+	"\tpush %rdx\n"
+	"\tpush %rcx\n"
+	"\tpush %rax\n"
+	"\tpush %r8\n"
+	"\tpush %r9\n"
+	"\tpush %r10\n"
+	"\tpush %r11\n"
+	"\tpush %rbp\n"                  /* rsp = CFA-88 */
+	"\tmov %rsp, %rbp\n"
+	"\tand $-16, %rsp\n"
+	"\tsub $256, %rsp\n"
+	"\tmovaps %xmm0, 0(%rsp)\n"
+	"\tmovaps %xmm1, 16(%rsp)\n"
+	"\tmovaps %xmm2, 32(%rsp)\n"
+	"\tmovaps %xmm3, 48(%rsp)\n"
+	"\tmovaps %xmm4, 64(%rsp)\n"
+	"\tmovaps %xmm5, 80(%rsp)\n"
+	"\tmovaps %xmm6, 96(%rsp)\n"
+	"\tmovaps %xmm7, 112(%rsp)\n"
+	"\tmovaps %xmm8, 128(%rsp)\n"
+	"\tmovaps %xmm9, 144(%rsp)\n"
+	"\tmovaps %xmm10, 160(%rsp)\n"
+	"\tmovaps %xmm11, 176(%rsp)\n"
+	"\tmovaps %xmm12, 192(%rsp)\n"
+	"\tmovaps %xmm13, 208(%rsp)\n"
+	"\tmovaps %xmm14, 224(%rsp)\n"
+	"\tmovaps %xmm15, 240(%rsp)\n"
+	"\tlea 88(%rbp), %rdi\n"         /* CFA */
+	"\tcall sc_patch_leave\n"        /* rax = fn, rdx = where to return */
+	"\tmov %rdx, 80(%rbp)\n"         /* CFA-8 */
+	"\tmov %rax, %rdi\n"
+	"\txor %esi, %esi\n"
+	"\tlea 80(%rbp), %rdx\n"
+	"\tcall sc_rt_exit\n"
+	"\tmovaps 0(%rsp), %xmm0\n"
+	"\tmovaps 16(%rsp), %xmm1\n"
+	"\tmovaps 32(%rsp), %xmm2\n"
+	"\tmovaps 48(%rsp), %xmm3\n"
+	"\tmovaps 64(%rsp), %xmm4\n"
+	"\tmovaps 80(%rsp), %xmm5\n"
+	"\tmovaps 96(%rsp), %xmm6\n"
+	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\tpop %r11\n"
+	"\tpop %r10\n"
+	"\tpop %r9\n"
+	"\tpop %r8\n"
+	"\tpop %rax\n"
+	"\tpop %rcx\n"
+	"\tpop %rdx\n"
+	"\tpop %rsi\n"
+	"\tpop %rdi\n"
+	"\tret\n"
+	/* the rest of the entry: drop the pushed address, jump to the
+	 * trampoline (16 bytes below: inside the red zone, which signal
+	 * frames skip) */
+	"2:\n"
+	"\t.cfi_def_cfa_offset 24\n"
+	"\tlea 16(%rsp), %rsp\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tjmp *-8(%rsp)\n"
+	"3:\n"
+	"\t.cfi_def_cfa %rbp, 96\n"
+	"\t.cfi_offset %rbp, -96\n"
+	"\tmovaps 0(%rsp), %xmm0\n"
+	"\tmovaps 16(%rsp), %xmm1\n"
+	"\tmovaps 32(%rsp), %xmm2\n"
+	"\tmovaps 48(%rsp), %xmm3\n"
+	"\tmovaps 64(%rsp), %xmm4\n"
+	"\tmovaps 80(%rsp), %xmm5\n"
+	"\tmovaps 96(%rsp), %xmm6\n"
+	"\tmovaps 112(%rsp), %xmm7\n"
+	"\tmovaps 128(%rsp), %xmm8\n"
+	"\tmovaps 144(%rsp), %xmm9\n"
+	"\tmovaps 160(%rsp), %xmm10\n"
+	"\tmovaps 176(%rsp), %xmm11\n"
+	"\tmovaps 192(%rsp), %xmm12\n"
+	"\tmovaps 208(%rsp), %xmm13\n"
+	"\tmovaps 224(%rsp), %xmm14\n"
+	"\tmovaps 240(%rsp), %xmm15\n"
+	"1:\n"                           /* no return hooked: no predictor entry */
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa %rsp, 88\n"
+	"\t.cfi_restore %rbp\n"
+	"\tpop %r11\n"
+	"\tpop %r10\n"
+	"\tpop %r9\n"
+	"\tpop %r8\n"
+	"\tpop %rcx\n"
+	"\tpop %rdx\n"
+	"\tpop %rsi\n"
+	"\tpop %rdi\n"
+	"\tpop %rax\n"
+	"\t.cfi_def_cfa_offset 16\n"
+	"\tlea 8(%rsp), %rsp\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tjmp *-8(%rsp)\n"
+	"\t.cfi_endproc\n"
+	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n");
+
+extern char sc_patch_entry_asm[], sc_patch_return_asm[];
+
+uint64_t sc_patch_arch_entry(void)
+{
+	return (uint64_t)(uintptr_t)sc_patch_entry_asm;
+}
+
+uint64_t sc_patch_arch_return(void)
+{
+	return (uint64_t)(uintptr_t)sc_patch_return_asm;
+}
+
+void sc_patch_arch_stub(uint8_t *stub, uint64_t fn, const uint64_t *slot)
+{
+	uint64_t tramp = (uint64_t)(uintptr_t)stub + SC_PATCH_STUB_LEN;
+	static const uint8_t code[] = {
+		0x48, 0x8d, 0x64, 0x24, 0xf0,         /* lea -16(%rsp), %rsp */
+		0x48, 0x89, 0x04, 0x24,               /* mov %rax, (%rsp) */
+		0x48, 0x8d, 0x05, 0, 0, 0, 0,         /* lea tramp(%rip), %rax */
+		0x48, 0x89, 0x44, 0x24, 0x08,         /* mov %rax, 8(%rsp) */
+		0xff, 0x25, 0, 0, 0, 0,               /* jmp *slot(%rip) */
+	};
+	uint8_t *p = stub + SC_PATCH_STUB_CODE;
+	int32_t d;
+
+	_Static_assert(SC_PATCH_STUB_CODE + sizeof(code) == SC_PATCH_STUB_LEN, "stub layout");
+	for (int i = 0; i < 8; i++)
+		stub[SC_PATCH_STUB_FN + i] = (uint8_t)(fn >> (8 * i));
+	for (unsigned i = 0; i < sizeof(code); i++)
+		p[i] = code[i];
+	d = (int32_t)((int64_t)tramp - (int64_t)((uintptr_t)p + 16));
+	for (int i = 0; i < 4; i++)
+		p[12 + i] = (uint8_t)((uint32_t)d >> (8 * i));
+	d = (int32_t)((int64_t)(uintptr_t)slot - (int64_t)((uintptr_t)p + sizeof(code)));
+	for (int i = 0; i < 4; i++)
+		p[23 + i] = (uint8_t)((uint32_t)d >> (8 * i));
+}

@@ -1,0 +1,442 @@
+/*
+ * retstack — exit capture for patched functions (see patch.h): the C halves
+ * of the stubs, and a per-thread stack of the return addresses they replace.
+ *
+ * Entry (sc_patch_enter, from the shared entry trampoline): the probe gets
+ * the function, the caller's return address as call site, and the address
+ * of the return address slot (CFA-8), from which probe.c learns the CFA
+ * exactly as for a compiled-in hook; then the slot's content moves to this
+ * thread's stack {slot, original, call site, function} and the slot gets
+ * the return trampoline's address.  Exit (sc_patch_leave, from the return
+ * trampoline): the entry for the slot just returned through is popped, the
+ * exit probe runs, and the trampoline returns to the original address.
+ *
+ * Frames that never return normally leave entries behind: longjmp, an
+ * exception, a signal handler left by siglongjmp.  An entry whose slot is
+ * below (or at, without the trampoline's address in it) the slot of a new
+ * entry, or below the slot of a return, belongs to a frame already gone and
+ * is dropped; the engine closes such frames itself from their CFAs (SPEC
+ * section 2), as it does for compiled-in hooks.  Only slots within
+ * SC_ENG_CFA_NEAR of each other are compared: a signal handler on an
+ * alternate stack, or another coroutine's stack, is not "below".
+ *
+ * Tail calls: a patched function jumping to another finds the trampoline's
+ * address in its slot already.  The jump ends the caller's frame (its exit
+ * probe runs then: its code is done) and the callee takes the frame's
+ * place: the same return address and call site, so the engine sees a call
+ * from the caller's caller.  A function jumping back to its own entry is
+ * looping, not called again (what -finstrument-functions makes of tail
+ * recursion): no probe.
+ *
+ * Readers of return addresses: the unwinder (C++ exceptions, forced unwinds
+ * of thread cancellation) and backtrace() would stop at the trampoline.
+ * Before they run, every live entry's original goes back into its slot; a
+ * catch (__cxa_begin_catch) then drops the entries of the frames unwound,
+ * with their exits, and puts the trampoline back into the others.
+ *
+ * Full stack (SC_RS_MAX deep): the frame is counted by its entry but its
+ * return is left alone (its exit is then inferred by the engine) and the
+ * loss is counted.  No vector register is used here: the trampolines save
+ * only the argument and return registers.
+ */
+#pragma GCC target("general-regs-only")
+
+#include "runtime/patch.h"
+#include "runtime/engine.h"
+#include "runtime/shm.h"
+#include "runtime/sys.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unwind.h>
+
+#define HOOK __attribute__((visibility("default")))
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+#define SC_RS_MAX  (1u << 16)         /* frames per thread */
+
+struct rs_entry {
+	uint64_t *slot;                 /* where the return address lives */
+	uint64_t orig;                  /* what it was */
+	uint64_t site;                  /* the call site the probe was given */
+	uint64_t fn;
+};
+
+/* rs_entry.orig: the original is back in the slot (a reader runs) */
+#define RS_RESTORED (1ull << 63)
+
+struct rs_stack {
+	uint32_t n;                     /* entries in use */
+	uint32_t reserved;
+	uint64_t map_len;
+	struct rs_entry e[];
+};
+
+static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
+static uint64_t rs_tramp;           /* the return trampoline's address */
+static pthread_key_t rs_key;
+static int rs_key_ok;
+
+void sc_rt_exit(void *fn, void *site, uintptr_t sp);
+void sc_patch_retstack_init(void);
+static void rs_resolve(void);
+
+/* pthread key destructor: the thread ends (its start routine has returned
+ * or pthread_exit unwound it: no patched frame of it is live). */
+static void rs_thread_end(void *arg)
+{
+	struct rs_stack *s = arg;
+
+	if (s && s == rs_tls) {
+		rs_tls = NULL;
+		rt_sys2(SYS_munmap, s, s->map_len);
+	}
+}
+
+/* Once, from sc_patch_start (single-threaded). */
+void sc_patch_retstack_init(void)
+{
+	rs_tramp = sc_patch_arch_return();
+	rs_resolve();
+	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
+		rs_key_ok = 1;
+}
+
+/* A frame whose return is left alone (its exit is then inferred by the
+ * engine): counted in the image's header. */
+static __attribute__((noinline, cold)) void rs_unhooked(void)
+{
+	struct sc_shm_header *h = sc_rt_shm_header();
+
+	if (h)
+		__atomic_fetch_add(&h->patch_unhooked, 1, __ATOMIC_RELAXED);
+}
+static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
+{
+	uint64_t len = sizeof(struct rs_stack) + (uint64_t)SC_RS_MAX * sizeof(struct rs_entry);
+	long m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct rs_stack *s;
+
+	if (rt_mmap_failed(m))
+		return NULL;
+	s = (struct rs_stack *)m;
+	s->map_len = len;
+	rs_tls = s;
+	if (rs_key_ok)
+		pthread_setspecific(rs_key, s);
+	return s;
+}
+
+static inline int rs_near(const uint64_t *hi, const uint64_t *lo)
+{
+	return (uint64_t)((uintptr_t)hi - (uintptr_t)lo) < SC_ENG_CFA_NEAR;
+}
+
+/* Drop the entries of frames gone below slot; keep=1 keeps a live entry
+ * at slot itself (its frame tail-called the one entering). */
+static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *slot, int keep_equal)
+{
+	while (n) {
+		const struct rs_entry *e = &s->e[n - 1];
+
+		if (e->slot > slot || !rs_near(slot, e->slot) || (e->slot == slot && keep_equal))
+			break;
+		n--;
+	}
+	return n;
+}
+
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
+{
+	uint64_t fn = *(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN);
+	uint64_t ret = *slot, site = ret;
+	struct rs_stack *s = rs_tls;
+	uint32_t n;
+
+	if (unlikely(!s)) {
+		s = rs_new();
+		if (!s) {
+			rs_unhooked();
+			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
+		}
+	}
+	n = rs_trim(s, s->n, slot, ret == rs_tramp);
+	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot) {
+		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
+		uint64_t top_orig = s->e[n - 1].orig & ~RS_RESTORED;
+
+		if (top_fn == fn) {
+			/* a jump back to its own entry: a loop inside the call
+			 * (as a compiler makes of tail recursion), not a call */
+			s->n = n;
+			return (struct sc_patch_pair){ 0, 0 };
+		}
+		/* a tail call: the caller's frame ends here, and the callee
+		 * takes its place (its return address, its call site); read
+		 * before the entry is given up: a signal handler may reuse it */
+		barrier();
+		s->n = --n;
+		sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
+		site = top_site;
+		ret = top_orig;
+		*slot = ret;                /* for the probe, as at any entry */
+	}
+	if (unlikely(n >= SC_RS_MAX)) {
+		s->n = n;
+		rs_unhooked();
+		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
+	}
+	if (unlikely(ret == rs_tramp) && n) {
+		/* the trampoline in a slot whose entry is gone (a frame left
+		 * unhooked below it): nested in the frame on top */
+		site = s->e[n - 1].site;
+		*slot = site;
+	}
+	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	barrier();
+	s->n = n + 1;                   /* a signal handler's frames go above */
+	barrier();
+	/* a handler that ran between the two stores above pushed and popped
+	 * at n itself: the entry is ours again only now */
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != ret))
+		s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	return (struct sc_patch_pair){ fn, site };
+}
+
+static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
+{
+	static const char msg[] = "stackclock: a patched function returned through a frame the runtime "
+				  "lost track of; aborting (record this program with -m sample)\n";
+
+	rt_sys3(SYS_write, 2, msg, sizeof(msg) - 1);
+	rt_sys3(SYS_tgkill, rt_getpid(), rt_gettid(), SIGABRT);
+	for (;;)
+		rt_sys1(SYS_exit_group, 134);
+}
+
+struct sc_patch_pair sc_patch_leave(uint64_t cfa)
+{
+	uint64_t *slot = (uint64_t *)cfa - 1, fn, orig;
+	struct rs_stack *s = rs_tls;
+	const struct rs_entry *e;
+	uint32_t n;
+
+	if (unlikely(!s || !s->n))
+		rs_lost();
+	n = rs_trim(s, s->n, slot, 1);
+	if (unlikely(!n))
+		rs_lost();
+	e = &s->e[n - 1];
+	fn = e->fn;
+	orig = e->orig & ~RS_RESTORED;
+	barrier();                      /* read before a handler may reuse it */
+	s->n = n - 1;
+	return (struct sc_patch_pair){ fn, orig };
+}
+
+/* ---- readers of return addresses --------------------------------------- */
+
+/* The CFA of the hook calling this (built with frame pointers): every
+ * entry below it is a frame gone, its own return address slot included. */
+#define rs_hook_cfa() ((uintptr_t)__builtin_frame_address(0) + 16)
+
+/*
+ * Put the originals back into the slots of the live frames: those at or
+ * above slot (the hook's own return address slot, which holds the
+ * trampoline when a patched function tail-called the hook), topmost entry
+ * first so that a slot shared by a tail call ends with its first frame's
+ * original.  Each entry restored is marked for rs_reinstall().
+ */
+static void rs_restore(uintptr_t slot)
+{
+	struct rs_stack *s = rs_tls;
+	uint32_t n, i;
+
+	if (!s)
+		return;
+	n = rs_trim(s, s->n, (const uint64_t *)slot, 1);
+	s->n = n;
+	for (i = n; i > 0; i--) {
+		struct rs_entry *e = &s->e[i - 1];
+
+		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp) {
+			*e->slot = e->orig;
+			e->orig |= RS_RESTORED;
+		}
+	}
+}
+
+/* The trampoline back into the slots restored (a reader is done, or a
+ * catch resumes the frames above it). */
+static void rs_reinstall(void)
+{
+	struct rs_stack *s = rs_tls;
+
+	for (uint32_t i = 0; s && i < s->n; i++) {
+		if (s->e[i].orig & RS_RESTORED) {
+			s->e[i].orig &= ~RS_RESTORED;
+			*s->e[i].slot = rs_tramp;
+		}
+	}
+}
+
+/* The wrapped functions, resolved when patching starts (not first inside
+ * a throw, where the loader's lookup may meet a failing allocator), else
+ * on first use (a program with hooks built in). */
+static struct {
+	_Unwind_Reason_Code (*raise)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code (*rethrow)(struct _Unwind_Exception *);
+	_Unwind_Reason_Code (*forced)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+	_Unwind_Reason_Code (*trace)(_Unwind_Trace_Fn, void *);
+	int (*backtrace)(void **, int);
+	void *(*begin_catch)(void *);
+	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);   /* looked up, not
+				    imported: the runtime loads into programs
+				    without the unwinder's library */
+} rs_real;
+
+static void rs_resolve(void)
+{
+	rs_real.raise = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
+		dlsym(RTLD_NEXT, "_Unwind_RaiseException");
+	rs_real.rethrow = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
+		dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
+	rs_real.forced = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
+		dlsym(RTLD_NEXT, "_Unwind_ForcedUnwind");
+	rs_real.trace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
+		dlsym(RTLD_NEXT, "_Unwind_Backtrace");
+	rs_real.backtrace = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
+	rs_real.begin_catch = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
+}
+
+#define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
+
+HOOK _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc);
+HOOK _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc);
+HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop,
+					     void *arg);
+HOOK _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg);
+HOOK void *__cxa_begin_catch(void *exc);
+HOOK int backtrace(void **buf, int size);
+
+/* The unwinder walks the stack from here: originals first.  It returns
+ * only when nothing catches (then the trampolines go back). */
+_Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
+{
+	_Unwind_Reason_Code r;
+
+	rs_restore(rs_hook_cfa() - 8);
+	r = RS_REAL(raise)(exc);
+	rs_reinstall();
+	return r;
+}
+
+_Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
+{
+	_Unwind_Reason_Code r;
+
+	rs_restore(rs_hook_cfa() - 8);
+	r = RS_REAL(rethrow)(exc);
+	rs_reinstall();
+	return r;
+}
+
+_Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
+{
+	_Unwind_Reason_Code r;
+
+	rs_restore(rs_hook_cfa() - 8);
+	r = RS_REAL(forced)(exc, stop, arg);
+	rs_reinstall();
+	return r;
+}
+
+/* Is pc in this runtime?  Its own frames are hidden from the program's
+ * backtraces, as they would be without it. */
+static int rs_in_self(uint64_t pc)
+{
+	static void *self;
+	Dl_info a, b;
+	void *extra;
+
+	if (!self && dladdr1((void *)rs_in_self, &a, &extra, RTLD_DL_LINKMAP))
+		self = a.dli_fbase;
+	return self && dladdr1((void *)pc, &b, &extra, RTLD_DL_LINKMAP) && b.dli_fbase == self;
+}
+
+struct rs_trace {
+	_Unwind_Trace_Fn fn;
+	void *arg;
+	int started;
+};
+
+static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct rs_trace *t = arg;
+
+	if (!t->started && rs_real.get_ip && rs_in_self(rs_real.get_ip(ctx)))
+		return _URC_NO_REASON;
+	t->started = 1;
+	return t->fn(ctx, t->arg);
+}
+
+_Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	struct rs_trace t = { fn, arg, 0 };
+	_Unwind_Reason_Code r;
+
+	rs_restore(rs_hook_cfa() - 8);
+	r = RS_REAL(trace)(rs_trace_frame, &t);
+	rs_reinstall();
+	return r;
+}
+
+int backtrace(void **buf, int size)
+{
+	void *tmp[257], **dst = size > 0 && size < 256 ? tmp : buf;
+	int n, skip = 0;
+
+	if (size <= 0)
+		return RS_REAL(backtrace)(buf, size);
+	rs_restore(rs_hook_cfa() - 8);
+	n = RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size);
+	rs_reinstall();
+	while (skip < n && rs_in_self((uint64_t)(uintptr_t)dst[skip]))
+		skip++;
+	n -= skip;
+	if (n > size)
+		n = size;
+	for (int i = 0; i < n; i++)
+		buf[i] = dst[skip + i];
+	return n;
+}
+
+/*
+ * A handler was found: the frames below the catching one are gone (their
+ * exits now, innermost first, as -finstrument-functions' cleanups would
+ * have run them during the unwinding), the ones above get the trampoline
+ * back.
+ */
+void *__cxa_begin_catch(void *exc)
+{
+	struct rs_stack *s = rs_tls;
+	uintptr_t sp = rs_hook_cfa();
+
+	if (s) {
+		uint32_t n = s->n;
+
+		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
+			uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
+
+			barrier();
+			s->n = --n;
+			sc_rt_exit((void *)fn, (void *)site, sp);
+		}
+		rs_reinstall();
+	}
+	return RS_REAL(begin_catch)(exc);
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# san: skip
+# Run-time patching of programs built without hooks (SPEC section 10,
+# docs/patching.md), with gcc and clang at -O2: the program's output and
+# exit status are unchanged (registers kept, backtrace() sees the real
+# callers), and every patched function's count equals the program's own
+# (patch_exact.c: plain calls and recursion, a RIP-relative first
+# instruction, a jcc among the first bytes, a jump back to the entry, tail
+# calls, float arguments and returns, -fipa-ra callers, signal handlers on
+# an alternate stack, a profiling timer's signals landing anywhere in
+# patched code, threads, fork and
+# exec); the 3-byte function is left alone and counted as too_short.
+# longjmp past patched frames (e2e_jumps.c) and C++ exceptions through
+# them (e2e_throws.cc, g++ and clang++) keep exact counts.  A static
+# program gets one line that suggests sampling.  Recursion deeper than the
+# runtime's stack of return addresses is counted, its returns left alone.
+. "$(dirname "$0")/lib.sh"
+export STACKCLOCK_CACHE_DIR=$TMP/cache
+
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	exe=$TMP/exact_$cc
+	$cc -O2 -g -pthread -rdynamic -o "$exe" "$PROGS/patch_exact.c" 2>/dev/null || { ok 1 "$cc: build"; continue; }
+	"$exe" 300 >"$TMP/plain.out" 2>"$TMP/plain.err"
+	rc0=$?
+	"$STACKCLOCK" record -m instrument -o "$TMP/e.data" -- "$exe" 300 >"$TMP/rec.out" 2>"$TMP/rec.err"
+	rc1=$?
+	[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && cmp -s "$TMP/plain.out" "$TMP/rec.out"
+	ok $? "$cc: same output and exit status under patching ($rc0, $rc1)"
+	report_json "$TMP/e.data" "$TMP/e.json"
+	grep '^expect ' "$TMP/rec.err" >"$TMP/expect"     # what this run did
+	python3 - "$TMP/e.json" "$TMP/expect" "$cc" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+calls = {x["function"]: x["calls"] for x in r["rows"]}
+bad = []
+n = 0
+for line in open(sys.argv[2]):
+    _, name, want = line.split()
+    n += 1
+    if calls.get(name) != int(want):
+        bad.append("%s %s != %s" % (name, calls.get(name), want))
+s = r["session"]
+print(("not ok" if bad or not n else "ok") + " - %s: %d functions' counts exact %s" % (sys.argv[3], n, "; ".join(bad)))
+print(("ok" if "tiny" not in calls else "not ok") + " - %s: the 3-byte function is not patched" % sys.argv[3])
+u = s.get("unpatched", {})
+print(("ok" if u.get("too_short") == 1 and s.get("patched", 0) >= 20 else "not ok") +
+      " - %s: session lists %s patched, unpatched %s (too_short 1: tiny)" % (sys.argv[3], s.get("patched"), u))
+PY
+done
+
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	$cc -O2 -g -o "$TMP/jumps_$cc" "$PROGS/e2e_jumps.c" || exit 1
+	check "$cc: record 20,000 longjmps" -- \
+		"$STACKCLOCK" record -m instrument -o "$TMP/j.data" -- "$TMP/jumps_$cc" 20000
+	report_json "$TMP/j.data" "$TMP/j.json"
+	check "$cc: step, op, fail 20,000 calls each, 3 repairs per jump, no open frame ($(q "$TMP/j.json" "(row('step')['calls'], s['repairs'], s['open_frames'])"))" -- \
+		q "$TMP/j.json" "exit(0 if (row('step')['calls'], row('op')['calls'], row('fail')['calls'], s['repairs'], s['open_frames'], s['lost_events']) == (20000, 20000, 20000, 60000, 0, 0) else 1)"
+done
+
+for cxx in g++ clang++; do
+	command -v $cxx >/dev/null || continue
+	$cxx -O2 -g -o "$TMP/throws" "$PROGS/e2e_throws.cc" || exit 1
+	check "$cxx: record 2000 exceptions through patched frames" -- \
+		"$STACKCLOCK" record -m instrument -o "$TMP/t.data" -- "$TMP/throws" 2000
+	report_json "$TMP/t.data" "$TMP/t.json"
+	check "$cxx: 2000 calls each, the unwound frames closed at the catch: no repair, no open frame ($(q "$TMP/t.json" "(s['repairs'], s['open_frames'])"))" -- \
+		q "$TMP/t.json" "exit(0 if [row(f)['calls'] for f in ('catcher(int)', 'middle(int)', 'thrower(int)', 'handled()')] == [2000] * 4 and s['repairs'] == 0 and s['open_frames'] == 0 else 1)"
+done
+
+if gcc -O2 -static -o "$TMP/static" "$PROGS/rep_calls.c" 2>/dev/null; then
+	err=$("$STACKCLOCK" record -m instrument -o "$TMP/s.data" -- "$TMP/static" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && case "$err" in *static*sampl*) true ;; *) false ;; esac
+	ok $? "static program: one line, non-zero exit, suggests sampling ($err)"
+fi
+
+# deeper than the runtime's stack of return addresses (65,536 frames): the
+# calls are counted, the returns beyond it are left alone and counted
+cat >"$TMP/deep.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long down(long d) { return d <= 0 ? 0 : 1 + down(d - 1) * 1; }
+int main(int argc, char **argv) { printf("%ld\n", down(atol(argv[1]))); return 0; }
+C
+gcc -O2 -fno-optimize-sibling-calls -o "$TMP/deep" "$TMP/deep.c" || exit 1
+check "recursion 100,000 deep" -- "$STACKCLOCK" record -m instrument -o "$TMP/d.data" -- "$TMP/deep" 100000
+report_json "$TMP/d.data" "$TMP/d.json"
+check "100,001 calls of down, 34,466 unhooked returns ($(q "$TMP/d.json" "(row('down')['calls'], s['unhooked_returns'])"))" -- \
+	q "$TMP/d.json" "exit(0 if (row('down')['calls'], s['unhooked_returns'], s['open_frames']) == (100001, 100001 - 65535, 0) else 1)"
