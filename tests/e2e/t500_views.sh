@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares CPU shares with the known work split)
 # The call-stack views (SPEC sections 6 and 7) on a program of known
 # structure (tests/progs/views_prog.c), by both methods: the call tree
 # (shares, exact calls, hot path, recursion, threshold, depth, a table
