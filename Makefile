@@ -94,9 +94,10 @@ test: all
 
 # What CI runs: the suite on the normal build, plus the unit and
 # end-to-end tests again under ASan+UBSan; one summary line at the end.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	$(MAKE) all
-	$(MAKE) SAN=1 all
+	$(MAKE) -j$(NPROC) all
+	$(MAKE) -j$(NPROC) SAN=1 all
 	O=build SAN_O=build-san tests/run.sh
 
 clean:

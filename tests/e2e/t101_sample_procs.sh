@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # serial (compares CPU shares or durations with the clock)
 # Sampling follows every thread and child process of the target (inherit),
 # gives each exec a process image of its own, and leaves the target's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # serial (compares CPU shares or durations with the clock)
 # Attaching to a running process (-p PID): --duration, Ctrl-C (SIGINT to the
 # recorder), the target left running; and the one-line errors: a PID that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # serial (compares CPU shares or durations with the clock)
 # Instrumentation end to end: Elapsed vs Application time of a sleeping,
 # a spinning and an fsync-ing function (SPEC section 2), in both app-time

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # Instrumentation: longjmp, recursion, exit() deep in the stack and C++
 # exceptions never give negative or runaway times; repairs are counted.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # Instrumentation under resource limits, with the program's descriptors in
 # view, and the messages that name what went wrong: no SIGXFSZ under
 # 'ulimit -f', exact counts under 'ulimit -v', a named limit when memory

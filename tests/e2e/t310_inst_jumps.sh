@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# san: skip (its time goes to the runtime and the targets; the tool code it reaches, others reach under the sanitizers)
 # Instrumentation, frames left without an exit (SPEC section 2, stack
 # positions): 2 million longjmps out of an interpreter-style loop, and C++
 # exceptions under clang (no exit probes while unwinding).  Each skipped
