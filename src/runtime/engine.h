@@ -225,6 +225,7 @@ struct sc_eng_thread {
 	uint32_t cost[2][2];
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
+	uint64_t cost_debt;                /* cost an interval was too short for */
 	/* slow path */
 	struct sc_eng_arena *arena;
 	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
@@ -681,8 +682,16 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
  * node the interval is charged to (raw values: add it back).  A reading
  * below the previous one counts as equal.  With no cost set, the thread's
  * time is the clock itself.
+ *
+ * An interval shorter than its cost (the entry's clock read is not ordered
+ * with the instructions around it, so a reading can come a little early
+ * and give the next interval what it took from this one) keeps zero, and
+ * the part of the cost it could not give is taken from the next interval
+ * (cost_debt): over a run, all the cost is taken out.  An OS-bound interval
+ * clears the debt (it keeps its time).
  */
-static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
+static inline uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit,
+				     struct sc_eng_frame *f)
 {
 	uint64_t d = 0, c = t->cost[t->prev_exit][is_exit];
 
@@ -692,12 +701,14 @@ static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigne
 	}
 	t->prev_exit = is_exit;
 	if (c) {
-		struct sc_eng_frame *f = t->top;
-
+		c += t->cost_debt;
+		t->cost_debt = 0;
 		if (unlikely(t->cost_skip))
 			c = 0;
-		if (c > d)
+		if (unlikely(c > d)) {
+			t->cost_debt = c - d;
 			c = d;
+		}
 		if (unlikely(f->node == t->drop_node))
 			f--;
 		f->node->removed += c;
@@ -705,6 +716,11 @@ static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigne
 	}
 	t->cost_skip = 0;
 	return t->last += d;
+}
+
+static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
+{
+	return sc_eng_now_at(t, raw, is_exit, t->top);
 }
 
 /* Probe costs in ticks per interval, by the kinds of its two events. */
@@ -1022,6 +1038,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->cs_mask = SC_ENG_CS_FIRST - 1;
 	t->cs_shift = 64 - sc_eng_log2(SC_ENG_CS_FIRST);
 	t->first = t->last = t->last_raw = now;
+	t->cost_skip = 1;                  /* the first interval is the runtime's, not a probe's */
 	t->drop_node = (struct sc_eng_node *)(a->base + doff);
 	t->drop_node->func = SC_ENG_DROP_FUNC;
 	t->drop_node->first_child = 0;
