@@ -83,7 +83,8 @@ $(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
 # like a target, never sanitized, next to the runtime.
 $(O)/stackclock-calib: src/runtime/calib/prog.c src/runtime/calib.h
 	$(CC) -std=gnu11 -O2 -Isrc -fno-optimize-sibling-calls -finstrument-functions \
-		-finstrument-functions-exclude-function-list=main -o $@ $<
+		-finstrument-functions-exclude-function-list=main \
+		-Wl,--export-dynamic-symbol=stackclock_calib_plain -o $@ $<
 
 $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h
 	@mkdir -p $(dir $@)

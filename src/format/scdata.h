@@ -218,8 +218,9 @@ struct sc_rec_probe_cost {
 	uint32_t samples;         /* calibration batches measured */
 	uint64_t cost_ps[4];      /* picoseconds per interval: enter->enter,
 	                             enter->exit, exit->enter, exit->exit */
+	uint64_t enter_exit_work_ps; /* enter->exit in a function that computes */
 };
-static_assert(sizeof(struct sc_rec_probe_cost) == 40, "probe_cost size");
+static_assert(sizeof(struct sc_rec_probe_cost) == 48, "probe_cost size");
 
 /*
  * Instrumentation: what compensation took out of one CCT node (ns), to add

@@ -28,39 +28,47 @@ static uint64_t per_call(const struct sc_eng_node *n, unsigned intervals)
 	return n->calls > 1 ? (n->excl_sum - n->excl_max) / (n->calls - 1) + intervals : 0;
 }
 
-int rt_calib_from_tree(struct sc_eng_thread *t, struct rt_calib *out)
+int rt_calib_from_tree(struct sc_eng_thread *t, const unsigned long long *plain, struct rt_calib *out)
 {
-	uint64_t ex[RT_CALIB_BATCHES], one[RT_CALIB_BATCHES], two[RT_CALIB_BATCHES], k, m;
+	uint64_t ex[RT_CALIB_BATCHES], one[RT_CALIB_BATCHES], two[RT_CALIB_BATCHES], exw[RT_CALIB_BATCHES], k, m;
 	const struct sc_eng_node *root = sc_eng_node_at(t, t->root_off >> SC_ENG_NODE_SHIFT);
+	uint64_t pl[RT_CALIB_BATCHES], work;
 	unsigned nb = 0;
 	uint32_t b;
 
+	/* the work without probes, per call */
+	for (unsigned i = 0; i < RT_CALIB_BATCHES; i++)
+		pl[i] = plain[i];
+	work = median(pl, RT_CALIB_BATCHES);
 	/* children are listed most recently used first: any order will do */
 	for (b = root->first_child; b && nb < RT_CALIB_BATCHES; b = sc_eng_node_at(t, b)->next_sibling) {
-		const struct sc_eng_node *c[3] = { 0 };
+		const struct sc_eng_node *c[4] = { 0 };
+		uint64_t w;
 		uint32_t i;
 
-		/* a batch's children by creation: leaf, one, two */
+		/* a batch's children by creation: leaf, one, two, work */
 		for (i = sc_eng_node_at(t, b)->first_child; i; i = sc_eng_node_at(t, i)->next_sibling) {
 			const struct sc_eng_node *n = sc_eng_node_at(t, i);
 			unsigned slot = 0;
 
-			for (unsigned j = 0; j < 3; j++)
+			for (unsigned j = 0; j < 4; j++)
 				if (c[j] && c[j]->id < n->id)
 					slot++;
-			if (slot < 3) {
-				for (unsigned j = 2; j > slot; j--)
+			if (slot < 4) {
+				for (unsigned j = 3; j > slot; j--)
 					c[j] = c[j - 1];
 				c[slot] = n;
 			}
 		}
-		if (!c[0] || !c[1] || !c[2] || c[0]->calls != RT_CALIB_PER ||
-		    c[1]->calls != RT_CALIB_PER || c[2]->calls != RT_CALIB_PER)
-			return -1;
+		for (i = 0; i < 4; i++)
+			if (!c[i] || c[i]->calls != RT_CALIB_PER)
+				return -1;
 		/* one tick was taken out of each interval (calib.h): put back */
 		ex[nb] = per_call(c[0], 1);
 		one[nb] = per_call(c[1], 2);
 		two[nb] = per_call(c[2], 3);
+		w = per_call(c[3], 1);
+		exw[nb] = w > work ? w - work : 0;
 		nb++;
 	}
 	if (nb != RT_CALIB_BATCHES)
@@ -71,6 +79,9 @@ int rt_calib_from_tree(struct sc_eng_thread *t, struct rt_calib *out)
 	out->cost[1][1] = k - k / 2;
 	m = median(two, nb);
 	out->cost[1][0] = m > k ? m - k : 0;
+	out->ex_work = median(exw, nb);
+	if (out->ex_work > out->cost[0][1])
+		out->ex_work = out->cost[0][1];
 	out->batches = nb;
 	return 0;
 }

@@ -226,6 +226,7 @@ struct sc_eng_thread {
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
 	uint64_t cost_debt;                /* cost an interval was too short for */
+	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
 	/* slow path */
 	struct sc_eng_arena *arena;
 	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
@@ -699,6 +700,13 @@ static inline uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsi
 		d = raw - t->last_raw;
 		t->last_raw = raw;
 	}
+	if (unlikely(!t->prev_exit && is_exit && d > c)) {
+		/* a function's own interval: less of the cost shows the longer
+		 * it computes, down to cost_exw (calib.h) */
+		uint64_t over = d - c, beside = c - t->cost_exw;
+
+		c = over >= beside ? t->cost_exw : c - over;
+	}
 	t->prev_exit = is_exit;
 	if (c) {
 		c += t->cost_debt;
@@ -723,10 +731,15 @@ static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigne
 	return sc_eng_now_at(t, raw, is_exit, t->top);
 }
 
-/* Probe costs in ticks per interval, by the kinds of its two events. */
+/*
+ * Probe costs in ticks per interval, by the kinds of its two events, and
+ * enter_exit_work, the enter->exit cost in a function that computes
+ * (calib.h; at most enter_exit).
+ */
 static inline void sc_eng_set_cost(struct sc_eng_thread *t, uint32_t enter_enter, uint32_t enter_exit,
-				   uint32_t exit_enter, uint32_t exit_exit)
+				   uint32_t exit_enter, uint32_t exit_exit, uint32_t enter_exit_work)
 {
+	t->cost_exw = enter_exit_work < enter_exit ? enter_exit_work : enter_exit;
 	t->cost[0][0] = enter_enter;
 	t->cost[0][1] = enter_exit;
 	t->cost[1][0] = exit_enter;

@@ -155,7 +155,7 @@ static struct {
 	int sandboxed;                 /* the program entered seccomp */
 	pthread_key_t key;
 	int rebuilding;
-	uint32_t cost[4];              /* probe cost per interval (STACKCLOCK_COST) */
+	uint32_t cost[5];              /* probe cost per interval (STACKCLOCK_COST) */
 	/* threads past their last destructor round, retired once gone */
 	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
 } rt;
@@ -1004,7 +1004,7 @@ static void rt_process_init(void)
 		rt.tp_exit = *end == ',' ? rt_atou(end + 1, NULL) : 0;
 	}
 	s = rt_getenv(envp, SC_SHM_ENV_COST);
-	for (int i = 0; s && i < 4; i++) {
+	for (int i = 0; s && i < 5; i++) {
 		uint64_t v = rt_atou(s, &end);
 
 		rt.cost[i] = v < (1u << 20) ? (uint32_t)v : 0;   /* a millisecond is no probe */
@@ -1058,7 +1058,7 @@ static void rt_calib_begin(int fd)
 	cal.t = sc_eng_thread_new(&cal.arena, (uint32_t)rt_gettid(), __rdtsc());
 	if (!cal.t)
 		return;
-	sc_eng_set_cost(cal.t, 1, 1, 1, 1);
+	sc_eng_set_cost(cal.t, 1, 1, 1, 1, 1);
 	cal.fd = fd;
 	alive_arm();
 	tls.ring_head = &tls.ring_seen;
@@ -1068,12 +1068,14 @@ static void rt_calib_begin(int fd)
 
 static void rt_calib_end(void)
 {
+	const unsigned long long *plain;
 	struct rt_calib c;
 	char line[160], *q = line;
 
 	tls.t = NULL;
 	tls.state = RT_OFF;
-	if (cal.fd < 0 || rt_calib_from_tree(cal.t, &c))
+	plain = (const unsigned long long *)dlsym(RTLD_DEFAULT, RT_CALIB_PLAIN);
+	if (cal.fd < 0 || !plain || rt_calib_from_tree(cal.t, plain, &c))
 		return;
 	q = rt_utoa(q, c.cost[0][0], 24);
 	*q++ = ' ';
@@ -1082,6 +1084,8 @@ static void rt_calib_end(void)
 	q = rt_utoa(q, c.cost[1][0], 24);
 	*q++ = ' ';
 	q = rt_utoa(q, c.cost[1][1], 24);
+	*q++ = ' ';
+	q = rt_utoa(q, c.ex_work, 24);
 	*q++ = ' ';
 	q = rt_utoa(q, c.batches, 24);
 	*q++ = '\n';
@@ -1122,7 +1126,7 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 		rt_reap();
 	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), __rdtsc());
 	if (t)
-		sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3]);
+		sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
 	if (!t) {
 		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
 		return NULL;
@@ -1255,7 +1259,7 @@ static void child_start(uintptr_t sp)
 	if (old_t) {
 		t = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
 		if (t)
-			sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3]);
+			sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
 		if (t) {
 			rt.rebuilding = 1;
 			if (tls.snap) {

@@ -42,9 +42,10 @@
  *	STACKCLOCK_TP      "ENTER_ID,EXIT_ID": tracepoint ids of
  *	                   raw_syscalls:sys_enter and sys_exit (absent: no
  *	                   syscall events)
- *	STACKCLOCK_COST    "EE,EX,XE,XX": the probes' cost in ticks per
- *	                   interval, by the kinds of its two events (calib.h);
- *	                   absent: nothing is taken out
+ *	STACKCLOCK_COST    "EE,EX,XE,XX,EXW": the probes' cost in ticks per
+ *	                   interval, by the kinds of its two events, and in a
+ *	                   function that computes (calib.h); absent: nothing
+ *	                   is taken out
  *	STACKCLOCK_PATCH   "PLAN[:PLAN...]": patch plan files (record/plan_file.h)
  *	                   for a program built without hooks; each applies to
  *	                   the loaded object with its build-id (runtime/patch.h)

@@ -240,7 +240,7 @@ static void push_ev(struct stream *s, struct event e)
  * applied before the next event of their thread, as the runtime does.
  */
 static int retire_ended;          /* run_engine: retire a thread after its last event */
-static uint32_t eng_cost[4];      /* run_engine: probe cost per interval kind */
+static uint32_t eng_cost[5];      /* run_engine: probe cost per interval kind, EXW */
 static uint64_t last_bump[2];     /* run_engine: arena bytes taken, given back */
 
 static int run_engine(const struct stream *s, uint64_t arena_len, struct result *r)
@@ -286,7 +286,7 @@ static int run_engine(const struct stream *s, uint64_t arena_len, struct result 
 			th[k] = sc_eng_thread_new(&a[p], s->tid[k], e->t);
 			if (!th[k])
 				continue;
-			sc_eng_set_cost(th[k], eng_cost[0], eng_cost[1], eng_cost[2], eng_cost[3]);
+			sc_eng_set_cost(th[k], eng_cost[0], eng_cost[1], eng_cost[2], eng_cost[3], eng_cost[4]);
 		}
 		if (pending[k]) {
 			sc_eng_os_exact(th[k], e->t, pending_os[k]);
@@ -883,7 +883,7 @@ static void run_compensation(void)
 		add_probe_cost(&s, &m, cost, &added);
 		brute_force(&s, &want);
 		brute_force(&m, &raw);
-		memcpy(eng_cost, cost, sizeof(eng_cost));
+		memcpy(eng_cost, cost, 4 * sizeof(*eng_cost)), eng_cost[4] = cost[1];
 		bad_s += run_engine(&m, 8 << 20, &got) != 0;
 		memset(eng_cost, 0, sizeof(eng_cost));
 		bad_f += cmp_fvals(what, &got, &want, 1) != 0;
@@ -946,7 +946,7 @@ static void run_compensation(void)
 				}
 				depth = after;
 			}
-			memcpy(eng_cost, cost, sizeof(eng_cost));
+			memcpy(eng_cost, cost, 4 * sizeof(*eng_cost)), eng_cost[4] = cost[1];
 			bad += run_engine(&m, 8 << 20, &got) != 0;
 			memset(eng_cost, 0, sizeof(eng_cost));
 			/* (the depth followed above ignores the stream's repairs:
@@ -979,7 +979,7 @@ static void run_compensation(void)
 			if (s.ev[i].kind != EV_OS)     /* OS-bound intervals keep their time */
 				s.ev[j++] = s.ev[i];
 		s.nev = j;
-		memcpy(eng_cost, huge, sizeof(eng_cost));
+		memcpy(eng_cost, huge, 4 * sizeof(*eng_cost)), eng_cost[4] = huge[1];
 		bad_s = run_engine(&s, 8 << 20, &got) != 0;
 		memset(eng_cost, 0, sizeof(eng_cost));
 		brute_force(&s, &want);

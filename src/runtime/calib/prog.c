@@ -7,11 +7,20 @@
  *
  * Shape (the runtime relies on it): main, not instrumented, calls the
  * batches batch_0 .. batch_40 in order; each calls leaf() RT_CALIB_PER
- * times, then one() (which calls leaf() once), then two() (twice), so the
- * root's children are the batches and each batch's children, by creation,
- * are leaf, one, two.
+ * times, then one() (which calls leaf() once), then two() (twice), then
+ * work() (a leaf with RT_CALIB_WORK dependent multiplies), so the root's
+ * children are the batches and each batch's children, by creation, are
+ * leaf, one, two, work.  Each batch also times the same work without
+ * probes (work_plain(), not instrumented, called as often) and leaves the
+ * mean ticks per call in stackclock_calib_plain[batch], which the runtime
+ * reads (dlsym: the program exports it).
  */
+#include <x86intrin.h>
+
 #include "runtime/calib.h"
+
+volatile unsigned long calib_sink;
+unsigned long long stackclock_calib_plain[RT_CALIB_BATCHES];
 
 __attribute__((noinline)) void calib_leaf(void)
 {
@@ -31,15 +40,55 @@ __attribute__((noinline)) void calib_two(void)
 	__asm__ volatile("");
 }
 
+/* a dependent chain, long enough to hide the probes' work that can run
+ * beside it (calib.h) */
+#define WORK(x) \
+	for (int k = 0; k < RT_CALIB_WORK; k++) \
+		x = x * 0x2545f4914f6cdd1dull + 0x9e37u
+
+__attribute__((noinline)) unsigned long calib_work(unsigned long x)
+{
+	WORK(x);
+	return x;
+}
+
+__attribute__((noinline, no_instrument_function)) unsigned long calib_work_plain(unsigned long x)
+{
+	WORK(x);
+	return x;
+}
+
+/* mean ticks per call of the work without probes, clock reads ordered */
+__attribute__((noinline, no_instrument_function)) unsigned long long calib_plain(void)
+{
+	unsigned long x = calib_sink;
+	unsigned long long t0, t1;
+
+	_mm_lfence();
+	t0 = __rdtsc();
+	_mm_lfence();
+	for (int i = 0; i < RT_CALIB_PER; i++)
+		x = calib_work_plain(x);
+	_mm_lfence();
+	t1 = __rdtsc();
+	calib_sink = x;
+	return (t1 - t0) / RT_CALIB_PER;
+}
+
 #define BATCH(n) \
 	__attribute__((noinline)) void calib_batch_##n(void) \
 	{ \
+		unsigned long x = calib_sink; \
 		for (int i = 0; i < RT_CALIB_PER; i++) \
 			calib_leaf(); \
 		for (int i = 0; i < RT_CALIB_PER; i++) \
 			calib_one(); \
 		for (int i = 0; i < RT_CALIB_PER; i++) \
 			calib_two(); \
+		for (int i = 0; i < RT_CALIB_PER; i++) \
+			x = calib_work(x); \
+		calib_sink = x; \
+		stackclock_calib_plain[n + 0] = calib_plain(); \
 	}
 #define BATCH10(n) BATCH(n##0) BATCH(n##1) BATCH(n##2) BATCH(n##3) BATCH(n##4) \
 	BATCH(n##5) BATCH(n##6) BATCH(n##7) BATCH(n##8) BATCH(n##9)
@@ -51,7 +100,7 @@ BATCH(40)
 
 _Static_assert(RT_CALIB_BATCHES == 41, "one calib_batch_N per batch");
 
-int main(void)
+__attribute__((no_instrument_function)) int main(void)
 {
 	static void (*const batches[])(void) = {
 #define B(n) calib_batch_##n,
