@@ -489,30 +489,37 @@ static int calibrate(const char *runtime, uint32_t cost[5], uint32_t *batches)
 }
 
 /*
- * calibrate() RT_CALIB_RUNS times, keeping the run with the lowest total:
- * work elsewhere on the machine (the recorder's own start, another
- * program) only ever adds to a run, and one run in four or five came out
- * 20-50 % high that way.
+ * calibrate() RT_CALIB_RUNS times, keeping the run whose total is the
+ * median: one run in four or five came out 20-50 % high as a whole (every
+ * batch of it: a state of the process, such as where its code landed, or
+ * work elsewhere on the machine), and a target can be in either state, so
+ * neither the lowest nor the highest run stands for it.
  */
 #define RT_CALIB_RUNS 3
 
-static int calibrate_best(const char *runtime, uint32_t cost[5], uint32_t *batches)
+static int calibrate_median(const char *runtime, uint32_t cost[5], uint32_t *batches)
 {
-	uint64_t best = UINT64_MAX;
-	uint32_t c[5], b;
+	uint32_t c[RT_CALIB_RUNS][5], b[RT_CALIB_RUNS];
+	uint64_t sum[RT_CALIB_RUNS];
+	int run, i, mid = 0;
 
-	for (int run = 0; run < RT_CALIB_RUNS; run++) {
-		uint64_t sum;
-
-		if (calibrate(runtime, c, &b))
+	for (run = 0; run < RT_CALIB_RUNS; run++) {
+		if (calibrate(runtime, c[run], &b[run]))
 			return -1;
-		sum = (uint64_t)c[0] + c[1] + c[2] + c[3];
-		if (sum < best) {
-			best = sum;
-			memcpy(cost, c, sizeof(c));
-			*batches = b;
-		}
+		sum[run] = (uint64_t)c[run][0] + c[run][1] + c[run][2] + c[run][3];
 	}
+	for (run = 0; run < RT_CALIB_RUNS; run++) {
+		int below = 0, same = 0;
+
+		for (i = 0; i < RT_CALIB_RUNS; i++) {
+			below += sum[i] < sum[run];
+			same += sum[i] == sum[run] && i < run;
+		}
+		if (below + same == RT_CALIB_RUNS / 2)
+			mid = run;
+	}
+	memcpy(cost, c[mid], sizeof(c[mid]));
+	*batches = b[mid];
 	return 0;
 }
 
@@ -960,7 +967,7 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = patch_env[1];
 	/* the cost of the compiled-in hooks; a patched program's probes cost
 	 * somewhat more (docs/accuracy.md) */
-	if (!calibrate_best(runtime, cost, &pc.samples))
+	if (!calibrate_median(runtime, cost, &pc.samples))
 		env[i++] = xasprintf("%s=%u,%u,%u,%u,%u", SC_SHM_ENV_COST, cost[0], cost[1], cost[2], cost[3],
 				     cost[4]);
 	else

@@ -90,6 +90,8 @@
 /* Slow paths: out of line so the probes stay short; "unused" so that a file
  * including this header without using them does not warn. */
 #define SC_ENG_SLOW static __attribute__((noinline, cold, unused))
+/* the steps of every event: inlined into the probes' fast paths */
+#define SC_ENG_HOT static inline __attribute__((always_inline))
 
 #define SC_ENG_NODE_SHIFT   7                  /* nodes are 128 bytes */
 #define SC_ENG_NODE_SIZE    (1u << SC_ENG_NODE_SHIFT)
@@ -691,7 +693,7 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
  * (cost_debt): over a run, all the cost is taken out.  An OS-bound interval
  * clears the debt (it keeps its time).
  */
-static inline uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit,
+SC_ENG_HOT uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit,
 				     struct sc_eng_frame *f)
 {
 	uint64_t d = 0, c = t->cost[t->prev_exit][is_exit];
@@ -700,12 +702,14 @@ static inline uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsi
 		d = raw - t->last_raw;
 		t->last_raw = raw;
 	}
-	if (unlikely(!t->prev_exit && is_exit && d > c)) {
-		/* a function's own interval: less of the cost shows the longer
-		 * it computes, down to cost_exw (calib.h) */
-		uint64_t over = d - c, beside = c - t->cost_exw;
+	{
+		/* a function's own interval (enter->exit): less of the cost
+		 * shows the longer it computes, down to cost_exw (calib.h);
+		 * without branches, which leaves of any length would mispredict */
+		uint64_t over = d > c ? d - c : 0;
+		uint64_t own = over >= c - t->cost_exw ? t->cost_exw : c - over;
 
-		c = over >= beside ? t->cost_exw : c - over;
+		c = ((t->prev_exit ^ 1) & is_exit) ? own : c;
 	}
 	t->prev_exit = is_exit;
 	if (c) {
@@ -726,7 +730,7 @@ static inline uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsi
 	return t->last += d;
 }
 
-static inline uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
+SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
 {
 	return sc_eng_now_at(t, raw, is_exit, t->top);
 }
@@ -774,7 +778,7 @@ static inline void sc_eng_os(struct sc_eng_thread *t, uint64_t now)
 }
 
 /* Close the top frame at now (stats, parent's children, call site). */
-static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
+SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = f->node;
@@ -801,7 +805,7 @@ static inline void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 }
 
 /* Function entry at now: node and call site already found. */
-static inline void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
+SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa, uint64_t pc)
 {
 	struct sc_eng_frame *f = t->top + 1;
