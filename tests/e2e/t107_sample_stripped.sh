@@ -24,9 +24,10 @@ done
 # Everything the checks below read, from one place.
 stripped_facts() {	# stripped_facts REPORT.json: prints KEY=VALUE lines
 	readelf -SW "$TMP/shares" | awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 ~ /^\.plt/ { print $3, $5 }' >"$TMP/plt.txt"
+	readelf --dyn-syms -W "$TMP/shares" >"$TMP/dynsym.txt"
 	# the call-frame ranges (FDEs) of the stripped program
 	readelf --debug-dump=frames "$TMP/shares" | sed -n 's/.* FDE .*pc=\([0-9a-f]*\)\.\.\([0-9a-f]*\).*/\1 \2/p' >"$TMP/fde.txt"
-	python3 - "$1" "$TMP/nm.txt" "$TMP/shares" "$TMP/plt.txt" "$TMP/fde.txt" <<'PY'
+	python3 - "$1" "$TMP/nm.txt" "$TMP/shares" "$TMP/plt.txt" "$TMP/fde.txt" "$TMP/dynsym.txt" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 starts = {}
@@ -38,12 +39,20 @@ plt = []
 for line in open(sys.argv[4]):
     lo, size = line.split()
     plt.append((int(lo, 16), int(lo, 16) + int(size, 16)))
+imports = set(l.split()[7].split("@")[0] for l in open(sys.argv[6])
+              if len(l.split()) >= 8 and l.split()[6] == "UND")
 fdes = [tuple(int(v, 16) for v in line.split()) for line in open(sys.argv[5])]
 rows = [x for x in r["rows"] if x["module"] == mod]
 named = {}
 bad = []
 for x in rows:
     fn = x["function"]
+    # PLT stubs are named after the function they jump to, as perf does:
+    # it must be one the program imports
+    if fn.endswith("@plt"):
+        if fn[:-4] not in imports:
+            bad.append(fn)
+        continue
     if not fn.startswith("shares+0x"):
         bad.append(fn)
         continue
