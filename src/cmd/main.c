@@ -3,6 +3,8 @@
  * commands share.  See cmd.h for how to add a command.
  */
 #include "cmd/cmd.h"
+#include "record/record.h"
+#include "runtime/patch.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -108,6 +110,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* not a user's command: the runtime asks for a program's plan */
+	if (!strcmp(argv[1], SC_PATCH_PLAN_CMD))
+		return argc == 3 ? record_plan_exe(argv[2]) : 2;
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

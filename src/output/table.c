@@ -197,7 +197,12 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 		lf(&l, s->have_end ? " none observed: application time = elapsed time" :
 		   " none seen (the recording has no end record to say more)");
 	line_out(f, &l, width);
-	if (missing) {
+	if (missing && !s->threads) {
+		/* nothing ran under the probes: no sign of what the kernel did */
+		lf(&l, "  no thread recorded an event: no instrumented code ran (a wrapper that"
+		   " runs a program the recorder could not plan? see docs/patching.md)");
+		line_out(f, &l, width);
+	} else if (missing) {
 		lf(&l, "  NOT observed (the kernel refused):");
 		any = false;
 		for (int c = 0; c < SC_OS_NCAT; c++)

@@ -955,17 +955,25 @@ static void make_dirs(char *dir)
 	mkdir(dir, 0755);
 }
 
-static char *cache_dir(void)
+char *dsc_cache_root(void)
 {
 	const char *d = getenv("STACKCLOCK_CACHE_DIR");
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
 
 	if (d && *d)
-		return xasprintf("%s/plans", d);
+		return xstrdup(d);
 	if (xdg && *xdg)
-		return xasprintf("%s/stackclock/plans", xdg);
-	return xasprintf("%s/.cache/stackclock/plans", home && *home ? home : "/tmp");
+		return xasprintf("%s/stackclock", xdg);
+	return xasprintf("%s/.cache/stackclock", home && *home ? home : "/tmp");
+}
+
+static char *cache_dir(void)
+{
+	char *root = dsc_cache_root(), *dir = xasprintf("%s/plans", root);
+
+	free(root);
+	return dir;
 }
 
 /* The cache key of the object: its build-id, else path, size and mtime. */

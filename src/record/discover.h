@@ -117,4 +117,9 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path);
  */
 int dsc_plan_cached(const char *elf, char **path, bool *hit);
 
+/* The cache's root directory (malloc'ed): STACKCLOCK_CACHE_DIR, else
+ * $XDG_CACHE_HOME/stackclock, else ~/.cache/stackclock; plans live in its
+ * plans/ directory. */
+char *dsc_cache_root(void);
+
 #endif

@@ -16,8 +16,10 @@
  */
 #include "format/scdata.h"
 #include "record/cct_emit.h"
+#include "record/discover.h"
 #include "record/record.h"
 #include "runtime/calib.h"
+#include "runtime/patch.h"
 #include "runtime/shm.h"
 #include "util/util.h"
 
@@ -78,7 +80,7 @@ static int find_program(const char *prog, char *out, size_t outlen)
  * Does the ELF file reference or define __cyg_profile_func_enter?
  * 1 yes, 0 no, -1 not an ELF file we can read (a script: let it run).
  */
-static int elf_has_hooks(const char *path)
+int record_elf_has_hooks(const char *path)
 {
 	Elf *e;
 	Elf_Scn *scn = NULL;
@@ -907,7 +909,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
-	char *env[9] = { NULL }, *dir = NULL, *patch_env[2] = { NULL, NULL };
+	char *env[12] = { NULL }, *dir = NULL, *patch_env[2] = { NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -929,7 +931,7 @@ int record_instrument(const struct record_opts *opts)
 	}
 	/* built without hooks: patched at run time (patchenv.c), and so are
 	 * the libraries --patch names */
-	has_hooks = elf_has_hooks(prog);
+	has_hooks = record_elf_has_hooks(prog);
 	if ((has_hooks == 0 || opts->patch) &&
 	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
 			     &patch_env[1]))
@@ -965,6 +967,16 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = patch_env[0];
 	if (patch_env[1])
 		env[i++] = patch_env[1];
+	/* programs exec'd later (a wrapper's interpreter, what it runs) are
+	 * planned on request by this binary (runtime/patch.h) */
+	ret = (int)readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (ret > 0) {
+		self[ret] = 0;
+		cache = dsc_cache_root();
+		env[i++] = xasprintf("%s=%s", SC_PATCH_ENV_PLANNER, self);
+		env[i++] = xasprintf("%s=%s", SC_PATCH_ENV_CACHE, cache);
+		free(cache);
+	}
 	/* the cost of the compiled-in hooks; a patched program's probes cost
 	 * somewhat more (docs/accuracy.md) */
 	if (!calibrate_median(runtime, cost, &pc.samples))

@@ -262,10 +262,25 @@ static int add_libs(char **list, const char *prog, const char *patch)
 	return ret;
 }
 
+int record_plan_exe(const char *exe)
+{
+	char *plan = NULL;
+	bool hit;
+
+	if (record_elf_has_hooks(exe) != 0 || cannot_patch(exe) || never_patched(exe) ||
+	    dsc_plan_cached(exe, &plan, &hit))
+		return 1;
+	printf("%s\n", plan);
+	free(plan);
+	return fflush(stdout) ? 1 : 0;
+}
+
 int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
 		     char **env_plan, char **env_exe)
 {
-	const char *why = cannot_patch(prog);
+	/* only the program itself must be patchable: one with hooks, or a
+	 * script, runs as it is (what it execs is planned on request) */
+	const char *why = with_exe ? cannot_patch(prog) : NULL;
 	struct stat st;
 	char *list = NULL, what[4200];
 

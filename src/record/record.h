@@ -49,6 +49,18 @@ int record_sample(const struct record_opts *opts);
 int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
 		     char **env_plan, char **env_exe);
 
+/*
+ * The plan of a program exec'd under the recorded one, for the runtime
+ * that asks (runtime/patch.h, SC_PATCH_PLAN_CMD): its path on stdout and
+ * 0, or 1 and nothing when the program has hooks compiled in, cannot be
+ * patched or cannot be planned.
+ */
+int record_plan_exe(const char *exe);
+
+/* Does the ELF file reference or define __cyg_profile_func_enter?  1 yes,
+ * 0 no, -1 not an ELF file we can read (a script). */
+int record_elf_has_hooks(const char *path);
+
 /* ---- launch.c -------------------------------------------------------- */
 
 struct launch {

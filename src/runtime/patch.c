@@ -28,7 +28,11 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -428,13 +432,149 @@ static void plan_open(struct plan_ref *p, const char *path, size_t len)
 	p->len = size;
 }
 
+/* Does the object import __cyg_profile_func_enter (hooks compiled in)?
+ * Imports are the dynamic symbols the GNU hash table leaves out. */
+static int obj_has_hooks(const struct dl_phdr_info *info)
+{
+	static const char hook[] = "__cyg_profile_func_enter";
+	uint64_t symtab = 0, strtab = 0, strsz = 0, nsyms = 0;
+	const ElfW(Dyn) *d = NULL;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; d && d->d_tag != DT_NULL; d++) {
+		/* the loader made them addresses; a read-only copy keeps vaddrs */
+		uint64_t v = d->d_un.d_ptr < info->dlpi_addr ? d->d_un.d_ptr + info->dlpi_addr : d->d_un.d_ptr;
+
+		if (d->d_tag == DT_SYMTAB)
+			symtab = v;
+		else if (d->d_tag == DT_STRTAB)
+			strtab = v;
+		else if (d->d_tag == DT_STRSZ)
+			strsz = d->d_un.d_val;
+		else if (d->d_tag == DT_GNU_HASH)
+			nsyms = ((const uint32_t *)v)[1];          /* symoffset */
+		else if (d->d_tag == DT_HASH && !nsyms)
+			nsyms = ((const uint32_t *)v)[1];          /* nchain */
+	}
+	if (!symtab || !strtab)
+		return 0;
+	for (uint64_t i = 1; i < nsyms && i < (1u << 20); i++) {
+		const ElfW(Sym) *sym = (const ElfW(Sym) *)symtab + i;
+		const char *name = (const char *)strtab + sym->st_name;
+		unsigned k = 0;
+
+		if (sym->st_name + sizeof(hook) > strsz)
+			continue;
+		while (k < sizeof(hook) && name[k] == hook[k])
+			k++;
+		if (k == sizeof(hook))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is the main program compiled with hooks, or one of the plans' own? */
+static int main_covered(const struct dl_phdr_info *info)
+{
+	const uint8_t *id = NULL;
+	uint32_t id_len = obj_build_id(info, &id);
+	struct stat st;
+
+	if (obj_has_hooks(info))
+		return 1;
+	for (int k = 0; k < pt.nplans; k++) {
+		const struct plan_ref *p = &pt.plans[k];
+		int match = p->h && p->h->build_id_len == id_len && id_len;
+
+		for (uint32_t i = 0; match && i < id_len; i++)
+			match = p->h->build_id[i] == id[i];
+		if (match)
+			return 1;
+	}
+	return !id_len && pt.exe_ino && !rt_sys2(SYS_stat, "/proc/self/exe", &st) &&
+	       st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
+}
+
+static int first_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(int *)arg = main_covered(info);
+	return 1;
+}
+
+/*
+ * The plan of this process's program, from the recorder's binary (patch.h,
+ * SC_PATCH_ENV_PLANNER), into out[cap]: its path, or "" (the program has
+ * hooks or cannot be patched, no planner, a sandbox).  Raw system calls;
+ * the planner runs with an environment of its own (no LD_PRELOAD: it is
+ * never profiled) and its output on a pipe; we wait for it.
+ */
+static void ask_planner(char **envp, char *out, size_t cap)
+{
+	const char *planner = rt_getenv(envp, SC_PATCH_ENV_PLANNER);
+	const char *cache = rt_getenv(envp, SC_PATCH_ENV_CACHE);
+	char exe[SC_PATCH_PATH_MAX], cenv[SC_PATCH_PATH_MAX], *q;
+	size_t got = 0;
+	int p[2], status = 0;
+	long pid, n;
+
+	out[0] = 0;
+	if (!planner || !*planner || rt_sys1(SYS_prctl, PR_GET_SECCOMP) != 0)
+		return;
+	n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	q = rt_stpcpy(cenv, "STACKCLOCK_CACHE_DIR=", sizeof(cenv));
+	if (cache)
+		rt_stpcpy(q, cache, sizeof(cenv) - (size_t)(q - cenv));
+	if (rt_sys2(SYS_pipe2, p, O_CLOEXEC))
+		return;
+	pid = rt_sys6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
+	if (pid == 0) {
+		const char *argv[] = { planner, SC_PATCH_PLAN_CMD, exe, NULL };
+		const char *env[] = { cache ? cenv : NULL, NULL };
+		long nul = rt_sys3(SYS_open, "/dev/null", O_RDWR, 0);
+
+		rt_sys2(SYS_dup2, p[1], 1);
+		if (nul >= 0) {
+			rt_sys2(SYS_dup2, nul, 0);
+			rt_sys2(SYS_dup2, nul, 2);
+		}
+		rt_sys3(SYS_execve, planner, argv, env);
+		rt_sys1(SYS_exit_group, 127);
+	}
+	rt_sys1(SYS_close, p[1]);
+	while (pid > 0 && got + 1 < cap) {
+		n = rt_sys3(SYS_read, p[0], out + got, cap - 1 - got);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	rt_sys1(SYS_close, p[0]);
+	while (pid > 0 && rt_sys4(SYS_wait4, pid, &status, 0, 0) == -EINTR)
+		;
+	out[got] = 0;
+	if (pid <= 0 || got == 0 || out[got - 1] != '\n' || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		out[0] = 0;
+		return;
+	}
+	out[got - 1] = 0;
+}
+
 void sc_patch_start(char **envp)
 {
 	const char *s = rt_getenv(envp, SC_PATCH_ENV), *e;
+	char asked[SC_PATCH_PATH_MAX];
+	int covered = 1;
 
-	if (sc_patch_on || !s || !*s)
+	if (sc_patch_on)
 		return;
-	while (*s && pt.nplans < SC_PATCH_MAX_PLANS) {
+	while (s && *s && pt.nplans < SC_PATCH_MAX_PLANS) {
 		const char *c = s;
 
 		while (*c && *c != ':')
@@ -448,6 +588,24 @@ void sc_patch_start(char **envp)
 		pt.exe_dev = rt_atou(s, &e);
 		pt.exe_ino = *e == ',' ? rt_atou(e + 1, NULL) : 0;
 	}
+	/* a program exec'd later, such as what a wrapper script runs */
+	dl_iterate_phdr(first_obj, &covered);
+	if (!covered && pt.nplans < SC_PATCH_MAX_PLANS) {
+		ask_planner(envp, asked, sizeof(asked));
+		if (asked[0]) {
+			struct stat st;
+
+			plan_open(&pt.plans[pt.nplans], asked, rt_strlen(asked));
+			if (pt.plans[pt.nplans].h)
+				pt.nplans++;
+			if (!rt_sys2(SYS_stat, "/proc/self/exe", &st)) {
+				pt.exe_dev = st.st_dev;
+				pt.exe_ino = st.st_ino;
+			}
+		}
+	}
+	if (!pt.nplans)
+		return;
 	sc_patch_retstack_init();
 	sc_patch_on = 1;
 	sc_patch_loaded();

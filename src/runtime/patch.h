@@ -35,6 +35,13 @@
 
 #define SC_PATCH_ENV       "STACKCLOCK_PATCH"      /* PLAN[:PLAN...] */
 #define SC_PATCH_ENV_EXE   "STACKCLOCK_PATCH_EXE"  /* DEV,INO of the main program */
+/* A program exec'd below the recorded one (a wrapper script's interpreter,
+ * what it runs) and not planned by the recorder: the runtime asks the
+ * recorder's binary, STACKCLOCK_PLANNER, run as "PLANNER __plan-exe EXE"
+ * with STACKCLOCK_CACHE_DIR=STACKCLOCK_PLANNER_CACHE, for its plan. */
+#define SC_PATCH_ENV_PLANNER "STACKCLOCK_PLANNER"
+#define SC_PATCH_ENV_CACHE   "STACKCLOCK_PLANNER_CACHE"
+#define SC_PATCH_PLAN_CMD    "__plan-exe"
 #define SC_PATCH_MAX_PLANS 64
 #define SC_PATCH_PATH_MAX  4096
 
