@@ -192,7 +192,7 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t active;                   /* its frames open now */
 };
 
-struct sc_eng_frame {                  /* 56 bytes */
+struct sc_eng_frame {                  /* 64 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint64_t entry;
@@ -200,6 +200,7 @@ struct sc_eng_frame {                  /* 56 bytes */
 	uint64_t osb_entry;                /* thread osb_total at entry */
 	uint64_t cfa;                      /* its position, SC_ENG_NO_CFA if unknown */
 	uint64_t pc;                       /* where its entry probe was called from */
+	uint64_t debt;                     /* probe cost its intervals could not give yet */
 };
 
 /* A chunk of nodes: node slot 0 of the chunk holds this header. */
@@ -227,7 +228,8 @@ struct sc_eng_thread {
 	uint32_t cost[2][2];
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
-	uint64_t cost_debt;                /* cost an interval was too short for */
+	uint64_t floor;                    /* the clock never steps back below it:
+					      the end of the last OS-bound interval */
 	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
 	/* slow path */
 	struct sc_eng_arena *arena;
@@ -270,7 +272,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 56, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 64, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -687,15 +689,20 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
  * time is the clock itself.
  *
  * An interval shorter than its cost (the entry's clock read is not ordered
- * with the instructions around it, so a reading can come a little early
- * and give the next interval what it took from this one) keeps zero, and
- * the part of the cost it could not give is taken from the next interval
- * (cost_debt): over a run, all the cost is taken out.  An OS-bound interval
- * clears the debt (it keeps its time).
+ * with the instructions around it, so a reading comes early by a varying
+ * amount) takes the rest of its cost back from its frame's own time so
+ * far: the thread's clock steps back, never below the frame's last child
+ * or its entry, so no call's exclusive or inclusive time is ever negative.
+ * What the frame's own time cannot cover it owes (frame debt), taken from
+ * its next interval (for the interval that ends a function: its caller's
+ * next).  Never from a callee: the caller's intervals come short and run
+ * long by the same jitter, and taking only the short ones' shortfall from
+ * the callees left the caller the long ones' excess.  An OS-bound interval
+ * clears the frame's debt (it keeps its time).
  */
-SC_ENG_HOT uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit,
-				     struct sc_eng_frame *f)
+SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
 {
+	struct sc_eng_frame *f = t->top;
 	uint64_t d = 0, c = t->cost[t->prev_exit][is_exit];
 
 	if (likely(raw > t->last_raw)) {
@@ -713,26 +720,38 @@ SC_ENG_HOT uint64_t sc_eng_now_at(struct sc_eng_thread *t, uint64_t raw, unsigne
 	}
 	t->prev_exit = is_exit;
 	if (c) {
-		c += t->cost_debt;
-		t->cost_debt = 0;
+		struct sc_eng_frame *g = f;
+
+		c += f->debt;
+		f->debt = 0;
 		if (unlikely(t->cost_skip))
 			c = 0;
-		if (unlikely(c > d)) {
-			t->cost_debt = c - d;
-			c = d;
-		}
 		if (unlikely(f->node == t->drop_node))
-			f--;
-		f->node->removed += c;
+			g--;
+		if (unlikely(c > d)) {
+			/* short: the frame gives the rest back from its own time
+			 * so far (the clock steps back), and owes what is left;
+			 * an exit's interval ends the frame: its caller owes */
+			uint64_t take = c - d, own = t->last - f->entry - f->child_incl;
+
+			if (own > t->last - t->floor)
+				own = t->last - t->floor;  /* not into OS-bound time */
+			if (take > own) {
+				f[-(long)(is_exit & (f > t->stack))].debt += take - own;
+				take = own;
+			}
+			g->node->removed += d + take;
+			t->cost_skip = 0;
+			return t->last -= take;
+		}
+		g->node->removed += c;
 		d -= c;
 	}
-	t->cost_skip = 0;
+	if (unlikely(t->cost_skip)) {
+		t->cost_skip = 0;
+		t->floor = t->last + d;
+	}
 	return t->last += d;
-}
-
-SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
-{
-	return sc_eng_now_at(t, raw, is_exit, t->top);
 }
 
 /*
@@ -814,6 +833,7 @@ SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->cs = cs;
 	f->entry = now;
 	f->child_incl = 0;
+	f->debt = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = cfa;
 	f->pc = pc;
@@ -844,6 +864,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 		 * pushes 8): closer is a chain of inlined frames */
 		if (cfa - f->cfa < 16 && f->cs->site == site && f->pc != pc)
 			return f->cfa - 1;         /* inlined into the frame on top */
+		t->top[-1].debt += t->top->debt;  /* (the probe cost it owed) */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
 	}
@@ -889,6 +910,7 @@ drop:
 	f->cs = &t->cs_root;
 	f->entry = now;
 	f->child_incl = 0;
+	f->debt = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = SC_ENG_NO_CFA;
 	f->pc = 0;
@@ -1002,9 +1024,11 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 		return;
 	}
 	while (t->top != f) {
+		t->top[-1].debt += t->top->debt;  /* (the probe cost it owed) */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
 	}
+	t->top[-1].debt += t->top->debt;
 	sc_eng_pop(t, now);
 }
 
@@ -1067,6 +1091,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->stack[0].cs = &t->cs_root;
 	t->stack[0].entry = now;
 	t->stack[0].cfa = SC_ENG_NO_CFA;
+	t->stack[0].debt = 0;
 	t->top = t->stack;
 	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;
 	head = __atomic_load_n(&a->hdr->threads, __ATOMIC_RELAXED);

@@ -242,6 +242,7 @@ static void push_ev(struct stream *s, struct event e)
 static int retire_ended;          /* run_engine: retire a thread after its last event */
 static uint32_t eng_cost[5];      /* run_engine: probe cost per interval kind, EXW */
 static uint64_t last_bump[2];     /* run_engine: arena bytes taken, given back */
+static uint64_t last_owed;        /* run_engine: probe cost the open frames still owe */
 
 static int run_engine(const struct stream *s, uint64_t arena_len, struct result *r)
 {
@@ -300,6 +301,10 @@ static int run_engine(const struct stream *s, uint64_t arena_len, struct result 
 		if (retire_ended && i == last_ev[k])
 			sc_eng_thread_retire(th[k]);
 	}
+	last_owed = 0;
+	for (int k = 0; !retire_ended && k < s->nthreads; k++)
+		for (struct sc_eng_frame *f = th[k] ? th[k]->stack : NULL; f && f <= th[k]->top; f++)
+			last_owed += f->debt;
 	last_bump[0] = a[0].hdr->bump;
 	last_bump[1] = a[0].hdr->freed;
 	ret = emit_and_read(arenas, arena_len, nprocs, r);
@@ -908,9 +913,10 @@ static void run_compensation(void)
 	/*
 	 * A clock read early or late moves time between two neighbouring
 	 * intervals: one comes out shorter than its cost, the next longer by
-	 * as much.  The cost the short one could not give is taken from the
-	 * next, so all the cost added is taken out and the session's EI stays
-	 * what it was (single thread, no OS events).
+	 * as much.  The cost the short one could not give is taken from its
+	 * frame's next interval, so all the cost added is taken out but what
+	 * the frames still open at the end owe (a few ticks each), and the
+	 * session's EI stays what it was (single thread, no OS events).
 	 */
 	{
 		int bad = 0, moved = 0;
@@ -952,17 +958,18 @@ static void run_compensation(void)
 			/* (the depth followed above ignores the stream's repairs:
 			 * the session's EI may move by a few ticks) */
 			if (got.sess_ei + want.sess_ei / 100 < want.sess_ei ||
-			    got.sess_ei > want.sess_ei + want.sess_ei / 100 || got.removed != added) {
+			    got.sess_ei > want.sess_ei + want.sess_ei / 100 || got.removed + last_owed != added ||
+			    last_owed > 64 * 4 * 11) {
 				if (!bad)
-					printf("# jitter round %d: session EI %lu want %lu, taken out %lu added %lu\n",
-					       round, got.sess_ei, want.sess_ei, got.removed, added);
+					printf("# jitter round %d: session EI %lu want %lu, taken out %lu + owed %lu, added %lu\n",
+					       round, got.sess_ei, want.sess_ei, got.removed, last_owed, added);
 				bad++;
 			}
 			free(s.ev);
 			free(m.ev);
 		}
 		ok(!bad && moved > 1000,
-		   "compensation: clock readings moved up to 4 ticks early (%d events): all the cost taken out, session EI within 1%%",
+		   "compensation: clock readings moved up to 4 ticks early (%d events): all the cost taken out or owed by open frames, session EI within 1%%",
 		   moved);
 	}
 
