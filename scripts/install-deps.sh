@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
       libdebuginfod-dev liblzma-dev debuginfod xz-utils
       libprotobuf-c-dev protobuf-c-compiler golang-go valgrind
-      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium libzydis-dev"
+      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium libzydis-dev curl"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -19,4 +19,18 @@ fi
 # Syscall tracepoints live in tracefs; Debian does not always mount it.
 if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+# Lua 5.4's source, from Debian's archive (t705's exactness oracle,
+# bench/accuracy.sh), checked against its known digest.
+LUA_TGZ=${HOME:-/root}/.cache/stackclock-bench/lua5.4_5.4.4.orig.tar.gz
+LUA_SHA256=164c7849653b80ae67bec4b7473b884bf5cc8d2dca05653475ec2ed27b9ebf61
+if [ ! -s "$LUA_TGZ" ]; then
+	mkdir -p "$(dirname "$LUA_TGZ")"
+	if curl -sfL -o "$LUA_TGZ.tmp" http://deb.debian.org/debian/pool/main/l/lua5.4/lua5.4_5.4.4.orig.tar.gz &&
+		echo "$LUA_SHA256  $LUA_TGZ.tmp" | sha256sum -c --quiet; then
+		mv "$LUA_TGZ.tmp" "$LUA_TGZ"
+	else
+		rm -f "$LUA_TGZ.tmp"
+		echo "could not fetch Lua's source from deb.debian.org (t705 will fail)" >&2
+	fi
 fi
