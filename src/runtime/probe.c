@@ -685,6 +685,61 @@ static void module_add(uint64_t base, const char *path)
 	__atomic_store_n(&h->modules[i].valid, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The upper halves of the vector registers (AVX, AVX-512 state), kept
+ * around a call into the C library from a probe: a program patched at run
+ * time may keep 256-bit values live across a call to a function it knows
+ * leaves them alone (-fipa-ra), and the library's string functions may be
+ * AVX code ending in vzeroupper.  The trampolines keep xmm0-15; this keeps
+ * the rest, by XSAVE of the enabled components 2 and 5-7 into a per-thread
+ * area (none if the processor or the kernel has no XSAVE, or the area would
+ * not fit).
+ */
+#define RT_XSAVE_MAX 4096
+static __thread uint8_t rt_xarea[RT_XSAVE_MAX] __attribute__((aligned(64)));
+static uint64_t rt_xmask = ~0ull;          /* ~0: not known yet */
+
+static uint64_t rt_vec_mask(void)
+{
+	uint32_t a, b, c, d, lo, hi;
+
+	if (rt_xmask != ~0ull)
+		return rt_xmask;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	if (!(c & (1u << 27))) {               /* OSXSAVE */
+		rt_xmask = 0;
+		return 0;
+	}
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
+	rt_xmask = b + 64 <= RT_XSAVE_MAX ? (((uint64_t)hi << 32 | lo) & 0xe4) : 0;
+	return rt_xmask;
+}
+
+static inline void rt_vec_save(uint64_t m)
+{
+	if (m)
+		__asm__ volatile("xsave64 %0" : "+m"(rt_xarea) : "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
+}
+
+static inline void rt_vec_restore(uint64_t m)
+{
+	if (m)
+		__asm__ volatile("xrstor64 %0" : : "m"(rt_xarea), "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
+}
+
+/* dladdr1, the vector registers' upper halves kept (above) */
+static int rt_dladdr1(const void *addr, Dl_info *info, void **extra, int flags)
+{
+	uint64_t m = rt_vec_mask();
+	int ret;
+
+	rt_vec_save(m);
+	ret = dladdr1(addr, info, extra, flags);
+	rt_vec_restore(m);
+	return ret;
+}
+
 /* A new calling context or call site: make sure the recorder will know the
  * module holding addr. */
 static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
@@ -695,7 +750,7 @@ static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 	(void)a;
 	if (rt.rebuilding)
 		return;
-	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
+	if (!rt_dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
 		return;
 	/* dli_fbase (where the object's first page is mapped) is what
 	 * SC_MOD_BASE records carry; the main program's link map has no name

@@ -89,3 +89,19 @@ check "recursion 100,000 deep" -- "$STACKCLOCK" record -m instrument -o "$TMP/d.
 report_json "$TMP/d.data" "$TMP/d.json"
 check "100,001 calls of down, 34,466 unhooked returns ($(q "$TMP/d.json" "(row('down')['calls'], s['unhooked_returns'])"))" -- \
 	q "$TMP/d.json" "exit(0 if (row('down')['calls'], s['unhooked_returns'], s['open_frames']) == (100001, 100001 - 65535, 0) else 1)"
+
+# 256-bit values live in ymm registers across patched calls (-fipa-ra) and
+# passed in them: the same output as without patching, exact counts
+if grep -qw avx2 /proc/cpuinfo; then
+	for cc in gcc clang; do
+		command -v $cc >/dev/null || continue
+		$cc -O2 -mavx2 -o "$TMP/avx_$cc" "$PROGS/patch_avx.c" || { ok 1 "$cc: build patch_avx"; continue; }
+		"$TMP/avx_$cc" 1000 >"$TMP/avx.plain"
+		"$STACKCLOCK" record -m instrument -o "$TMP/v.data" -- "$TMP/avx_$cc" 1000 >"$TMP/avx.rec" 2>/dev/null
+		cmp -s "$TMP/avx.plain" "$TMP/avx.rec"
+		ok $? "$cc -mavx2: ymm values kept across patched calls ($(cat "$TMP/avx.rec"))"
+		report_json "$TMP/v.data" "$TMP/v.json"
+		check "$cc -mavx2: step, tiny and tiny2 1000 calls each" -- \
+			q "$TMP/v.json" "exit(0 if [row(f)['calls'] for f in ('step', 'tiny', 'tiny2')] == [1000] * 3 else 1)"
+	done
+fi
