@@ -113,6 +113,8 @@ int main(int argc, char **argv)
 	/* not a user's command: the runtime asks for a program's plan */
 	if (!strcmp(argv[1], SC_PATCH_PLAN_CMD))
 		return argc == 3 ? record_plan_exe(argv[2]) : 2;
+	if (!strcmp(argv[1], SC_PATCH_PLAN_LIB_CMD))
+		return argc == 3 ? record_plan_lib(argv[2]) : 2;
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -909,7 +909,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
-	char *env[12] = { NULL }, *dir = NULL, *patch_env[2] = { NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[13] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -934,7 +934,7 @@ int record_instrument(const struct record_opts *opts)
 	has_hooks = record_elf_has_hooks(prog);
 	if ((has_hooks == 0 || opts->patch) &&
 	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
-			     &patch_env[1]))
+			     &patch_env[1], &patch_env[2]))
 		return 1;
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
@@ -946,6 +946,7 @@ int record_instrument(const struct record_opts *opts)
 		       runtime);
 		free(patch_env[0]);
 		free(patch_env[1]);
+		free(patch_env[2]);
 		return 1;
 	}
 	dir = shm_dir();
@@ -967,6 +968,8 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = patch_env[0];
 	if (patch_env[1])
 		env[i++] = patch_env[1];
+	if (patch_env[2])
+		env[i++] = patch_env[2];
 	/* programs exec'd later (a wrapper's interpreter, what it runs) are
 	 * planned on request by this binary (runtime/patch.h) */
 	ret = (int)readlink("/proc/self/exe", self, sizeof(self) - 1);

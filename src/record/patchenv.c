@@ -200,8 +200,10 @@ static int add_plan(char **list, const char *path, const char *what)
 	return 0;
 }
 
-/* The plans of the libraries --patch names; 0 or -1 (said why). */
-static int add_libs(char **list, const char *prog, const char *patch)
+/* The plans of the libraries --patch names; 0 or -1 (said why).  A name
+ * no library matches is left to the runtime when the program is a script
+ * (script: what it runs may load it; runtime/patch.h). */
+static int add_libs(char **list, const char *prog, const char *patch, bool script)
 {
 	char **libs, *dup = xstrdup(patch), *save = NULL, *tok, what[4200];
 	size_t n = program_libs(prog, &libs), i;
@@ -245,7 +247,10 @@ static int add_libs(char **list, const char *prog, const char *patch)
 		if (!found && !ret) {
 			char *path = system_lib(tok);
 
-			if (!path) {
+			if (!path && script) {
+				pr_debug("--patch: '%s' not loaded by '%s' itself: planned when a program it "
+					 "runs loads it", tok, prog);
+			} else if (!path) {
 				pr_err("--patch: no library '%s' among those '%s' loads nor in the system's "
 				       "library directories (give its path)", tok, prog);
 				ret = -1;
@@ -262,6 +267,31 @@ static int add_libs(char **list, const char *prog, const char *patch)
 	return ret;
 }
 
+int record_plan_lib(const char *lib)
+{
+	char *plan = NULL;
+	bool hit;
+	GElf_Ehdr eh;
+	Elf *e;
+	int fd, ok;
+
+	if (never_patched(lib))
+		return 1;
+	elf_version(EV_CURRENT);
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ok = e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && eh.e_machine == EM_X86_64;
+	elf_end(e);
+	close(fd);
+	if (!ok || dsc_plan_cached(lib, &plan, &hit))
+		return 1;
+	printf("%s\n", plan);
+	free(plan);
+	return fflush(stdout) ? 1 : 0;
+}
+
 int record_plan_exe(const char *exe)
 {
 	char *plan = NULL;
@@ -276,7 +306,7 @@ int record_plan_exe(const char *exe)
 }
 
 int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
-		     char **env_plan, char **env_exe)
+		     char **env_plan, char **env_exe, char **env_names)
 {
 	/* only the program itself must be patchable: one with hooks, or a
 	 * script, runs as it is (what it execs is planned on request) */
@@ -284,16 +314,35 @@ int record_patch_env(const char *prog, const char *name, bool with_exe, const ch
 	struct stat st;
 	char *list = NULL, what[4200];
 
-	*env_plan = *env_exe = NULL;
+	*env_plan = *env_exe = *env_names = NULL;
 	if (why) {
 		pr_err("'%s' %s%s (record it by sampling: omit -m instrument)", name,
 		       with_exe ? "has no instrumentation and " : "", why);
 		return -1;
 	}
 	snprintf(what, sizeof(what), "'%s' has no instrumentation and its functions", name);
-	if ((with_exe && add_plan(&list, prog, what)) || (patch && add_libs(&list, prog, patch))) {
+	if ((with_exe && add_plan(&list, prog, what)) ||
+	    (patch && add_libs(&list, prog, patch, record_elf_has_hooks(prog) < 0))) {
 		free(list);
 		return -1;
+	}
+	/* the names (not paths) and "all", for libraries loaded later */
+	if (patch) {
+		char *dup = xstrdup(patch), *save = NULL, *tok, *names = NULL;
+
+		for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			char *joined;
+
+			if (strchr(tok, '/'))
+				continue;
+			joined = names ? xasprintf("%s,%s", names, tok) : xstrdup(tok);
+			free(names);
+			names = joined;
+		}
+		if (names)
+			*env_names = xasprintf("%s=%s", SC_PATCH_ENV_NAMES, names);
+		free(names);
+		free(dup);
 	}
 	if (!list)
 		return 0;

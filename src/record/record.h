@@ -42,12 +42,13 @@ int record_sample(const struct record_opts *opts);
  * prog (named name on the command line) when it was built without hooks
  * (with_exe), and the libraries named by patch (--patch LIST, may be
  * NULL): *env_plan and *env_exe ("NAME=value", malloc'ed; NULL when there
- * is nothing to patch).  Returns 0, or -1 after a one-line error (a
+ * is nothing to patch), and *env_names, the names and "all" of LIST for
+ * libraries loaded later (runtime/patch.h), or NULL.  Returns 0, or -1 after a one-line error (a
  * static, setuid or non-x86-64 program, a library not found, a plan that
  * cannot be built).
  */
 int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
-		     char **env_plan, char **env_exe);
+		     char **env_plan, char **env_exe, char **env_names);
 
 /*
  * The plan of a program exec'd under the recorded one, for the runtime
@@ -56,6 +57,10 @@ int record_patch_env(const char *prog, const char *name, bool with_exe, const ch
  * patched or cannot be planned.
  */
 int record_plan_exe(const char *exe);
+
+/* The same for a shared library loaded later that --patch names (or all):
+ * 0 and its plan's path, or 1 (never patched, not x86-64 ELF, no plan). */
+int record_plan_lib(const char *lib);
 
 /* Does the ELF file reference or define __cyg_profile_func_enter?  1 yes,
  * 0 no, -1 not an ELF file we can read (a script). */

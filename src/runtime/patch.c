@@ -350,6 +350,8 @@ static int already_patched(uint64_t site)
 	return 0;
 }
 
+static int plan_for_lib(const struct dl_phdr_info *info);
+
 /* The plan for the object, applied if there is one and the object is not
  * patched yet. */
 static void obj_patch(const struct dl_phdr_info *info, int is_main)
@@ -384,6 +386,10 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 		publish(&o);
 		return;
 	}
+	/* one --patch named (or all) that no plan was made for: loaded later
+	 * by a program the recorder did not see, such as a wrapper's */
+	if (!is_main && plan_for_lib(info))
+		obj_patch(info, is_main);
 }
 
 static int each_obj(struct dl_phdr_info *info, size_t size, void *arg)
@@ -504,38 +510,39 @@ static int first_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* The planner and what the runtime may ask it for (patch.h), copied at
+ * start: the environment may change, and a dlopen has none at hand. */
+static struct {
+	char path[SC_PATCH_PATH_MAX];     /* the recorder's binary, or "" */
+	char cache_env[SC_PATCH_PATH_MAX]; /* "STACKCLOCK_CACHE_DIR=...", or "" */
+	char names[1024];                 /* --patch names, ','-separated */
+	int all;                          /* --patch all */
+	uint64_t refused[64];             /* bases of the objects asked for */
+	int nrefused;
+} planner;
+
 /*
- * The plan of this process's program, from the recorder's binary (patch.h,
- * SC_PATCH_ENV_PLANNER), into out[cap]: its path, or "" (the program has
- * hooks or cannot be patched, no planner, a sandbox).  Raw system calls;
- * the planner runs with an environment of its own (no LD_PRELOAD: it is
- * never profiled) and its output on a pipe; we wait for it.
+ * Ask the planner (patch.h) for the plan of the file at path: "PLANNER cmd
+ * path", into out[cap]: the plan's path, or "" (hooks compiled in, cannot
+ * be patched, no planner, a sandbox).  Raw system calls; the planner runs
+ * with an environment of its own (no LD_PRELOAD: it is never profiled) and
+ * its output on a pipe; we wait for it.
  */
-static void ask_planner(char **envp, char *out, size_t cap)
+static void ask_planner(const char *cmd, const char *path, char *out, size_t cap)
 {
-	const char *planner = rt_getenv(envp, SC_PATCH_ENV_PLANNER);
-	const char *cache = rt_getenv(envp, SC_PATCH_ENV_CACHE);
-	char exe[SC_PATCH_PATH_MAX], cenv[SC_PATCH_PATH_MAX], *q;
 	size_t got = 0;
 	int p[2], status = 0;
 	long pid, n;
 
 	out[0] = 0;
-	if (!planner || !*planner || rt_sys1(SYS_prctl, PR_GET_SECCOMP) != 0)
+	if (!planner.path[0] || rt_sys1(SYS_prctl, PR_GET_SECCOMP) != 0)
 		return;
-	n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	q = rt_stpcpy(cenv, "STACKCLOCK_CACHE_DIR=", sizeof(cenv));
-	if (cache)
-		rt_stpcpy(q, cache, sizeof(cenv) - (size_t)(q - cenv));
 	if (rt_sys2(SYS_pipe2, p, O_CLOEXEC))
 		return;
 	pid = rt_sys6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0);
 	if (pid == 0) {
-		const char *argv[] = { planner, SC_PATCH_PLAN_CMD, exe, NULL };
-		const char *env[] = { cache ? cenv : NULL, NULL };
+		const char *argv[] = { planner.path, cmd, path, NULL };
+		const char *env[] = { planner.cache_env[0] ? planner.cache_env : NULL, NULL };
 		long nul = rt_sys3(SYS_open, "/dev/null", O_RDWR, 0);
 
 		rt_sys2(SYS_dup2, p[1], 1);
@@ -543,7 +550,7 @@ static void ask_planner(char **envp, char *out, size_t cap)
 			rt_sys2(SYS_dup2, nul, 0);
 			rt_sys2(SYS_dup2, nul, 2);
 		}
-		rt_sys3(SYS_execve, planner, argv, env);
+		rt_sys3(SYS_execve, planner.path, argv, env);
 		rt_sys1(SYS_exit_group, 127);
 	}
 	rt_sys1(SYS_close, p[1]);
@@ -564,6 +571,81 @@ static void ask_planner(char **envp, char *out, size_t cap)
 		return;
 	}
 	out[got - 1] = 0;
+}
+
+/* Open the plan at path as one more of ours; 1 if it is usable. */
+static int plan_add(const char *path)
+{
+	if (!path[0] || pt.nplans >= SC_PATCH_MAX_PLANS)
+		return 0;
+	plan_open(&pt.plans[pt.nplans], path, rt_strlen(path));
+	if (!pt.plans[pt.nplans].h)
+		return 0;
+	pt.nplans++;
+	return 1;
+}
+
+/* Does the library file at path answer to name ("libz.so.1", "libz")? */
+static int lib_is(const char *path, const char *name, size_t len)
+{
+	const char *base = path;
+	size_t i;
+
+	for (const char *c = path; *c; c++)
+		if (*c == '/')
+			base = c + 1;
+	for (i = 0; i < len && base[i] == name[i]; i++)
+		;
+	return i == len && (base[i] == 0 || base[i] == '.');
+}
+
+/* Is the object at path one --patch asked for (by name, or all), and not
+ * one never patched (the loader, the runtime, what the runtime calls)? */
+static int wanted(const char *path)
+{
+	static const char *const never[] = { "ld-linux-x86-64", "libstackclock", "libc", "libpthread", "libdl",
+					     "libgcc_s" };
+	const char *s = planner.names;
+
+	if (!path || path[0] != '/')
+		return 0;
+	for (unsigned i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (lib_is(path, never[i], rt_strlen(never[i])))
+			return 0;
+	if (planner.all)
+		return 1;
+	while (*s) {
+		const char *c = s;
+
+		while (*c && *c != ',')
+			c++;
+		if (c > s && lib_is(path, s, (size_t)(c - s)))
+			return 1;
+		s = *c ? c + 1 : c;
+	}
+	return 0;
+}
+
+/*
+ * A library loaded later that --patch asked for (by name or all) and no
+ * plan is for: its plan from the planner, once per object.  1 if there is
+ * a plan to apply now.
+ */
+static int plan_for_lib(const struct dl_phdr_info *info)
+{
+	char asked[SC_PATCH_PATH_MAX];
+
+	if (!wanted(info->dlpi_name))
+		return 0;
+	for (int i = 0; i < planner.nrefused; i++)
+		if (planner.refused[i] == info->dlpi_addr)
+			return 0;
+	/* asked once per object, whatever the answer */
+	if (planner.nrefused == (int)(sizeof(planner.refused) / sizeof(planner.refused[0])))
+		return 0;
+	planner.refused[planner.nrefused++] = info->dlpi_addr;
+	ask_planner(SC_PATCH_PLAN_LIB_CMD, info->dlpi_name, asked, sizeof(asked));
+	return plan_add(asked);
 }
 
 void sc_patch_start(char **envp)
@@ -588,23 +670,35 @@ void sc_patch_start(char **envp)
 		pt.exe_dev = rt_atou(s, &e);
 		pt.exe_ino = *e == ',' ? rt_atou(e + 1, NULL) : 0;
 	}
+	s = rt_getenv(envp, SC_PATCH_ENV_PLANNER);
+	if (s)
+		rt_stpcpy(planner.path, s, sizeof(planner.path));
+	s = rt_getenv(envp, SC_PATCH_ENV_CACHE);
+	if (s)
+		rt_stpcpy(rt_stpcpy(planner.cache_env, "STACKCLOCK_CACHE_DIR=", sizeof(planner.cache_env)), s,
+			  sizeof(planner.cache_env) - 21);
+	s = rt_getenv(envp, SC_PATCH_ENV_NAMES);
+	if (s) {
+		rt_stpcpy(planner.names, s, sizeof(planner.names));
+		planner.all = s[0] == 'a' && s[1] == 'l' && s[2] == 'l' && (s[3] == 0 || s[3] == ',');
+	}
 	/* a program exec'd later, such as what a wrapper script runs */
 	dl_iterate_phdr(first_obj, &covered);
-	if (!covered && pt.nplans < SC_PATCH_MAX_PLANS) {
-		ask_planner(envp, asked, sizeof(asked));
-		if (asked[0]) {
-			struct stat st;
+	if (!covered) {
+		char exe[SC_PATCH_PATH_MAX];
+		long n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+		struct stat st;
 
-			plan_open(&pt.plans[pt.nplans], asked, rt_strlen(asked));
-			if (pt.plans[pt.nplans].h)
-				pt.nplans++;
-			if (!rt_sys2(SYS_stat, "/proc/self/exe", &st)) {
+		if (n > 0) {
+			exe[n] = 0;
+			ask_planner(SC_PATCH_PLAN_CMD, exe, asked, sizeof(asked));
+			if (plan_add(asked) && !rt_sys2(SYS_stat, "/proc/self/exe", &st)) {
 				pt.exe_dev = st.st_dev;
 				pt.exe_ino = st.st_ino;
 			}
 		}
 	}
-	if (!pt.nplans)
+	if (!pt.nplans && !planner.names[0])
 		return;
 	sc_patch_retstack_init();
 	sc_patch_on = 1;

@@ -42,6 +42,11 @@
 #define SC_PATCH_ENV_PLANNER "STACKCLOCK_PLANNER"
 #define SC_PATCH_ENV_CACHE   "STACKCLOCK_PLANNER_CACHE"
 #define SC_PATCH_PLAN_CMD    "__plan-exe"
+/* --patch by name or all (STACKCLOCK_PATCH_NAMES: NAME[,NAME...] or
+ * "all"): a library loaded later that matches and that no plan is for is
+ * planned on request too, "PLANNER __plan-lib PATH" */
+#define SC_PATCH_ENV_NAMES   "STACKCLOCK_PATCH_NAMES"
+#define SC_PATCH_PLAN_LIB_CMD "__plan-lib"
 #define SC_PATCH_MAX_PLANS 64
 #define SC_PATCH_PATH_MAX  4096
 

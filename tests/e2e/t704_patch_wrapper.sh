@@ -8,7 +8,8 @@
 # program behind the wrapper is patched with exact counts (and so is the
 # shell); a program with hooks behind a wrapper keeps its hooks; when no
 # plan can be had, the report says that no instrumented code ran instead
-# of blaming the kernel.
+# of blaming the kernel.  --patch names and all reach the libraries such a
+# program loads, at start or by dlopen.
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 cd "$TMP" || exit 1
@@ -47,6 +48,20 @@ done
 # libraries', never the program's own main
 q w.json "exit(0 if len([x for x in rows if x['function'] == 'main' and x['module'].split('/')[-1] == 'patch_dl_hooks']) == 1 else 1)"
 ok $? "patch_dl_hooks behind a wrapper: its main, through its hooks, once"
+
+# --patch by name through a wrapper: the recorder sees only the script and
+# finds neither library (they are in $TMP, loaded by the program it runs,
+# one at start, one by dlopen); the runtime plans each when it is loaded
+"$STACKCLOCK" record -m instrument --patch libpdla,libpdlb -o b.data -- ./exec.sh ./patch_dl 100 "$TMP/libpdlb.so" \
+	>/dev/null 2>b.err
+ok $? "exec.sh ./patch_dl with --patch libpdla,libpdlb by name: recorded ($(head -c 200 b.err))"
+report_json b.data b.json
+counts b.json "1, 100, 1000, 100, 1000"
+ok $? "by name through the wrapper: main 1, a_work 100, a_leaf 1000, b_work 100, b_leaf 1000 ($(got b.json))"
+"$STACKCLOCK" record -m instrument --patch all -o c.data -- ./run.sh ./patch_dl 100 "$TMP/libpdlb.so" >/dev/null 2>&1
+report_json c.data c.json
+counts c.json "1, 100, 1000, 100, 1000"
+ok $? "--patch all through the wrapper: the same counts ($(got c.json))"
 
 # Without --patch: only the programs (the shell and patch_dl) are patched
 "$STACKCLOCK" record -m instrument -o n.data -- ./exec.sh ./patch_dl 100 "$TMP/libpdlb.so" >/dev/null 2>&1
