@@ -49,7 +49,7 @@ RT_CFLAGS := -std=gnu11 -O2 -g $(CFLAGS) $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvis
              -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer \
              -fno-tree-loop-distribute-patterns
 
-all: $(O)/stackclock $(O)/libstackclock.so $(O)/stackclock-calib $(UNIT_BIN)
+all: $(O)/stackclock $(O)/libstackclock.so $(O)/stackclock-calib $(O)/stackclock-calib-patch $(UNIT_BIN)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -84,6 +84,12 @@ $(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
 $(O)/stackclock-calib: src/runtime/calib/prog.c src/runtime/calib.h
 	$(CC) -std=gnu11 -O2 -Isrc -fno-optimize-sibling-calls -finstrument-functions \
 		-finstrument-functions-exclude-function-list=main \
+		-Wl,--export-dynamic-symbol=stackclock_calib_plain -o $@ $<
+
+# The same without hooks, for the probes of run-time patching: the
+# recorder plans it and the runtime patches it as it would a target.
+$(O)/stackclock-calib-patch: src/runtime/calib/prog.c src/runtime/calib.h
+	$(CC) -std=gnu11 -O2 -Isrc -fno-optimize-sibling-calls -DRT_CALIB_PATCHED \
 		-Wl,--export-dynamic-symbol=stackclock_calib_plain -o $@ $<
 
 $(O)/tests/%: tests/unit/%.c $(O)/libcore.a tests/unit/tap.h

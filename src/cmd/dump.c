@@ -339,8 +339,9 @@ static void dump_probe_cost(FILE *f, const void *data)
 	const struct sc_rec_probe_cost *c = data;
 
 	fprintf(f, " samples=%" PRIu32 " enter_enter_ps=%" PRIu64 " enter_exit_ps=%" PRIu64
-		" exit_enter_ps=%" PRIu64 " exit_exit_ps=%" PRIu64 " enter_exit_work_ps=%" PRIu64,
-		c->samples, c->cost_ps[0], c->cost_ps[1], c->cost_ps[2], c->cost_ps[3], c->enter_exit_work_ps);
+		" exit_enter_ps=%" PRIu64 " exit_exit_ps=%" PRIu64 " enter_exit_work_ps=%" PRIu64 " probes=%s",
+		c->samples, c->cost_ps[0], c->cost_ps[1], c->cost_ps[2], c->cost_ps[3], c->enter_exit_work_ps,
+		c->flags & SC_PROBE_COST_PATCHED ? "patched" : "hooks");
 }
 
 static void dump_cct_removed(FILE *f, const void *data)

@@ -213,8 +213,9 @@ static_assert(sizeof(struct sc_rec_cct_node) == 112, "cct node size");
  * section 10), taken out of every interval that was not OS-bound, by the
  * kinds of the events at its two ends.  Absent: nothing was taken out.
  */
+#define SC_PROBE_COST_PATCHED 1u   /* measured on the probes of run-time patching */
 struct sc_rec_probe_cost {
-	uint32_t flags;           /* none yet */
+	uint32_t flags;           /* SC_PROBE_COST_* */
 	uint32_t samples;         /* calibration batches measured */
 	uint64_t cost_ps[4];      /* picoseconds per interval: enter->enter,
 	                             enter->exit, exit->enter, exit->exit */

@@ -434,9 +434,10 @@ struct image {
  * mode.  0 with cost[] filled (ticks per interval: EE EX XE XX EXW), or -1 (nothing is taken
  * out then).
  */
-static int calibrate(const char *runtime, uint32_t cost[5], uint32_t *batches)
+static int calibrate(const char *runtime, bool patched, uint32_t cost[5], uint32_t *batches)
 {
-	char buf[256], prog[PATH_MAX], *envp[3], *p;
+	char buf[256], prog[PATH_MAX], *envp[4] = { NULL }, *p, *plan = NULL;
+	bool hit;
 	const char *slash = strrchr(runtime, '/');
 	struct pollfd pfd;
 	size_t got = 0;
@@ -444,12 +445,16 @@ static int calibrate(const char *runtime, uint32_t cost[5], uint32_t *batches)
 	pid_t pid;
 
 	snprintf(prog, sizeof(prog), "%.*s%s", slash ? (int)(slash - runtime + 1) : 0, runtime,
-		 RT_CALIB_PROG);
-	if (access(prog, X_OK) || pipe2(fds, O_CLOEXEC))
+		 patched ? RT_CALIB_PROG_PATCH : RT_CALIB_PROG);
+	if (access(prog, X_OK) || (patched && dsc_plan_cached(prog, &plan, &hit)) || pipe2(fds, O_CLOEXEC)) {
+		free(plan);
 		return -1;
+	}
 	envp[0] = xasprintf("LD_PRELOAD=%s", runtime);
 	envp[1] = xasprintf("%s=%d", RT_CALIB_ENV, 3);
-	envp[2] = NULL;
+	if (plan)
+		envp[2] = xasprintf("%s=%s", SC_PATCH_ENV, plan);
+	free(plan);
 	pid = fork();
 	if (pid == 0) {
 		/* the write end as fd 3, kept across exec */
@@ -460,6 +465,7 @@ static int calibrate(const char *runtime, uint32_t cost[5], uint32_t *batches)
 	close(fds[1]);
 	free(envp[0]);
 	free(envp[1]);
+	free(envp[2]);
 	if (pid < 0) {
 		close(fds[0]);
 		return -1;
@@ -499,14 +505,14 @@ static int calibrate(const char *runtime, uint32_t cost[5], uint32_t *batches)
  */
 #define RT_CALIB_RUNS 3
 
-static int calibrate_median(const char *runtime, uint32_t cost[5], uint32_t *batches)
+static int calibrate_median(const char *runtime, bool patched, uint32_t cost[5], uint32_t *batches)
 {
 	uint32_t c[RT_CALIB_RUNS][5], b[RT_CALIB_RUNS];
 	uint64_t sum[RT_CALIB_RUNS];
 	int run, i, mid = 0;
 
 	for (run = 0; run < RT_CALIB_RUNS; run++) {
-		if (calibrate(runtime, c[run], &b[run]))
+		if (calibrate(runtime, patched, c[run], &b[run]))
 			return -1;
 		sum[run] = (uint64_t)c[run][0] + c[run][1] + c[run][2] + c[run][3];
 	}
@@ -980,9 +986,12 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = xasprintf("%s=%s", SC_PATCH_ENV_CACHE, cache);
 		free(cache);
 	}
-	/* the cost of the compiled-in hooks; a patched program's probes cost
-	 * somewhat more (docs/accuracy.md) */
-	if (!calibrate_median(runtime, cost, &pc.samples))
+	/* the cost of the compiled-in hooks, or, for a program patched at run
+	 * time (or a script: what it runs mostly is), of the patched probes,
+	 * which cost more (docs/accuracy.md) */
+	if (has_hooks != 1)
+		pc.flags |= SC_PROBE_COST_PATCHED;
+	if (!calibrate_median(runtime, has_hooks != 1, cost, &pc.samples))
 		env[i++] = xasprintf("%s=%u,%u,%u,%u,%u", SC_SHM_ENV_COST, cost[0], cost[1], cost[2], cost[3],
 				     cost[4]);
 	else

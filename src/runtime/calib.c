@@ -40,6 +40,24 @@ int rt_calib_from_tree(struct sc_eng_thread *t, const unsigned long long *plain,
 	for (unsigned i = 0; i < RT_CALIB_BATCHES; i++)
 		pl[i] = plain[i];
 	work = median(pl, RT_CALIB_BATCHES);
+	/* patched (calib/prog.c): the batches are main's, the root child with
+	 * the most children */
+	{
+		uint32_t best = 0, most = 0;
+
+		for (b = root->first_child; b; b = sc_eng_node_at(t, b)->next_sibling) {
+			uint32_t kids = 0;
+
+			for (uint32_t i = sc_eng_node_at(t, b)->first_child; i; i = sc_eng_node_at(t, i)->next_sibling)
+				kids++;
+			if (kids > most) {
+				most = kids;
+				best = b;
+			}
+		}
+		if (most >= RT_CALIB_BATCHES)
+			root = sc_eng_node_at(t, best);
+	}
 	/* children are listed most recently used first: any order will do */
 	for (b = root->first_child; b && nb < RT_CALIB_BATCHES; b = sc_eng_node_at(t, b)->next_sibling) {
 		const struct sc_eng_node *c[4] = { 0 };

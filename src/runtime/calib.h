@@ -43,6 +43,7 @@
 
 #define RT_CALIB_ENV      "STACKCLOCK_CALIBRATE"
 #define RT_CALIB_PROG     "stackclock-calib"
+#define RT_CALIB_PROG_PATCH "stackclock-calib-patch"  /* built without hooks: patched */
 #define RT_CALIB_BATCHES  41
 #define RT_CALIB_PER      200         /* calls of each function per batch */
 #define RT_CALIB_WORK     48          /* multiplies of the work leaf */

@@ -1154,6 +1154,7 @@ static __attribute__((constructor)) void rt_ctor(void)
 
 	if (calfd) {
 		rt_calib_begin((int)rt_atou(calfd, NULL));
+		sc_patch_start(__environ);     /* stackclock-calib-patch */
 		return;
 	}
 	tls.state = RT_SELF;

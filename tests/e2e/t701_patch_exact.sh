@@ -14,6 +14,8 @@
 # them (e2e_throws.cc, g++ and clang++) keep exact counts.  A static
 # program gets one line that suggests sampling.  Recursion deeper than the
 # runtime's stack of return addresses is counted, its returns left alone.
+# 256-bit values kept across patched calls; the probe cost calibrated on
+# the patched probes for a patched program.
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 
@@ -105,3 +107,18 @@ if grep -qw avx2 /proc/cpuinfo; then
 			q "$TMP/v.json" "exit(0 if [row(f)['calls'] for f in ('step', 'tiny', 'tiny2')] == [1000] * 3 else 1)"
 	done
 fi
+
+# the probes' cost is calibrated on the probes in use: a program patched at
+# run time gets the patched probes' (stackclock-calib-patch, patched like a
+# target), which cost more than the compiled-in hooks' (t314's program)
+cost_of() {	# cost_of DATA: "FLAVOUR SUM-OF-THE-FOUR-COSTS-PS"
+	"$STACKCLOCK" dump -i "$1" | sed -n 's/.*probe_cost .*enter_enter_ps=\([0-9]*\) enter_exit_ps=\([0-9]*\) exit_enter_ps=\([0-9]*\) exit_exit_ps=\([0-9]*\).* probes=\([a-z]*\).*/\5 \1 \2 \3 \4/p' |
+		awk '{ print $1, $2 + $3 + $4 + $5 }'
+}
+gcc -O2 -g -o "$TMP/acc_plain" "$PROGS/e2e_accuracy.c" && gcc -O2 -g -finstrument-functions -o "$TMP/acc_hooks" "$PROGS/e2e_accuracy.c" || exit 1
+"$STACKCLOCK" record -m instrument -o "$TMP/cp.data" -- "$TMP/acc_plain" 1000 >/dev/null 2>&1
+"$STACKCLOCK" record -m instrument -o "$TMP/ch.data" -- "$TMP/acc_hooks" 1000 >/dev/null 2>&1
+read -r fp sp <<<"$(cost_of "$TMP/cp.data")"
+read -r fh sh <<<"$(cost_of "$TMP/ch.data")"
+[ "$fp" = patched ] && [ "$fh" = hooks ] && [ "${sp:-0}" -gt "${sh:-0}" ]
+ok $? "patched program: the patched probes' cost ($fp, $sp ps for the four kinds), above the hooks' ($fh, $sh ps)"

@@ -14,6 +14,11 @@
  * probes (work_plain(), not instrumented, called as often) and leaves the
  * mean ticks per call in stackclock_calib_plain[batch], which the runtime
  * reads (dlsym: the program exports it).
+ *
+ * Built with -DRT_CALIB_PATCHED and without hooks, it is
+ * stackclock-calib-patch, patched at run time like a target: then main,
+ * the crt's constructors and calib_plain are nodes too (calib.c finds the
+ * batches under main; calib_plain is a batch's last child).
  */
 #include <x86intrin.h>
 
@@ -24,7 +29,11 @@ unsigned long long stackclock_calib_plain[RT_CALIB_BATCHES];
 
 __attribute__((noinline)) void calib_leaf(void)
 {
+#ifdef RT_CALIB_PATCHED
+	__asm__ volatile(".byte 0x0f, 0x1f, 0x44, 0x00, 0x00");   /* room for the jump */
+#else
 	__asm__ volatile("");
+#endif
 }
 
 __attribute__((noinline)) void calib_one(void)
@@ -52,7 +61,13 @@ __attribute__((noinline)) unsigned long calib_work(unsigned long x)
 	return x;
 }
 
+#ifdef RT_CALIB_PATCHED
+/* built without hooks, patched at run time: every function with a symbol
+ * is patched, so the plain work is inlined into its timing loop */
+static inline __attribute__((always_inline)) unsigned long calib_work_plain(unsigned long x)
+#else
 __attribute__((noinline, no_instrument_function)) unsigned long calib_work_plain(unsigned long x)
+#endif
 {
 	WORK(x);
 	return x;
