@@ -192,7 +192,7 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t active;                   /* its frames open now */
 };
 
-struct sc_eng_frame {                  /* 64 bytes */
+struct sc_eng_frame {                  /* 56 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint64_t entry;
@@ -200,7 +200,6 @@ struct sc_eng_frame {                  /* 64 bytes */
 	uint64_t osb_entry;                /* thread osb_total at entry */
 	uint64_t cfa;                      /* its position, SC_ENG_NO_CFA if unknown */
 	uint64_t pc;                       /* where its entry probe was called from */
-	uint64_t debt;                     /* probe cost its intervals could not give yet */
 };
 
 /* A chunk of nodes: node slot 0 of the chunk holds this header. */
@@ -228,6 +227,7 @@ struct sc_eng_thread {
 	uint32_t cost[2][2];
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
+	uint64_t cost_debt;                /* cost no interval could give yet */
 	uint64_t floor;                    /* the clock never steps back below it:
 					      the end of the last OS-bound interval */
 	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
@@ -272,7 +272,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 64, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 56, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -690,15 +690,18 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
  *
  * An interval shorter than its cost (the entry's clock read is not ordered
  * with the instructions around it, so a reading comes early by a varying
- * amount) takes the rest of its cost back from its frame's own time so
- * far: the thread's clock steps back, never below the frame's last child
- * or its entry, so no call's exclusive or inclusive time is ever negative.
- * What the frame's own time cannot cover it owes (frame debt), taken from
- * its next interval (for the interval that ends a function: its caller's
- * next).  Never from a callee: the caller's intervals come short and run
- * long by the same jitter, and taking only the short ones' shortfall from
- * the callees left the caller the long ones' excess.  An OS-bound interval
- * clears the frame's debt (it keeps its time).
+ * amount: one interval comes out short, a neighbour long) takes the rest
+ * of its cost back from its own call's time so far: the thread's clock
+ * steps back, never past the call's entry, its last child's return or the
+ * end of an OS-bound interval, so no call's time is ever negative.  A
+ * caller's intervals come short and run long by the same jitter; taking
+ * only the short ones' shortfall from whatever came next (mostly a
+ * callee) left the caller the long ones' excess while its callees lost as
+ * much.  What the call's own time cannot cover (a leaf's one interval, a
+ * call just begun) is taken from the next interval (cost_debt), whoever's:
+ * kept with the frame instead, it rose to long-lived frames with little
+ * own time and was never taken out (call-dense code under-compensated).
+ * An OS-bound interval clears the debt (it keeps its time).
  */
 SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
 {
@@ -722,8 +725,8 @@ SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned i
 	if (c) {
 		struct sc_eng_frame *g = f;
 
-		c += f->debt;
-		f->debt = 0;
+		c += t->cost_debt;
+		t->cost_debt = 0;
 		if (unlikely(t->cost_skip))
 			c = 0;
 		if (unlikely(f->node == t->drop_node))
@@ -737,7 +740,7 @@ SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned i
 			if (own > t->last - t->floor)
 				own = t->last - t->floor;  /* not into OS-bound time */
 			if (take > own) {
-				f[-(long)(is_exit & (f > t->stack))].debt += take - own;
+				t->cost_debt += take - own;
 				take = own;
 			}
 			g->node->removed += d + take;
@@ -833,7 +836,6 @@ SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->cs = cs;
 	f->entry = now;
 	f->child_incl = 0;
-	f->debt = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = cfa;
 	f->pc = pc;
@@ -864,7 +866,6 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 		 * pushes 8): closer is a chain of inlined frames */
 		if (cfa - f->cfa < 16 && f->cs->site == site && f->pc != pc)
 			return f->cfa - 1;         /* inlined into the frame on top */
-		t->top[-1].debt += t->top->debt;  /* (the probe cost it owed) */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
 	}
@@ -910,7 +911,6 @@ drop:
 	f->cs = &t->cs_root;
 	f->entry = now;
 	f->child_incl = 0;
-	f->debt = 0;
 	f->osb_entry = t->osb_total;
 	f->cfa = SC_ENG_NO_CFA;
 	f->pc = 0;
@@ -1024,11 +1024,9 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 		return;
 	}
 	while (t->top != f) {
-		t->top[-1].debt += t->top->debt;  /* (the probe cost it owed) */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
 	}
-	t->top[-1].debt += t->top->debt;
 	sc_eng_pop(t, now);
 }
 
@@ -1091,7 +1089,6 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->stack[0].cs = &t->cs_root;
 	t->stack[0].entry = now;
 	t->stack[0].cfa = SC_ENG_NO_CFA;
-	t->stack[0].debt = 0;
 	t->top = t->stack;
 	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;
 	head = __atomic_load_n(&a->hdr->threads, __ATOMIC_RELAXED);

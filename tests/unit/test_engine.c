@@ -242,7 +242,7 @@ static void push_ev(struct stream *s, struct event e)
 static int retire_ended;          /* run_engine: retire a thread after its last event */
 static uint32_t eng_cost[5];      /* run_engine: probe cost per interval kind, EXW */
 static uint64_t last_bump[2];     /* run_engine: arena bytes taken, given back */
-static uint64_t last_owed;        /* run_engine: probe cost the open frames still owe */
+static uint64_t last_owed;        /* run_engine: probe cost still owed at the end */
 
 static int run_engine(const struct stream *s, uint64_t arena_len, struct result *r)
 {
@@ -303,8 +303,8 @@ static int run_engine(const struct stream *s, uint64_t arena_len, struct result 
 	}
 	last_owed = 0;
 	for (int k = 0; !retire_ended && k < s->nthreads; k++)
-		for (struct sc_eng_frame *f = th[k] ? th[k]->stack : NULL; f && f <= th[k]->top; f++)
-			last_owed += f->debt;
+		if (th[k])
+			last_owed += th[k]->cost_debt;
 	last_bump[0] = a[0].hdr->bump;
 	last_bump[1] = a[0].hdr->freed;
 	ret = emit_and_read(arenas, arena_len, nprocs, r);
@@ -913,9 +913,9 @@ static void run_compensation(void)
 	/*
 	 * A clock read early or late moves time between two neighbouring
 	 * intervals: one comes out shorter than its cost, the next longer by
-	 * as much.  The cost the short one could not give is taken from its
-	 * frame's next interval, so all the cost added is taken out but what
-	 * the frames still open at the end owe (a few ticks each), and the
+	 * as much.  The cost the short one could not give is taken back from
+	 * its call's time so far, or from the next interval, so all the cost
+	 * added is taken out but what is still owed at the end, and the
 	 * session's EI stays what it was (single thread, no OS events).
 	 */
 	{
@@ -969,7 +969,7 @@ static void run_compensation(void)
 			free(m.ev);
 		}
 		ok(!bad && moved > 1000,
-		   "compensation: clock readings moved up to 4 ticks early (%d events): all the cost taken out or owed by open frames, session EI within 1%%",
+		   "compensation: clock readings moved up to 4 ticks early (%d events): all the cost taken out or still owed at the end, session EI within 1%%",
 		   moved);
 	}
 
@@ -996,6 +996,36 @@ static void run_compensation(void)
 		}
 		ok(!bad_s && calls == 0 && sum == 0 && got.sess_ei == 0,
 		   "compensation: a cost above every interval leaves zero times (never negative), exact calls");
+		free(s.ev);
+	}
+
+	/*
+	 * A caller's intervals come short and run long by the same jitter:
+	 * P (own work 5 per interval, cost 10) calls the leaf L (100 of work)
+	 * three times; the second call's entry is read 8 ticks early, the
+	 * third's 8 late.  The short interval (7 for a cost of 10) takes its
+	 * 3 back from P's own time so far, so P keeps exactly its 20 and the
+	 * leaves their 300 (taken from the next interval, L's, it was 23 and
+	 * 297).  M around it: 100 less one enter-enter cost.
+	 */
+	{
+		static const uint32_t c10[5] = { 10, 10, 10, 10, 10 };
+		static const uint64_t tm[] = { 900, 1000, 1015, 1125, 1132, 1250, 1273, 1375, 1390, 1400 };
+		static const int kind[] = { EV_ENTER, EV_ENTER, EV_ENTER, EV_EXIT, EV_ENTER, EV_EXIT, EV_ENTER,
+					    EV_EXIT, EV_EXIT, EV_EXIT };
+		static const int fn[] = { 1, 2, 3, 3, 3, 3, 3, 3, 2, 1 };
+		struct stream s = { 0 };
+
+		s.nthreads = 1;
+		s.pid[0] = s.tid[0] = 1;
+		for (int i = 0; i < 10; i++)
+			push_ev(&s, (struct event){ kind[i], 0, fn[i], kind[i] == EV_ENTER ? 0x100u + i : 0, tm[i], 0 });
+		memcpy(eng_cost, c10, sizeof(c10));
+		ok(run_engine(&s, 8 << 20, &got) == 0, "compensation, jitter in a caller: emitted");
+		memset(eng_cost, 0, sizeof(eng_cost));
+		ok(got.f[2].ee == 20 && got.f[3].ee == 300 && got.f[3].calls == 3 && got.f[1].ee == 90,
+		   "compensation, jitter in a caller: P's own 20 (got %lu), the leaf's 300 (got %lu), M's 100 (got %lu)",
+		   (unsigned long)got.f[2].ee, (unsigned long)got.f[3].ee, (unsigned long)got.f[1].ee);
 		free(s.ev);
 	}
 }
