@@ -271,8 +271,9 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 
 			lf(&l, "Patched at run time: %" PRIu64 " functions", s->patched);
 			if (s->unhooked_returns)
-				lf(&l, " (%" PRIu64 " calls deeper than the runtime's stack of return "
-				   "addresses: their exits inferred)", s->unhooked_returns);
+				lf(&l, " (%" PRIu64 " returns left alone, their exits inferred: calls deeper "
+				   "than the runtime's stack of return addresses, or live at a coroutine "
+				   "switch)", s->unhooked_returns);
 			line_out(f, &l, width);
 			for (unsigned k = 1; k < PATCH_NREASONS; k++) {
 				if (!s->unpatched[k])

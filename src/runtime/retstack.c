@@ -50,6 +50,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unwind.h>
 
 #define HOOK __attribute__((visibility("default")))
@@ -227,6 +228,11 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 	if (unlikely(!s || !s->n))
 		rs_lost();
 	n = rs_trim(s, s->n, slot, 1);
+	/* entries above this slot that are not its own are frames gone in a
+	 * way no wrapper saw (a handler on another stack left by siglongjmp,
+	 * a context switched by hand): never return to theirs */
+	while (n && s->e[n - 1].slot != slot)
+		n--;
 	if (unlikely(!n))
 		rs_lost();
 	e = &s->e[n - 1];
@@ -293,6 +299,8 @@ static struct {
 	_Unwind_Reason_Code (*trace)(_Unwind_Trace_Fn, void *);
 	int (*backtrace)(void **, int);
 	void *(*begin_catch)(void *);
+	int (*swapcontext)(ucontext_t *, const ucontext_t *);
+	int (*setcontext)(const ucontext_t *);
 	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);   /* looked up, not
 				    imported: the runtime loads into programs
 				    without the unwinder's library */
@@ -310,6 +318,8 @@ static void rs_resolve(void)
 		dlsym(RTLD_NEXT, "_Unwind_Backtrace");
 	rs_real.backtrace = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
 	rs_real.begin_catch = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))dlsym(RTLD_NEXT, "swapcontext");
+	rs_real.setcontext = (int (*)(const ucontext_t *))dlsym(RTLD_NEXT, "setcontext");
 	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
 }
 
@@ -322,6 +332,8 @@ HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Un
 HOOK _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg);
 HOOK void *__cxa_begin_catch(void *exc);
 HOOK int backtrace(void **buf, int size);
+HOOK int swapcontext(ucontext_t *oucp, const ucontext_t *ucp);
+HOOK int setcontext(const ucontext_t *ucp);
 
 /* The unwinder walks the stack from here: originals first.  It returns
  * only when nothing catches (then the trampolines go back). */
@@ -439,4 +451,44 @@ void *__cxa_begin_catch(void *exc)
 		rs_reinstall();
 	}
 	return RS_REAL(begin_catch)(exc);
+}
+
+/*
+ * Coroutines (swapcontext, setcontext): the thread moves to another stack,
+ * and the frames left on this one return only when it comes back, perhaps
+ * after frames of the other stack have returned through the same stack of
+ * return addresses.  So every live frame gets its original return address
+ * back and leaves the stack of return addresses: its return is then left
+ * alone (counted as unhooked, its exit inferred by the engine), and no
+ * return can ever be routed to another stack's frame.  Their calls stay
+ * counted exactly; their exits are not timed.
+ */
+static void rs_unhook_all(void)
+{
+	struct rs_stack *s = rs_tls;
+
+	if (!s)
+		return;
+	while (s->n) {
+		struct rs_entry *e = &s->e[s->n - 1];
+
+		/* (a slot that holds anything else is no longer this frame's) */
+		if (*e->slot == rs_tramp)
+			*e->slot = e->orig & ~RS_RESTORED;
+		barrier();
+		s->n--;
+		rs_unhooked();
+	}
+}
+
+int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	rs_unhook_all();
+	return RS_REAL(swapcontext)(oucp, ucp);
+}
+
+int setcontext(const ucontext_t *ucp)
+{
+	rs_unhook_all();
+	return RS_REAL(setcontext)(ucp);
 }

@@ -15,7 +15,8 @@
 # program gets one line that suggests sampling.  Recursion deeper than the
 # runtime's stack of return addresses is counted, its returns left alone.
 # 256-bit values kept across patched calls; the probe cost calibrated on
-# the patched probes for a patched program.
+# the patched probes for a patched program; coroutines (swapcontext)
+# patched and with hooks: exact counts, no hang.
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 
@@ -122,3 +123,18 @@ read -r fp sp <<<"$(cost_of "$TMP/cp.data")"
 read -r fh sh <<<"$(cost_of "$TMP/ch.data")"
 [ "$fp" = patched ] && [ "$fh" = hooks ] && [ "${sp:-0}" -gt "${sh:-0}" ]
 ok $? "patched program: the patched probes' cost ($fp, $sp ps for the four kinds), above the hooks' ($fh, $sh ps)"
+
+# coroutines: swapcontext between two stacks of one mapping, patched and
+# with hooks built in: same output, exact counts, never a hang
+for mode in patched hooks; do
+	extra=""
+	[ $mode = hooks ] && extra="-finstrument-functions"
+	gcc -O2 -fno-optimize-sibling-calls $extra -o "$TMP/coro_$mode" "$PROGS/patch_coro.c" || { ok 1 "build patch_coro ($mode)"; continue; }
+	timeout 60 "$STACKCLOCK" record -m instrument -o "$TMP/co.data" -- "$TMP/coro_$mode" >"$TMP/co.out" 2>/dev/null
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(cat "$TMP/co.out")" = "4497500 16" ]
+	ok $? "coroutines ($mode): exit 0 within 60 s and the program's output (rc $rc, $(head -c 80 "$TMP/co.out"))"
+	report_json "$TMP/co.data" "$TMP/co.json"
+	check "coroutines ($mode): run_a 1, run_b 1, step_a 1000, step_b 1000, work 2001 ($(q "$TMP/co.json" "[(x['function'], x['calls']) for x in rows]"))" -- \
+		q "$TMP/co.json" "exit(0 if [row(f)['calls'] for f in ('run_a', 'run_b', 'step_a', 'step_b', 'work')] == [1, 1, 1000, 1000, 2001] else 1)"
+done
