@@ -43,3 +43,14 @@ report_json() {
 	invariants "$out"
 }
 _report_into() { local out=$1; shift; "$STACKCLOCK" report "$@" >"$out"; }
+
+# build_patch_dl: in the current directory ($TMP), libpdla.so and
+# libpdlb.so (patch_dl_lib.c), patch_dl linked with libpdla (it dlopens
+# the other) built without hooks, and patch_dl_hooks, the same with them
+build_patch_dl() {
+	gcc -O2 -g -shared -fPIC -DP=a -o libpdla.so "$PROGS/patch_dl_lib.c" &&
+		gcc -O2 -g -shared -fPIC -DP=b -o libpdlb.so "$PROGS/patch_dl_lib.c" &&
+		gcc -O2 -g -o patch_dl "$PROGS/patch_dl.c" -L. -lpdla -Wl,-rpath,"$TMP" -ldl &&
+		gcc -O2 -g -finstrument-functions -o patch_dl_hooks "$PROGS/patch_dl.c" -L. -lpdla \
+			-Wl,-rpath,"$TMP" -ldl
+}

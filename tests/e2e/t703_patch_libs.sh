@@ -12,11 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 cd "$TMP" || exit 1
-gcc -O2 -g -shared -fPIC -DP=a -o libpdla.so "$PROGS/patch_dl_lib.c" &&
-	gcc -O2 -g -shared -fPIC -DP=b -o libpdlb.so "$PROGS/patch_dl_lib.c" &&
-	gcc -O2 -g -o patch_dl "$PROGS/patch_dl.c" -L. -lpdla -Wl,-rpath,"$TMP" -ldl &&
-	gcc -O2 -g -finstrument-functions -o patch_dl_hooks "$PROGS/patch_dl.c" -L. -lpdla \
-		-Wl,-rpath,"$TMP" -ldl || exit 1
+build_patch_dl || exit 1
 
 counts() {	# counts JSON WANT: calls of main, a_work, a_leaf, b_work, b_leaf
 	q "$1" "exit(0 if [row(f)['calls'] if any(x['function'] == f for x in rows) else 0 for f in ('main', 'a_work', 'a_leaf', 'b_work', 'b_leaf')] == [$2] else 1)"

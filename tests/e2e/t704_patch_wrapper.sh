@@ -13,11 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
 cd "$TMP" || exit 1
-gcc -O2 -g -shared -fPIC -DP=a -o libpdla.so "$PROGS/patch_dl_lib.c" &&
-	gcc -O2 -g -shared -fPIC -DP=b -o libpdlb.so "$PROGS/patch_dl_lib.c" &&
-	gcc -O2 -g -o patch_dl "$PROGS/patch_dl.c" -L. -lpdla -Wl,-rpath,"$TMP" -ldl &&
-	gcc -O2 -g -finstrument-functions -o patch_dl_hooks "$PROGS/patch_dl.c" -L. -lpdla \
-		-Wl,-rpath,"$TMP" -ldl || exit 1
+build_patch_dl || exit 1
 printf '#!/bin/sh\nexec "$@"\n' >exec.sh
 printf '#!/bin/sh\n"$@"\nst=$?\necho wrapper done\nexit $st\n' >run.sh
 chmod +x exec.sh run.sh
