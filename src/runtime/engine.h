@@ -732,9 +732,9 @@ SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned i
 		if (unlikely(f->node == t->drop_node))
 			g--;
 		if (unlikely(c > d)) {
-			/* short: the frame gives the rest back from its own time
-			 * so far (the clock steps back), and owes what is left;
-			 * an exit's interval ends the frame: its caller owes */
+			/* short: the call gives the rest back from its own time
+			 * so far (the clock steps back); what that cannot cover
+			 * goes to the next interval */
 			uint64_t take = c - d, own = t->last - f->entry - f->child_incl;
 
 			if (own > t->last - t->floor)
