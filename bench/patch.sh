@@ -14,6 +14,9 @@
 # system, of RUNS runs; the ratios compare those costs.  The plan is
 # built once before (discovery is cached per build-id).
 #
+# The same per call without start-up: the slope between fib(START) and
+# fib(N) (START=20 by default).
+#
 # Patching start-up: python3 -c pass under record, the time the runtime
 # took to map the plan, write ~6,600 stubs and patch the text (its own
 # measure, `stackclock dump`'s patch_ns; best of RUNS).
@@ -21,6 +24,7 @@ set -u
 cd "$(dirname "$0")/.."
 N=${1:-32}
 RUNS=${2:-5}
+START=${START:-20}
 O=${O:-build}
 SC=$PWD/$O/stackclock
 RT=$PWD/$O/libstackclock.so
@@ -38,7 +42,9 @@ EOF
 CFLAGS="-O2 -fno-optimize-sibling-calls"
 gcc $CFLAGS -o "$W/fib_plain" "$W/fib.c"
 gcc $CFLAGS -finstrument-functions -o "$W/fib_hooks" "$W/fib.c"
-CALLS=$(awk -v n="$N" 'BEGIN { a = 1; b = 1; for (i = 2; i <= n; i++) { c = 1 + a + b; a = b; b = c } print b + 1 }')
+calls_of() { awk -v n="$1" 'BEGIN { a = 1; b = 1; for (i = 2; i <= n; i++) { c = 1 + a + b; a = b; b = c } print b + 1 }'; }
+CALLS=$(calls_of "$N")
+CALLS0=$(calls_of "$START")
 
 # best_of CMD...: the minimum CPU time (ns, user + system of CMD and what
 # it waited for) over RUNS runs
@@ -56,6 +62,11 @@ best_of() {
 base=$(best_of "$W/fib_plain" "$N")
 patched=$(best_of "$SC" record -m instrument -o "$W/p.data" -- "$W/fib_plain" "$N")
 hooks=$(best_of "$SC" record -m instrument -o "$W/h.data" -- "$W/fib_hooks" "$N")
+# the same at fib(START): the slope between the two leaves out start-up
+# (the calibration runs, loading, planning, writing the file)
+base0=$(best_of "$W/fib_plain" "$START")
+patched0=$(best_of "$SC" record -m instrument -o "$W/p0.data" -- "$W/fib_plain" "$START")
+hooks0=$(best_of "$SC" record -m instrument -o "$W/h0.data" -- "$W/fib_hooks" "$START")
 uft=0
 if command -v uftrace >/dev/null; then
 	uft=$(best_of uftrace record -P . -d "$W/uftrace.data" "$W/fib_plain" "$N")
@@ -70,6 +81,11 @@ awk -v p="$patched" -v h="$hooks" -v u="$uft" -v b="$base" 'BEGIN {
 	printf "  patched / compiled-in hooks: %.2fx\n", (p - b) / (h - b)
 	if (u > 0) printf "  patched / uftrace -P .:      %.2fx\n", (p - b) / (u - b)
 }'
+slope() { awk -v t="$1" -v t0="$2" -v b="$base" -v b0="$base0" -v c="$CALLS" -v c0="$CALLS0" \
+	'BEGIN { printf "%.1f", ((t - t0) - (b - b0)) / (c - c0) }'; }
+sp=$(slope "$patched" "$patched0"); sh=$(slope "$hooks" "$hooks0")
+echo "  without start-up (slope fib($START)..fib($N)): patched $sp, hooks $sh ns/call," \
+	"patched / hooks $(awk -v p="$sp" -v h="$sh" 'BEGIN { printf "%.2f", p / h }')x (target <= 1.5)"
 
 PY=/usr/bin/python3.11   # Debian's (PATH may find a wrapper script first)
 if [ -x "$PY" ]; then
