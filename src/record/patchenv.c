@@ -26,8 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Why the ELF file cannot be patched, or NULL if it can be tried. */
-static const char *cannot_patch(const char *path)
+/* Why the ELF file cannot be patched, or NULL if it can be tried; a
+ * program (is_program) must also be dynamically linked. */
+static const char *cannot_patch(const char *path, bool is_program)
 {
 	const char *why = NULL;
 	struct stat st;
@@ -57,7 +58,7 @@ static const char *cannot_patch(const char *path)
 			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
 				interp = 1;
 		}
-		if (!interp)
+		if (!interp && is_program)
 			why = "is statically linked: the runtime cannot be preloaded into it";
 	}
 	elf_end(e);
@@ -157,12 +158,12 @@ static char *system_lib(const char *name)
  */
 static const char *never_patched(const char *path)
 {
-	static const char *const own[] = { "libc", "libpthread", "libdl", "libgcc_s" };
+	static const char *const own[] = { SC_PATCH_NEVER_CALLED };
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
-	if (!strncmp(base, "ld-linux", 8))
+	if (lib_is(base, SC_PATCH_NEVER_LOADER))
 		return "is the dynamic loader";
-	if (!strcmp(base, "libstackclock.so"))
+	if (lib_is(base, SC_PATCH_NEVER_RUNTIME))
 		return "is stackclock's runtime";
 	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
 		if (lib_is(base, own[i]))
@@ -267,42 +268,29 @@ static int add_libs(char **list, const char *prog, const char *patch, bool scrip
 	return ret;
 }
 
-int record_plan_lib(const char *lib)
+/* The plan of elf on stdout, for the runtime that asked: 0, or 1. */
+static int print_plan(const char *elf)
 {
 	char *plan = NULL;
 	bool hit;
-	GElf_Ehdr eh;
-	Elf *e;
-	int fd, ok;
 
-	if (never_patched(lib))
-		return 1;
-	elf_version(EV_CURRENT);
-	fd = open(lib, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	ok = e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && eh.e_machine == EM_X86_64;
-	elf_end(e);
-	close(fd);
-	if (!ok || dsc_plan_cached(lib, &plan, &hit))
+	if (dsc_plan_cached(elf, &plan, &hit))
 		return 1;
 	printf("%s\n", plan);
 	free(plan);
 	return fflush(stdout) ? 1 : 0;
 }
 
+int record_plan_lib(const char *lib)
+{
+	return never_patched(lib) || cannot_patch(lib, false) ? 1 : print_plan(lib);
+}
+
 int record_plan_exe(const char *exe)
 {
-	char *plan = NULL;
-	bool hit;
-
-	if (record_elf_has_hooks(exe) != 0 || cannot_patch(exe) || never_patched(exe) ||
-	    dsc_plan_cached(exe, &plan, &hit))
+	if (record_elf_has_hooks(exe) != 0 || cannot_patch(exe, true) || never_patched(exe))
 		return 1;
-	printf("%s\n", plan);
-	free(plan);
-	return fflush(stdout) ? 1 : 0;
+	return print_plan(exe);
 }
 
 int record_patch_env(const char *prog, const char *name, bool with_exe, const char *patch,
@@ -310,7 +298,7 @@ int record_patch_env(const char *prog, const char *name, bool with_exe, const ch
 {
 	/* only the program itself must be patchable: one with hooks, or a
 	 * script, runs as it is (what it execs is planned on request) */
-	const char *why = with_exe ? cannot_patch(prog) : NULL;
+	const char *why = with_exe ? cannot_patch(prog, true) : NULL;
 	struct stat st;
 	char *list = NULL, what[4200];
 

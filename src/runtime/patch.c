@@ -603,8 +603,8 @@ static int lib_is(const char *path, const char *name, size_t len)
  * one never patched (the loader, the runtime, what the runtime calls)? */
 static int wanted(const char *path)
 {
-	static const char *const never[] = { "ld-linux-x86-64", "libstackclock", "libc", "libpthread", "libdl",
-					     "libgcc_s" };
+	static const char *const never[] = { SC_PATCH_NEVER_LOADER, SC_PATCH_NEVER_RUNTIME,
+					     SC_PATCH_NEVER_CALLED };
 	const char *s = planner.names;
 
 	if (!path || path[0] != '/')

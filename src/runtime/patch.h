@@ -46,6 +46,12 @@
  * "all"): a library loaded later that matches and that no plan is for is
  * planned on request too, "PLANNER __plan-lib PATH" */
 #define SC_PATCH_ENV_NAMES   "STACKCLOCK_PATCH_NAMES"
+/* Never patched, by file name ("libc" matches "libc.so.6"): the loader,
+ * the runtime, and the libraries the runtime calls on its probe paths
+ * (patched, they would probe the runtime's own calls). */
+#define SC_PATCH_NEVER_LOADER  "ld-linux-x86-64"
+#define SC_PATCH_NEVER_RUNTIME "libstackclock"
+#define SC_PATCH_NEVER_CALLED  "libc", "libpthread", "libdl", "libgcc_s"
 #define SC_PATCH_PLAN_LIB_CMD "__plan-lib"
 #define SC_PATCH_MAX_PLANS 64
 #define SC_PATCH_PATH_MAX  4096

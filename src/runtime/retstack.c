@@ -325,6 +325,16 @@ static void rs_resolve(void)
 
 #define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
 
+/* call, a reader of return addresses, with the live frames' originals in
+ * their slots, then the trampolines back; its value.  A macro: the hook
+ * CFA must be the wrapper's own frame's. */
+#define RS_WITH_ORIGINALS(call) ({ \
+	rs_restore(rs_hook_cfa() - 8); \
+	__typeof__(call) rs_r_ = (call); \
+	rs_reinstall(); \
+	rs_r_; \
+})
+
 HOOK _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc);
 HOOK _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc);
 HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop,
@@ -339,32 +349,17 @@ HOOK int setcontext(const ucontext_t *ucp);
  * only when nothing catches (then the trampolines go back). */
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
-	_Unwind_Reason_Code r;
-
-	rs_restore(rs_hook_cfa() - 8);
-	r = RS_REAL(raise)(exc);
-	rs_reinstall();
-	return r;
+	return RS_WITH_ORIGINALS(RS_REAL(raise)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
-	_Unwind_Reason_Code r;
-
-	rs_restore(rs_hook_cfa() - 8);
-	r = RS_REAL(rethrow)(exc);
-	rs_reinstall();
-	return r;
+	return RS_WITH_ORIGINALS(RS_REAL(rethrow)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
 {
-	_Unwind_Reason_Code r;
-
-	rs_restore(rs_hook_cfa() - 8);
-	r = RS_REAL(forced)(exc, stop, arg);
-	rs_reinstall();
-	return r;
+	return RS_WITH_ORIGINALS(RS_REAL(forced)(exc, stop, arg));
 }
 
 /* Is pc in this runtime?  Its own frames are hidden from the program's
@@ -399,12 +394,8 @@ static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg
 _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
 	struct rs_trace t = { fn, arg, 0 };
-	_Unwind_Reason_Code r;
 
-	rs_restore(rs_hook_cfa() - 8);
-	r = RS_REAL(trace)(rs_trace_frame, &t);
-	rs_reinstall();
-	return r;
+	return RS_WITH_ORIGINALS(RS_REAL(trace)(rs_trace_frame, &t));
 }
 
 int backtrace(void **buf, int size)
@@ -414,9 +405,7 @@ int backtrace(void **buf, int size)
 
 	if (size <= 0)
 		return RS_REAL(backtrace)(buf, size);
-	rs_restore(rs_hook_cfa() - 8);
-	n = RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size);
-	rs_reinstall();
+	n = RS_WITH_ORIGINALS(RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size));
 	while (skip < n && rs_in_self((uint64_t)(uintptr_t)dst[skip]))
 		skip++;
 	n -= skip;
