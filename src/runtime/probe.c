@@ -62,7 +62,12 @@
 #define HOOK __attribute__((visibility("default")))
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
-#define RING_PAGES 4          /* data pages of a thread's OS-event ring */
+#define RING_PAGES 4          /* data pages of a thread's OS-event ring, */
+#define RING_PAGES_BIG 64     /* or of the first RING_BIG threads' of a process: */
+#define RING_BIG 8            /* a call into code without probes (a libc routine
+				 touching 100 MB) can bring thousands of faults
+				 between two probes; the kernel's ring memory is
+				 locked, so not for every thread */
 #define PAGE       4096ul
 #define COMMIT_STEP SC_SHM_COMMIT_STEP  /* the file grows by at least this much, */
 #define COMMIT_FRAC 8                    /* or an eighth of its size */
@@ -149,6 +154,7 @@ static struct {
 	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
 	double ticks_per_ns;           /* measured from clock0 to rate_tsc, 0 unknown */
 	uint64_t rate_tsc;
+	long rings_big;                /* threads given a RING_PAGES_BIG ring */
 	long fds_held, fds_budget;       /* perf fds open; at most a quarter of
 	                                    RLIMIT_NOFILE, the rest is the program's */
 	int fd_base;                   /* lowest descriptor number we take */
@@ -461,7 +467,7 @@ static void os_open(struct sc_eng_thread *t)
 	uint32_t want = rt.os_mask;
 	struct perf_event_attr a;
 	struct rt_ring *r = &tls.ring;
-	long fd, map;
+	long fd, map, pages;
 
 	tls.ring_head = &tls.ring_seen;
 	if (!want || rt.sandboxed)
@@ -486,8 +492,15 @@ static void os_open(struct sc_eng_thread *t)
 		os_failed(want);
 		return;
 	}
-	r->map_len = (size_t)(1 + RING_PAGES) * PAGE;
+	pages = __atomic_fetch_add(&rt.rings_big, 1, __ATOMIC_RELAXED) < RING_BIG ? RING_PAGES_BIG : RING_PAGES;
+	r->map_len = (size_t)(1 + pages) * PAGE;
 	map = rt_sys6(SYS_mmap, 0, (long)r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rt_mmap_failed(map) && pages != RING_PAGES) {
+		/* over the locked-memory limit (perf_event_mlock_kb): small */
+		pages = RING_PAGES;
+		r->map_len = (size_t)(1 + pages) * PAGE;
+		map = rt_sys6(SYS_mmap, 0, (long)r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
 	if (rt_mmap_failed(map)) {
 		rt_close((int)fd);
 		os_failed(want);
@@ -499,7 +512,7 @@ static void os_open(struct sc_eng_thread *t)
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	r->pg = (struct perf_event_mmap_page *)map;
 	r->data = (uint8_t *)map + PAGE;
-	r->mask = (uint64_t)RING_PAGES * PAGE - 1;
+	r->mask = (uint64_t)pages * PAGE - 1;
 	if (want & SC_OS_BIT(SC_OS_SWITCH))
 		os_opened(SC_OS_BIT(SC_OS_SWITCH));
 	if (want & SC_OS_BIT(SC_OS_SYSCALL)) {
@@ -1295,6 +1308,7 @@ static void child_start(uintptr_t sp)
 		off = o->next_off;
 	}
 	rt.fds_held = 0;
+	rt.rings_big = 0;
 	rt.hdr = NULL;
 	rt.why = 0;
 	if (image_open(old_hdr)) {

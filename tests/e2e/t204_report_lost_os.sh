@@ -26,6 +26,16 @@ if q "$TMP/i.json" "exit(0 if s['os_events']['syscall'] is not None or s['os_eve
 else
 	echo "# neither system calls nor page faults observable here: nothing can overflow"
 fi
+D3=$TMP/b.data
+check "record a burst of 2000 system calls in one interval" -- "$STACKCLOCK" record -m instrument -o "$D3" -- "$TMP/rep_lost" burst
+check "report --format json --check (burst)" -- sh -c "'$STACKCLOCK' report -i '$D3' --format json --check > '$TMP/b.json'"
+invariants "$TMP/b.json"
+if q "$TMP/b.json" "exit(0 if s['os_events']['syscall'] is not None else 1)" >/dev/null; then
+	check "  ... the main thread's ring holds them: nothing lost, all 2000 counted" -- \
+		q "$TMP/b.json" "exit(0 if s['lost_os_records'] == 0 and s['os_events']['syscall'] >= 2000 else 1)"
+	check "  ... burst() has no application time (interval rule)" -- \
+		q "$TMP/b.json" "exit(0 if row('burst')['application_exclusive_ns'] == 0 and row('burst')['elapsed_exclusive_ns'] > 0 else 1)"
+fi
 D2=$TMP/n.data
 check "record with --os-events=none" -- "$STACKCLOCK" record -m instrument --os-events=none -o "$D2" -- "$TMP/rep_lost"
 check "  ... nothing lost, no table line about it" -- \
