@@ -86,6 +86,7 @@ struct open_adj {
 	uint64_t nopen;
 	uint32_t *open;           /* per node id: frames open */
 	uint64_t *node_ee;        /* per node id: exclusive ticks of open frames */
+	uint64_t *node_rem;       /* per node id: cost taken out of open frames' subtrees */
 	uint64_t *cs_ee, *cs_ei, *cs_osb;  /* per call-site slot */
 	uint8_t *cs_seen;         /* per slot: an open frame below has it */
 };
@@ -106,8 +107,9 @@ static int open_frames(const void *arena, uint64_t arena_len, const struct sc_en
 {
 	uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
 	uint64_t depth, i;
-	struct sc_eng_frame f, next;
-	struct sc_eng_node n, nn;
+	struct sc_eng_frame *fr;
+	struct sc_eng_node n;
+	uint64_t *incl;
 
 	if (top < stack || (top - stack) % sizeof(struct sc_eng_frame))
 		return -EINVAL;
@@ -117,45 +119,88 @@ static int open_frames(const void *arena, uint64_t arena_len, const struct sc_en
 	if (depth >= t->stack_cap ||
 	    !range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame)))
 		return -EINVAL;
-	for (i = 1; i <= depth; i++) {
-		uint64_t incl, excl, child_open = 0, slot;
+	fr = malloc((depth + 1) * (sizeof(*fr) + sizeof(*incl)));
+	if (!fr)
+		return -ENOMEM;
+	incl = (uint64_t *)(fr + depth + 1);
+	memcpy(fr, (const uint8_t *)arena + t->stack_off, (depth + 1) * sizeof(*fr));
+	/* each open frame closes at the last reading, innermost first, as the
+	 * engine's exits would (sc_eng_close) */
+	for (i = depth; i >= 1; i--) {
+		struct sc_eng_closed r;
+		uint64_t slot;
 
-		memcpy(&f, (const uint8_t *)arena + t->stack_off + i * sizeof(f), sizeof(f));
-		if (read_node(arena, arena_len, t, f.node, &n))
-			return -EINVAL;
+		if (read_node(arena, arena_len, t, fr[i].node, &n))
+			goto bad;
 		if (n.func == SC_ENG_DROP_FUNC)
-			continue;
-		if (n.id >= t->nnodes)
-			return -EINVAL;
-		if (i < depth) {
-			memcpy(&next, (const uint8_t *)arena + t->stack_off + (i + 1) * sizeof(f), sizeof(f));
-			if (read_node(arena, arena_len, t, next.node, &nn))
-				return -EINVAL;
-			/* a dropping frame's time is this frame's own */
-			if (nn.func != SC_ENG_DROP_FUNC && next.entry <= t->last)
-				child_open = t->last - next.entry;
-		}
-		incl = t->last >= f.entry ? t->last - f.entry : 0;
-		excl = incl > f.child_incl + child_open ? incl - f.child_incl - child_open : 0;
+			continue;          /* its time is the frame below's own */
+		if (n.id >= t->nnodes || fr[i].entry > t->last_raw)
+			goto bad;
+		r = sc_eng_close(&fr[i], t->last_raw, t->acc, &fr[i - 1].owed);
+		sc_eng_fold(&fr[i - 1], &r);
+		incl[i] = r.incl;
 		adj->open[n.id]++;
-		adj->node_ee[n.id] += excl;
+		adj->node_ee[n.id] += r.excl;
+		adj->node_rem[n.id] += r.raw - r.incl;
 		adj->nopen++;
-		slot = (uint64_t)((uintptr_t)f.cs - (uintptr_t)t->cs_tab) / sizeof(struct sc_eng_cs);
-		if ((uintptr_t)f.cs < (uintptr_t)t->cs_tab || slot >= slots)
+		slot = (uint64_t)((uintptr_t)fr[i].cs - (uintptr_t)t->cs_tab) / sizeof(struct sc_eng_cs);
+		if ((uintptr_t)fr[i].cs < (uintptr_t)t->cs_tab || slot >= slots)
 			continue;
-		adj->cs_ee[slot] += excl;
-		if (!adj->cs_seen[slot]) {    /* the outermost open call of its site */
-			adj->cs_seen[slot] = 1;
-			adj->cs_ei[slot] += incl;
-			adj->cs_osb[slot] += t->osb_total >= f.osb_entry ? t->osb_total - f.osb_entry : 0;
-		}
+		adj->cs_ee[slot] += r.excl;
 	}
+	/* the root (time outside every function) closes too: the cost taken
+	 * out of its intervals */
+	{
+		uint64_t unpaid = 0;
+		struct sc_eng_closed r = sc_eng_close(&fr[0], t->last_raw, t->acc, &unpaid);
+
+		if (!read_node(arena, arena_len, t, fr[0].node, &n) && n.id < t->nnodes)
+			adj->node_rem[n.id] += r.raw - r.incl;
+	}
+	/* the outermost open call of each site, outermost first */
+	for (i = 1; i <= depth; i++) {
+		uint64_t slot = (uint64_t)((uintptr_t)fr[i].cs - (uintptr_t)t->cs_tab) / sizeof(struct sc_eng_cs);
+
+		if ((uintptr_t)fr[i].cs < (uintptr_t)t->cs_tab || slot >= slots || adj->cs_seen[slot])
+			continue;
+		if (read_node(arena, arena_len, t, fr[i].node, &n) || n.func == SC_ENG_DROP_FUNC)
+			continue;
+		adj->cs_seen[slot] = 1;
+		adj->cs_ei[slot] += incl[i];
+		adj->cs_osb[slot] += t->osb_total >= fr[i].osb_entry ? t->osb_total - fr[i].osb_entry : 0;
+	}
+	free(fr);
 	return 0;
+bad:
+	free(fr);
+	return -EINVAL;
 }
 
 static uint64_t sub_clamped(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;
+}
+
+/*
+ * The engine counts the probe cost taken out of a call's whole subtree
+ * (node->removed, engine.h); each node's own is its subtree's less its
+ * children's, open frames included (rem: per node, their subtrees').  Every
+ * call of a child node is inside a call of its parent node, so the
+ * difference is exact.  `rem` is used up.
+ */
+static void own_removed(struct sc_eng_node *nodes, uint64_t count, uint64_t *rem)
+{
+	uint64_t i;
+
+	for (i = 0; i < count; i++)
+		rem[i] += nodes[i].removed;
+	for (i = 0; i < count; i++)
+		nodes[i].removed = rem[i];
+	for (i = count; i-- > 1;)
+		nodes[nodes[i].parent].removed -= rem[i];
+	for (i = 0; i < count; i++)
+		if ((int64_t)nodes[i].removed < 0)
+			nodes[i].removed = 0;
 }
 
 /* Copy the thread's nodes out of the arena, in id order; count them. */
@@ -395,13 +440,14 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	}
 	adj.open = calloc(t.nnodes, sizeof(*adj.open));
 	adj.node_ee = calloc(t.nnodes, sizeof(*adj.node_ee));
+	adj.node_rem = calloc(t.nnodes, sizeof(*adj.node_rem));
 	adj.cs_ee = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_ei = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_osb = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_seen = calloc(slots + 1, 1);
 	nodes = calloc(t.nnodes, sizeof(*nodes));
 	sub = calloc(t.nnodes, sizeof(*sub));
-	if (!adj.open || !adj.node_ee || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||
+	if (!adj.open || !adj.node_ee || !adj.node_rem || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||
 	    !nodes || !sub) {
 		ret = -ENOMEM;
 		goto out;
@@ -410,6 +456,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		/* damaged stack: the completed calls still count */
 		memset(adj.open, 0, t.nnodes * sizeof(*adj.open));
 		memset(adj.node_ee, 0, t.nnodes * sizeof(*adj.node_ee));
+		memset(adj.node_rem, 0, t.nnodes * sizeof(*adj.node_rem));
 		memset(adj.cs_ee, 0, slots * sizeof(uint64_t));
 		memset(adj.cs_ei, 0, slots * sizeof(uint64_t));
 		memset(adj.cs_osb, 0, slots * sizeof(uint64_t));
@@ -417,6 +464,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	}
 	/* a damaged chunk list ends the nodes there: the ones before are kept */
 	ret = load_nodes(arena, arena_len, &t, nodes, &nodes_n);
+	own_removed(nodes, nodes_n, adj.node_rem);
 	subtree_sums(nodes, nodes_n, &adj, conv, sub);
 	{
 		int r2 = emit_nodes(w, &t, proc_id, nodes, nodes_n, sub, &adj, conv, &calls, &closed);
@@ -435,7 +483,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	for (i = 0; i < SC_OS_NCAT; i++)
 		st.os_count[i] = t.os_count[i];
 	st.first_ns = stamp_ns(conv, t.first);
-	st.last_ns = stamp_ns(conv, t.last_raw > t.last ? t.last_raw : t.last);
+	st.last_ns = stamp_ns(conv, t.last_raw);
 	if (ret == 0 || ret == -EINVAL) {   /* not after a writer error */
 		int r2 = sc_writer_add(w, SC_REC_THREAD_STATS, &st, sizeof(st));
 		if (r2)
@@ -457,6 +505,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 out:
 	free(adj.open);
 	free(adj.node_ee);
+	free(adj.node_rem);
 	free(adj.cs_ee);
 	free(adj.cs_ei);
 	free(adj.cs_osb);

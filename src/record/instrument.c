@@ -681,7 +681,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		tr.proc_id = im->proc_id;
 		tr.tid = t.tid;
 		tr.start_ns = conv->ns0 + (uint64_t)(((double)t.first - (double)conv->tick0) * conv->ns_per_tick);
-		tr.end_ns = conv->ns0 + (uint64_t)(((double)t.last - (double)conv->tick0) * conv->ns_per_tick);
+		tr.end_ns = conv->ns0 + (uint64_t)(((double)t.last_raw - (double)conv->tick0) * conv->ns_per_tick);
 		ret = sc_writer_add2(w, SC_REC_THREAD, &tr, sizeof(tr), name, strlen(name) + 1);
 		if (ret)
 			break;

@@ -117,6 +117,8 @@
 
 /* sc_eng_node.flags */
 #define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
+#define SC_ENG_NODE_TAIL    (1u << 1)          /* its work after its last callee
+						  returned was long (probe.c) */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
 struct sc_eng_arena_hdr {
@@ -179,7 +181,8 @@ struct sc_eng_node {                   /* 128 bytes, two cache lines */
 	                                      SC_ENG_CFA_UNKNOWN until learned */
 	uint64_t cs_site;                  /* the call site it was last entered from */
 	struct sc_eng_cs *cs;              /* and that site's entry (a cache) */
-	uint64_t removed;                  /* probe cost taken out of its intervals */
+	uint64_t removed;                  /* probe cost taken out of its calls'
+					      subtrees (raw inclusive - inclusive) */
 };
 
 struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
@@ -192,12 +195,19 @@ struct sc_eng_cs {                     /* 64 bytes; callee == 0: empty slot */
 	uint64_t active;                   /* its frames open now */
 };
 
-struct sc_eng_frame {                  /* 56 bytes */
+struct sc_eng_frame {                  /* 88 bytes */
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
-	uint64_t entry;
-	uint64_t child_incl;               /* inclusive ticks of completed children */
+	uint64_t entry;                    /* clock reading at entry */
+	uint64_t e_acc;                    /* thread's acc at entry */
+	/* of its completed children (sc_eng_close): */
+	uint64_t cnet;                     /* clock less the cost in their windows */
+	uint64_t ccomp;                    /* inclusive values */
 	uint64_t osb_entry;                /* thread osb_total at entry */
+	uint64_t osb_own;                  /* OS-bound ticks of its own intervals */
+	uint64_t owed;                     /* cost a closed child of it could not
+					      give: its next child to close gives
+					      it, or it does */
 	uint64_t cfa;                      /* its position, SC_ENG_NO_CFA if unknown */
 	uint64_t pc;                       /* where its entry probe was called from */
 };
@@ -216,7 +226,7 @@ struct sc_eng_thread {
 	/* hot: every event */
 	struct sc_eng_frame *top;
 	struct sc_eng_frame *limit;        /* entering with top == limit: slow path */
-	uint64_t last;                     /* time of the previous event */
+	uint64_t acc;                      /* probe cost of every interval so far */
 	uint8_t *base;                     /* arena base (node index -> address) */
 	uint64_t osb_total;                /* OS-bound ticks of the thread so far */
 	struct sc_eng_cs *cs_tab;          /* call sites, open addressing */
@@ -227,9 +237,6 @@ struct sc_eng_thread {
 	uint32_t cost[2][2];
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
-	uint64_t cost_debt;                /* cost no interval could give yet */
-	uint64_t floor;                    /* the clock never steps back below it:
-					      the end of the last OS-bound interval */
 	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
 	/* slow path */
 	struct sc_eng_arena *arena;
@@ -272,7 +279,7 @@ _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena heade
 _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
-_Static_assert(sizeof(struct sc_eng_frame) == 56, "frame size");
+_Static_assert(sizeof(struct sc_eng_frame) == 88, "frame size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -482,7 +489,7 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	n->incl_max = n->excl_max = 0;
 	n->id = (uint32_t)t->nnodes;
 	n->parent = parent_id;
-	n->flags = flags;
+	n->flags = flags | SC_ENG_NODE_TAIL;  /* ordered exits until learned (probe.c) */
 	n->cs_site = SC_ENG_NO_SITE;
 	n->cs = 0;
 	n->cfa_k = SC_ENG_CFA_UNKNOWN;
@@ -678,40 +685,24 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 
 /* ---- the state machine ------------------------------------------------ */
 
-/* now, clamped to never run backwards, becomes the thread's last time. */
 /*
- * The clock.  `raw` is the reading at an event (is_exit: an exit); the
- * interval since the previous event, less the probe cost of its kind (never
- * below zero; none for an OS-bound interval), advances the thread's time,
- * which is what every value is made of.  The cost taken out is added to the
- * node the interval is charged to (raw values: add it back).  A reading
- * below the previous one counts as equal.  With no cost set, the thread's
- * time is the clock itself.
- *
- * An interval shorter than its cost (the entry's clock read is not ordered
- * with the instructions around it, so a reading comes early by a varying
- * amount: one interval comes out short, a neighbour long) takes the rest
- * of its cost back from its own call's time so far: the thread's clock
- * steps back, never past the call's entry, its last child's return or the
- * end of an OS-bound interval, so no call's time is ever negative.  A
- * caller's intervals come short and run long by the same jitter; taking
- * only the short ones' shortfall from whatever came next (mostly a
- * callee) left the caller the long ones' excess while its callees lost as
- * much.  What the call's own time cannot cover (a leaf's one interval, a
- * call just begun) is taken from the next interval (cost_debt), whoever's:
- * kept with the frame instead, it rose to long-lived frames with little
- * own time and was never taken out (call-dense code under-compensated).
- * An OS-bound interval clears the debt (it keeps its time).
+ * The clock.  `raw` is the reading at an event (is_exit: an exit); a
+ * reading below the previous one counts as equal.  Returns the reading, and
+ * adds the probe cost of the interval ending now (by the kinds of its two
+ * events; none for an OS-bound interval) to the thread's running total
+ * `acc`.  Nothing here depends on the time taken out of whom: a call's
+ * values are made when it closes (sc_eng_close), from its readings and the
+ * cost added in its window, so an entry's work after its clock read is one
+ * store, and no value waits on the previous event's arithmetic.  (Taking
+ * the cost out of a clock of its own at every event, as before, put the
+ * previous exit's arithmetic on the path of every entry: with the exit's
+ * lfence, that was 5 ns a call in fib.)
  */
 SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned is_exit)
 {
-	struct sc_eng_frame *f = t->top;
-	uint64_t d = 0, c = t->cost[t->prev_exit][is_exit];
+	uint64_t x = raw > t->last_raw ? raw : t->last_raw;
+	uint64_t d = x - t->last_raw, c = t->cost[t->prev_exit][is_exit];
 
-	if (likely(raw > t->last_raw)) {
-		d = raw - t->last_raw;
-		t->last_raw = raw;
-	}
 	{
 		/* a function's own interval (enter->exit): less of the cost
 		 * shows the longer it computes, down to cost_exw (calib.h);
@@ -722,39 +713,62 @@ SC_ENG_HOT uint64_t sc_eng_now(struct sc_eng_thread *t, uint64_t raw, unsigned i
 		c = ((t->prev_exit ^ 1) & is_exit) ? own : c;
 	}
 	t->prev_exit = is_exit;
-	if (c) {
-		struct sc_eng_frame *g = f;
-
-		c += t->cost_debt;
-		t->cost_debt = 0;
-		if (unlikely(t->cost_skip))
-			c = 0;
-		if (unlikely(f->node == t->drop_node))
-			g--;
-		if (unlikely(c > d)) {
-			/* short: the call gives the rest back from its own time
-			 * so far (the clock steps back); what that cannot cover
-			 * goes to the next interval */
-			uint64_t take = c - d, own = t->last - f->entry - f->child_incl;
-
-			if (own > t->last - t->floor)
-				own = t->last - t->floor;  /* not into OS-bound time */
-			if (take > own) {
-				t->cost_debt += take - own;
-				take = own;
-			}
-			g->node->removed += d + take;
-			t->cost_skip = 0;
-			return t->last -= take;
-		}
-		g->node->removed += c;
-		d -= c;
-	}
+	t->last_raw = x;
 	if (unlikely(t->cost_skip)) {
 		t->cost_skip = 0;
-		t->floor = t->last + d;
+		c = 0;
 	}
-	return t->last += d;
+	t->acc += c;
+	return x;
+}
+
+/*
+ * What frame f closes with at reading x, the thread's cost total at acc;
+ * *owed is its caller's `owed` (what an earlier child of the caller could
+ * not give).  Its window's cost is acc - e_acc; net, its reading less that
+ * cost, is what its caller takes out of its own (cnet).  Its own value is
+ * net less its children's, less what is owed to it by its last child and
+ * what its caller's earlier child left: an interval's reading comes early
+ * or late by a varying amount (the entry's clock read is not ordered), so
+ * short and long ones cancel over the call, and across calls of the same
+ * caller (eight calls of an empty function in a loop, some short of their
+ * cost, some over it).  Never below its OS-bound ticks (application time is
+ * never negative): what it cannot give is left in *owed, for the caller's
+ * next child to close or the caller itself, never a call in another
+ * call's subtree (a rule that gave it to whatever closed next charged a
+ * caller's shortfall to the first leaf of its next call: the 30 ns leaf of
+ * bench/accuracy.sh came out 0.86-0.93x).  Without branches: tiny
+ * functions come out about as long as their cost, so a branch on "short"
+ * would mispredict.
+ */
+struct sc_eng_closed {
+	uint64_t raw, net, incl, excl;
+};
+
+SC_ENG_HOT struct sc_eng_closed sc_eng_close(const struct sc_eng_frame *f, uint64_t x, uint64_t acc,
+					     uint64_t *owed)
+{
+	struct sc_eng_closed r;
+	int64_t own;
+	uint64_t s;
+
+	r.raw = x - f->entry;
+	r.net = r.raw - (acc - f->e_acc);
+	own = (int64_t)(r.net - f->cnet - f->owed - *owed);
+	/* s = max(osb_own - own, 0) with a mask: gcc makes a branch of "?:" */
+	s = f->osb_own - (uint64_t)own;
+	s &= ~(uint64_t)((int64_t)s >> 63);
+	r.excl = (uint64_t)own + s;
+	*owed = s;
+	r.incl = r.excl + f->ccomp;
+	return r;
+}
+
+/* The closed child's values go to its parent p. */
+SC_ENG_HOT void sc_eng_fold(struct sc_eng_frame *p, const struct sc_eng_closed *r)
+{
+	p->cnet += r->net;
+	p->ccomp += r->incl;
 }
 
 /*
@@ -790,6 +804,7 @@ static inline void sc_eng_os_exact(struct sc_eng_thread *t, uint64_t now, uint64
 		os_ticks = d;
 	f->node->osb += d;
 	f->node->osx += os_ticks;
+	f->osb_own += d;
 	f->cs->osb_excl += d;
 	t->osb_total += d;
 }
@@ -799,13 +814,14 @@ static inline void sc_eng_os(struct sc_eng_thread *t, uint64_t now)
 	sc_eng_os_exact(t, now, UINT64_MAX);
 }
 
-/* Close the top frame at now (stats, parent's children, call site). */
+/* Close the top frame at reading now (stats, parent's children, call site). */
 SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = f->node;
 	struct sc_eng_cs *cs = f->cs;
-	uint64_t incl = now - f->entry, excl = incl - f->child_incl;
+	struct sc_eng_closed r = sc_eng_close(f, now, t->acc, &f[-1].owed);
+	uint64_t incl = r.incl, excl = r.excl;
 
 	n->incl_sum += incl;
 	n->excl_sum += excl;
@@ -817,7 +833,8 @@ SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 		n->excl_min = excl;
 	if (unlikely(excl > n->excl_max))
 		n->excl_max = excl;
-	f[-1].child_incl += incl;
+	n->removed += r.raw - incl;
+	sc_eng_fold(f - 1, &r);
 	cs->ee += excl;
 	if (--cs->active == 0) {
 		cs->ei += incl;
@@ -835,8 +852,10 @@ SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->node = n;
 	f->cs = cs;
 	f->entry = now;
-	f->child_incl = 0;
+	f->e_acc = t->acc;
+	f->cnet = f->ccomp = f->owed = 0;
 	f->osb_entry = t->osb_total;
+	f->osb_own = 0;
 	f->cfa = cfa;
 	f->pc = pc;
 	cs->calls++;
@@ -910,8 +929,10 @@ drop:
 	f->node = t->drop_node;
 	f->cs = &t->cs_root;
 	f->entry = now;
-	f->child_incl = 0;
+	f->e_acc = t->acc;
+	f->cnet = f->ccomp = f->owed = 0;
 	f->osb_entry = t->osb_total;
+	f->osb_own = 0;
 	f->cfa = SC_ENG_NO_CFA;
 	f->pc = 0;
 	t->top = f;
@@ -1031,7 +1052,7 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 }
 
 /* The common exit (of the top frame): 1 if done, 0 if nothing was changed. */
-static inline int sc_eng_exit_fast(struct sc_eng_thread *t, uint64_t func, uint64_t now)
+SC_ENG_HOT int sc_eng_exit_fast(struct sc_eng_thread *t, uint64_t func, uint64_t now)
 {
 	if (unlikely(t->top->node->func != func))
 		return 0;
@@ -1076,7 +1097,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->cs_off = coff;
 	t->cs_mask = SC_ENG_CS_FIRST - 1;
 	t->cs_shift = 64 - sc_eng_log2(SC_ENG_CS_FIRST);
-	t->first = t->last = t->last_raw = now;
+	t->first = t->last_raw = now;
 	t->cost_skip = 1;                  /* the first interval is the runtime's, not a probe's */
 	t->drop_node = (struct sc_eng_node *)(a->base + doff);
 	t->drop_node->func = SC_ENG_DROP_FUNC;
@@ -1088,6 +1109,8 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->stack[0].node = root;
 	t->stack[0].cs = &t->cs_root;
 	t->stack[0].entry = now;
+	t->stack[0].e_acc = t->stack[0].cnet = t->stack[0].ccomp = t->stack[0].owed = 0;
+	t->stack[0].osb_entry = t->stack[0].osb_own = 0;
 	t->stack[0].cfa = SC_ENG_NO_CFA;
 	t->top = t->stack;
 	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;

@@ -122,6 +122,8 @@ struct rt_tls {
 enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
 
 static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
+/* the next exit orders its clock read (an lfence first; see the hooks) */
+__thread uint32_t sc_rt_fence __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 /*
  * Nonzero in the process that set the runtime up, zero in a child made by
@@ -1725,7 +1727,11 @@ __asm__(".text\n"
 	".type __cyg_profile_func_exit, @function\n"
 	"__cyg_profile_func_exit:\n"
 	"\tendbr64\n"
+	"\tmovq sc_rt_fence@gottpoff(%rip), %rax\n"
+	"\tcmpl $0, %fs:(%rax)\n"
+	"\tje 1f\n"
 	"\tlfence\n"
+	"1:\n"
 	"\trdtsc\n"
 	"\tshl $32, %rdx\n"
 	"\tor %rdx, %rax\n"
@@ -1749,6 +1755,30 @@ __asm__(".text\n"
  * the program's work, which is what makes it removable (SPEC section 10).
  */
 
+/*
+ * A caller's exit (its last callee has returned) orders its clock read only
+ * if its work since then is long: a node's flag, learned at its ordered
+ * exits, which are all of them until a short tail is seen and then one call
+ * in RT_TAIL_CHECK + 1, so that a tail that grows is seen again.  Long: over
+ * the exit-to-exit probe cost by RT_TAIL_TICKS (about 10 ns).  An unordered read
+ * can come early by the work not yet done, at most what the processor has
+ * in flight, so a short tail loses a few ns at most to the caller (bench:
+ * docs/accuracy.md); the fence it saves is a third of the probes' cost in
+ * call-dense code.
+ */
+#define RT_TAIL_CHECK 63
+#define RT_TAIL_TICKS 32
+
+static inline void rt_tail_learn(struct sc_eng_thread *t, struct sc_eng_node *m, uint64_t now)
+{
+	uint64_t tail = now > t->last_raw ? now - t->last_raw : 0;
+
+	if (tail > (uint64_t)t->cost[1][1] + RT_TAIL_TICKS)
+		m->flags |= SC_ENG_NODE_TAIL;
+	else
+		m->flags &= ~SC_ENG_NODE_TAIL;
+}
+
 /* hidden: reached only from the trampolines (a direct jump, no PLT) */
 __attribute__((used, visibility("hidden"))) void sc_rt_enter(void *fn, void *site, uintptr_t sp);
 __attribute__((used, visibility("hidden"))) void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now);
@@ -1759,6 +1789,7 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now, cfa;
 
+	sc_rt_fence = 1;                   /* a leaf's exit, unless a call comes */
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 0, sp);
 		return;
@@ -1784,25 +1815,34 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now)
 {
 	struct sc_eng_thread *t = tls.t;
+	uint32_t fenced = sc_rt_fence;
+	struct sc_eng_node *m;
 
 	(void)site;
+	sc_rt_fence = 1;
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 1, sp);
 		return;
 	}
 	tls.busy = sp;
 	barrier();
+	m = t->top->node;
+	if (fenced && t->prev_exit && m->func == (uint64_t)fn)
+		rt_tail_learn(t, m, now);
 	if (unlikely(*tls.ring_head != tls.ring_seen) ||
 	    unlikely(!sc_eng_exit_fast(t, (uint64_t)fn, now))) {
 		probe_slow(t, (uint64_t)fn, 0, now, 0);
 		return;
 	}
+	m = t->top->node;
+	sc_rt_fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
 	probe_done(t);
 }
 
-/* An exit from C (other trampolines): the clock read here, in order. */
+/* An exit from C (other trampolines): the clock read here. */
 void sc_rt_exit(void *fn, void *site, uintptr_t sp)
 {
-	_mm_lfence();
+	if (sc_rt_fence)
+		_mm_lfence();
 	sc_rt_exit_at(fn, site, sp, __rdtsc());
 }
