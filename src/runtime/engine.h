@@ -843,12 +843,10 @@ SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 	t->top = f - 1;
 }
 
-/* Function entry at now: node and call site already found. */
-SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
-			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa, uint64_t pc)
+/* A frame opened at reading now (node n, call site cs, position cfa, pc). */
+SC_ENG_HOT void sc_eng_frame_open(const struct sc_eng_thread *t, struct sc_eng_frame *f, struct sc_eng_node *n,
+				  struct sc_eng_cs *cs, uint64_t now, uint64_t cfa, uint64_t pc)
 {
-	struct sc_eng_frame *f = t->top + 1;
-
 	f->node = n;
 	f->cs = cs;
 	f->entry = now;
@@ -858,6 +856,15 @@ SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
 	f->osb_own = 0;
 	f->cfa = cfa;
 	f->pc = pc;
+}
+
+/* Function entry at now: node and call site already found. */
+SC_ENG_HOT void sc_eng_push(struct sc_eng_thread *t, struct sc_eng_node *n,
+			       struct sc_eng_cs *cs, uint64_t now, uint64_t cfa, uint64_t pc)
+{
+	struct sc_eng_frame *f = t->top + 1;
+
+	sc_eng_frame_open(t, f, n, cs, now, cfa, pc);
 	cs->calls++;
 	cs->active++;
 	n->calls++;
@@ -926,15 +933,7 @@ drop:
 	 * here until its exit.  Its time stays in the frame below (it is not
 	 * one of that frame's children). */
 	f = t->top + 1;
-	f->node = t->drop_node;
-	f->cs = &t->cs_root;
-	f->entry = now;
-	f->e_acc = t->acc;
-	f->cnet = f->ccomp = f->owed = 0;
-	f->osb_entry = t->osb_total;
-	f->osb_own = 0;
-	f->cfa = SC_ENG_NO_CFA;
-	f->pc = 0;
+	sc_eng_frame_open(t, f, t->drop_node, &t->cs_root, now, SC_ENG_NO_CFA, 0);
 	t->top = f;
 	t->drop_depth = 1;
 	t->lost++;
@@ -1106,12 +1105,7 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	if (!root)
 		return 0;
 	t->root_off = (uint64_t)((uint8_t *)root - a->base);
-	t->stack[0].node = root;
-	t->stack[0].cs = &t->cs_root;
-	t->stack[0].entry = now;
-	t->stack[0].e_acc = t->stack[0].cnet = t->stack[0].ccomp = t->stack[0].owed = 0;
-	t->stack[0].osb_entry = t->stack[0].osb_own = 0;
-	t->stack[0].cfa = SC_ENG_NO_CFA;
+	sc_eng_frame_open(t, &t->stack[0], root, &t->cs_root, now, SC_ENG_NO_CFA, 0);
 	t->top = t->stack;
 	t->limit = t->stack + SC_ENG_STACK_FIRST - 2;
 	head = __atomic_load_n(&a->hdr->threads, __ATOMIC_RELAXED);

@@ -861,6 +861,17 @@ static void add_probe_cost(const struct stream *in, struct stream *out, const ui
 	}
 }
 
+/* One thread's events, written out: entries from a call site per function. */
+static void fixed_stream(struct stream *s, const int *kind, const int *fn, const uint64_t *tm, int n)
+{
+	memset(s, 0, sizeof(*s));
+	s->nthreads = 1;
+	s->pid[0] = s->tid[0] = 1;
+	for (int i = 0; i < n; i++)
+		push_ev(s, (struct event){ kind[i], 0, fn[i], kind[i] == EV_ENTER ? 0x100u + (unsigned)fn[i] : 0,
+					   tm[i], 0 });
+}
+
 /*
  * Compensation on synthetic streams: the engine given the cost per event
  * recovers the cost-free stream's values exactly (per function, per call
@@ -1009,12 +1020,9 @@ static void run_compensation(void)
 		static const int kind[] = { EV_ENTER, EV_ENTER, EV_ENTER, EV_EXIT, EV_ENTER, EV_EXIT, EV_ENTER,
 					    EV_EXIT, EV_EXIT, EV_EXIT };
 		static const int fn[] = { 1, 2, 3, 3, 3, 3, 3, 3, 2, 1 };
-		struct stream s = { 0 };
+		struct stream s;
 
-		s.nthreads = 1;
-		s.pid[0] = s.tid[0] = 1;
-		for (int i = 0; i < 10; i++)
-			push_ev(&s, (struct event){ kind[i], 0, fn[i], kind[i] == EV_ENTER ? 0x100u + i : 0, tm[i], 0 });
+		fixed_stream(&s, kind, fn, tm, 10);
 		memcpy(eng_cost, c10, sizeof(c10));
 		ok(run_engine(&s, 8 << 20, &got) == 0, "compensation, jitter in a caller: emitted");
 		memset(eng_cost, 0, sizeof(eng_cost));
@@ -1048,15 +1056,10 @@ static void run_compensation(void)
 		static const int k2[] = { EV_ENTER, EV_ENTER, EV_ENTER, EV_EXIT, EV_EXIT, EV_ENTER, EV_ENTER,
 					  EV_EXIT, EV_EXIT, EV_EXIT };
 		static const int f2[] = { 1, 2, 3, 3, 2, 2, 3, 3, 2, 1 };
-		struct stream s = { 0 }, s2 = { 0 };
+		struct stream s, s2;
 
-		s.nthreads = s2.nthreads = 1;
-		s.pid[0] = s.tid[0] = s2.pid[0] = s2.tid[0] = 1;
-		for (int i = 0; i < 10; i++) {
-			push_ev(&s, (struct event){ k1[i], 0, f1[i], k1[i] == EV_ENTER ? 0x100u + i : 0, t1[i], 0 });
-			push_ev(&s2, (struct event){ k2[i], 0, f2[i], k2[i] == EV_ENTER ? 0x200u + (unsigned)f2[i] : 0,
-						     t2[i], 0 });
-		}
+		fixed_stream(&s, k1, f1, t1, 10);
+		fixed_stream(&s2, k2, f2, t2, 10);
 		memcpy(eng_cost, c10, sizeof(c10));
 		ok(run_engine(&s, 8 << 20, &got) == 0, "compensation, siblings: emitted");
 		ok(got.f[3].ee == 0 && got.f[3].calls == 3 && got.f[2].ee == 0 && got.f[1].ee == 110 &&
