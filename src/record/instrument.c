@@ -178,7 +178,7 @@ struct totals {
 	uint64_t events, lost, threads, nodes;
 	uint32_t os_opened, os_failed;
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
-	uint32_t why_procs[6];    /* images per SC_SHM_WHY_* bit */
+	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
 	uint32_t fd_base;
 };
 
@@ -207,6 +207,14 @@ static void explain_losses(const struct totals *tot)
 		pr_warn("%u process(es) entered a seccomp sandbox: from then on the runtime made no system call "
 			"(new threads, OS events and memory beyond its reserve were given up; %lu events lost)",
 			tot->why_procs[3], (unsigned long)tot->lost);
+	if (tot->why & SC_SHM_WHY_NOTSC)
+		pr_warn("%u process(es) had the time-stamp counter turned off by the kernel (prctl PR_SET_TSC, "
+			"or seccomp's strict mode): from then on their calls were counted without times (0 ns)",
+			tot->why_procs[6]);
+	if (tot->why & SC_SHM_WHY_CHILD)
+		pr_warn("%u process(es) forked children that could not be recorded: no descriptor or memory was "
+			"left for their profile (a lowered 'ulimit -n' or 'ulimit -v'); their calls are missing",
+			tot->why_procs[7]);
 	if (tot->why & SC_SHM_WHY_FDCAP)
 		pr_warn("the runtime's descriptor cap (a quarter of 'ulimit -n', from fd %u up) left some threads "
 			"without OS events: their OS time counts as application time (raise 'ulimit -n')",

@@ -57,6 +57,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <ucontext.h>
 #include <x86intrin.h>
 
 #define HOOK __attribute__((visibility("default")))
@@ -106,6 +107,7 @@ struct rt_snap {
 
 struct rt_tls {
 	struct sc_eng_thread *t;       /* the thread's engine state, or NULL */
+	struct sc_eng_thread *t_notsc; /* the same while the TSC is off (tls.t NULL) */
 	uintptr_t busy;                /* stack pointer of the probe running, 0 */
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
@@ -114,6 +116,10 @@ struct rt_tls {
 	uint64_t pending_lost;
 	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
 	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
+	int spare;                     /* 1 + the descriptor of the spare image file
+	                                  this thread's fork took, 0 if none */
+	char spare_name[128];          /* its name */
+	uint64_t spare_id[2];          /* its st_dev, st_ino */
 	int exit_round;                /* thread-exit destructor rounds seen */
 	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
@@ -122,8 +128,27 @@ struct rt_tls {
 enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
 
 static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
-/* the next exit orders its clock read (an lfence first; see the hooks) */
-__thread uint32_t sc_rt_fence __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/*
+ * Read by the exit trampoline as one 8-byte word: fence, the next exit
+ * orders its clock read (an lfence first; see the hooks); off, the kernel
+ * turned this thread's time-stamp counter off (PR_SET_TSC, or seccomp's
+ * strict mode on some kernels), where rdtsc would fault: calls are then
+ * counted without times (tls.t is NULL, every probe takes the cold path).
+ */
+struct sc_rt_clock {
+	uint32_t fence, off;
+};
+__thread struct sc_rt_clock sc_rt_clk __attribute__((tls_model("initial-exec"), visibility("hidden"), aligned(8)));
+
+static int tsc_refused(void);
+static void tsc_off(void);
+
+/* The TSC, or 0 where it is off (the engine counts a reading below the
+ * previous one as equal: no time passes). */
+static inline uint64_t rt_clock(void)
+{
+	return sc_rt_clk.off ? 0 : __rdtsc();
+}
 
 /*
  * Nonzero in the process that set the runtime up, zero in a child made by
@@ -148,6 +173,9 @@ static struct {
 	uint64_t fsize_max;            /* RLIMIT_FSIZE, or UINT64_MAX */
 	uint64_t committed;            /* the file is backed up to here */
 	char name[256];                /* our file's name in dirfd */
+	int spare_fd;                  /* an image file made ahead for a child, or -1 */
+	char spare_name[128];
+	uint64_t spare_id[2];          /* its st_dev, st_ino (the program may close it) */
 	char stem[256];                /* basename of $STACKCLOCK_SHM */
 	char dir[400];                 /* dirname of $STACKCLOCK_SHM */
 	uint32_t os_mask;
@@ -201,7 +229,7 @@ static uint64_t ns_to_ticks(uint64_t ns)
 
 	if (pg && pg->cap_user_time && pg->time_mult)
 		return (uint64_t)((double)ns * (double)(1ull << pg->time_shift) / (double)pg->time_mult);
-	tsc = __rdtsc();
+	tsc = rt_clock();
 	if (!rt.sandboxed && tsc > rt.clock0_tsc &&
 	    (!rt.ticks_per_ns || tsc - rt.clock0_tsc > 2 * (rt.rate_tsc - rt.clock0_tsc))) {
 		uint64_t a = __rdtsc(), mono = mono_ns(), b = __rdtsc(), mid = a + (b - a) / 2;
@@ -371,6 +399,36 @@ static int fd_high(long fd)
 	return (int)hi;
 }
 
+/*
+ * A program may lower RLIMIT_NOFILE below the descriptors we take (to 3,
+ * say: it opens nothing itself), and then fork or start threads, whose
+ * image file and perf events need descriptors of their own.  For the time
+ * of our opens, the soft limit (and the hard one, if the process may) goes
+ * up to what fd_high() needs, then back: descriptors already open stay
+ * valid under a lower limit.  Nothing of the program's runs in between but
+ * its signal handlers.  Returns 1 if *old is to be restored.
+ */
+static int fd_room_begin(struct rlimit *old)
+{
+	struct rlimit want;
+
+	if (rt.sandboxed || rt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, old) ||
+	    old->rlim_cur == RLIM_INFINITY || old->rlim_cur >= (rlim_t)rt.fd_base + 64)
+		return 0;
+	want.rlim_cur = (rlim_t)rt.fd_base + 64;
+	want.rlim_max = old->rlim_max > want.rlim_cur ? old->rlim_max : want.rlim_cur;
+	if (!rt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &want, 0))
+		return 1;
+	want.rlim_cur = want.rlim_max = old->rlim_max;     /* without CAP_SYS_RESOURCE */
+	return want.rlim_cur > old->rlim_cur && !rt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &want, 0);
+}
+
+static void fd_room_end(int raised, const struct rlimit *old)
+{
+	if (raised)
+		rt_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, old, 0);
+}
+
 /* ---- OS-event descriptors ---------------------------------------------- */
 
 static long perf_open(struct perf_event_attr *a)
@@ -381,6 +439,8 @@ static long perf_open(struct perf_event_attr *a)
 		a->exclude_kernel = 1;
 		fd = rt_sys5(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
+	if (fd == -EMFILE)             /* the program's limit: no room for ours */
+		why(SC_SHM_WHY_FDCAP);
 	return fd < 0 ? -1 : fd_high(fd);
 }
 
@@ -853,13 +913,80 @@ static void arena_limits(void)
  * Create this image's file, map it, write the header.  parent: the fork
  * parent's header (NULL for a new program).  0 or -1.
  */
+/* A new, empty image file in dfd, named into name[len]: its descriptor or -1. */
+static int image_create(int dfd, char *name, size_t len)
+{
+	static uint64_t seq;
+	int fd = -1, n;
+	char *p;
+
+	for (n = 0; n < 100; n++) {
+		p = rt_stpcpy(name, rt.stem, len);
+		p = rt_stpcpy(p, ".", len - (size_t)(p - name));
+		p = rt_utoa(p, (uint64_t)rt_getpid(), len - (size_t)(p - name));
+		p = rt_stpcpy(p, ".", len - (size_t)(p - name));
+		rt_utoa(p, rt_clock() + __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED), len - (size_t)(p - name));
+		fd = (int)rt_sys4(SYS_openat, dfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd != -EEXIST)
+			break;
+	}
+	return fd_high(fd);
+}
+
+/*
+ * A program may fork after lowering RLIMIT_NOFILE so far that no
+ * descriptor is left (and fd_room_begin() cannot raise it without
+ * CAP_SYS_RESOURCE): the child could not create its image.  So a process
+ * keeps one image file made ahead; a fork's prepare handler hands it to the
+ * forking thread (one child takes it: concurrent forks cannot share it),
+ * the child makes it its own, the parent closes its copy and makes a new
+ * one when it can.  An unused one is empty: the recorder removes it.
+ */
+/* Still the spare made as id: a program may close descriptors and reuse them. */
+static int spare_is(int fd, const uint64_t id[2])
+{
+	struct stat st;
+
+	return !rt_sys2(SYS_fstat, fd, &st) && st.st_dev == id[0] && st.st_ino == id[1];
+}
+
+/* A spare taken by a fork: closed if it is still ours. */
+static void spare_drop(void)
+{
+	if (tls.spare && spare_is(tls.spare - 1, tls.spare_id))
+		rt_close(tls.spare - 1);
+	tls.spare = 0;
+}
+
+static void spare_make(void)
+{
+	struct rlimit lim;
+	struct stat st;
+	int dfd, fd, room;
+
+	if (rt.state != RT_ON || rt.sandboxed || __atomic_load_n(&rt.spare_fd, __ATOMIC_RELAXED) >= 0)
+		return;
+	room = fd_room_begin(&lim);
+	dfd = dir_fd();
+	fd = dfd < 0 ? -1 : image_create(dfd, rt.spare_name, sizeof(rt.spare_name));
+	fd_room_end(room, &lim);
+	if (fd < 0)
+		return;
+	if (rt_sys2(SYS_fstat, fd, &st)) {
+		rt_close(fd);
+		return;
+	}
+	rt.spare_id[0] = st.st_dev;
+	rt.spare_id[1] = st.st_ino;
+	__atomic_store_n(&rt.spare_fd, fd, __ATOMIC_RELEASE);
+}
+
 static int image_open(const struct sc_shm_header *parent)
 {
 	struct sc_shm_header *h;
 	struct stat st;
 	int fd = -1, n, pid = rt_getpid(), dfd = dir_fd();
 	long map;
-	char *p;
 
 	if (dfd < 0)
 		return -1;
@@ -868,17 +995,14 @@ static int image_open(const struct sc_shm_header *parent)
 		why(rt.cap < rt.fsize_max ? SC_SHM_WHY_AS : SC_SHM_WHY_FSIZE);
 		return -1;
 	}
-	for (n = 0; n < 100; n++) {
-		p = rt_stpcpy(rt.name, rt.stem, sizeof(rt.name));
-		p = rt_stpcpy(p, ".", sizeof(rt.name) - (size_t)(p - rt.name));
-		p = rt_utoa(p, (uint64_t)pid, sizeof(rt.name) - (size_t)(p - rt.name));
-		p = rt_stpcpy(p, ".", sizeof(rt.name) - (size_t)(p - rt.name));
-		rt_utoa(p, __rdtsc(), sizeof(rt.name) - (size_t)(p - rt.name));
-		fd = (int)rt_sys4(SYS_openat, dfd, rt.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd != -EEXIST)
-			break;
+	if (parent && tls.spare && spare_is(tls.spare - 1, tls.spare_id)) {
+		fd = tls.spare - 1;    /* made ahead by the parent */
+		rt_stpcpy(rt.name, tls.spare_name, sizeof(rt.name));
+		tls.spare = 0;
+	} else {
+		tls.spare = 0;
+		fd = image_create(dfd, rt.name, sizeof(rt.name));
 	}
-	fd = fd_high(fd);
 	if (fd < 0)
 		return -1;
 	rt.committed = 0;
@@ -904,7 +1028,7 @@ static int image_open(const struct sc_shm_header *parent)
 	h->version = SC_SHM_VERSION;
 	h->pid = (uint32_t)pid;
 	h->ppid = (uint32_t)rt_sys0(SYS_getppid);
-	h->start_tsc = __rdtsc();
+	h->start_tsc = rt_clock();
 	h->start_ns = mono_ns();
 	h->os_requested = rt.os_mask;
 	h->fd_base = (uint32_t)rt.fd_base;
@@ -1047,7 +1171,7 @@ static void rt_process_init(void)
 	size_t len;
 
 	rt.state = RT_OFF;
-	rt.fd = rt.dirfd = -1;
+	rt.fd = rt.dirfd = rt.spare_fd = -1;
 	if (!prefix || !*prefix || (len = rt_strlen(prefix)) >= sizeof(rt.dir))
 		return;
 	for (s = prefix; *s; s++)
@@ -1065,7 +1189,7 @@ static void rt_process_init(void)
 		rt.clock0_ns = *end == ',' ? rt_atou(end + 1, NULL) : 0;
 	}
 	if (!rt.clock0_ns) {
-		rt.clock0_tsc = __rdtsc();
+		rt.clock0_tsc = rt_clock();
 		rt.clock0_ns = mono_ns();
 	}
 	s = rt_getenv(envp, SC_SHM_ENV_TP);
@@ -1097,6 +1221,7 @@ static void rt_process_init(void)
 		return;
 	alive_arm();
 	rt.state = RT_ON;
+	spare_make();
 }
 
 /*
@@ -1173,6 +1298,8 @@ static __attribute__((constructor)) void rt_ctor(void)
 		return;
 	}
 	tls.state = RT_SELF;
+	if (tsc_refused())
+		sc_rt_clk.off = 1;     /* until thread_start has the engine thread */
 	pthread_once(&rt_once, rt_process_init);
 	if (rt.state == RT_ON)
 		pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
@@ -1185,6 +1312,8 @@ static __attribute__((constructor)) void rt_ctor(void)
 static struct sc_eng_thread *thread_start(uintptr_t sp)
 {
 	struct sc_eng_thread *t;
+	struct rlimit lim;
+	int room;
 
 	tls.state = RT_SELF;           /* our own calls into libc are not the program's */
 	barrier();
@@ -1195,7 +1324,9 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 	/* in a sandbox: gettid, perf events, no more system calls */
 	if (!rt.sandboxed)
 		rt_reap();
-	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), __rdtsc());
+	if (!rt.sandboxed && tsc_refused())
+		sc_rt_clk.off = 1;     /* inherited from the thread that made this one */
+	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), rt_clock());
 	if (t)
 		sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
 	if (!t) {
@@ -1204,11 +1335,17 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 	}
 	tls.state = RT_SELF;
 	thread_name(t);
+	room = fd_room_begin(&lim);
 	os_open(t);
+	fd_room_end(room, &lim);
 	pthread_setspecific(rt.key, t);
 	tls.t = t;
 	tls.sp_first = sp;
 	tls.state = RT_ON;
+	if (sc_rt_clk.off) {
+		sc_rt_clk.off = 0;
+		tsc_off();
+	}
 	return t;
 }
 
@@ -1217,13 +1354,24 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 /* Before fork(), in the forking thread: its stack, into private memory. */
 static void rt_atfork_prepare(void)
 {
-	struct sc_eng_thread *t = tls.t;
+	struct sc_eng_thread *t = tls.t ? tls.t : tls.t_notsc;
 	struct rt_snap *s;
 	uint64_t depth, i, n = 0, len;
 	long map;
+	int fd;
 
 	tls.snap = NULL;
-	if (rt.state != RT_ON || !t || rt.sandboxed)
+	tls.spare = 0;
+	if (rt.state != RT_ON || rt.sandboxed)
+		return;
+	fd = __atomic_exchange_n(&rt.spare_fd, -1, __ATOMIC_ACQ_REL);
+	if (fd >= 0) {
+		rt_stpcpy(tls.spare_name, rt.spare_name, sizeof(tls.spare_name));
+		tls.spare_id[0] = rt.spare_id[0];
+		tls.spare_id[1] = rt.spare_id[1];
+		tls.spare = fd + 1;
+	}
+	if (!t)
 		return;
 	depth = (uint64_t)(t->top - t->stack);
 	len = (sizeof(*s) + depth * sizeof(s->fs[0]) + PAGE - 1) & ~(PAGE - 1);
@@ -1255,6 +1403,10 @@ static void snap_free(void)
 static void rt_atfork_parent(void)
 {
 	snap_free();
+	if (tls.spare) {               /* the child's now */
+		spare_drop();
+		spare_make();
+	}
 }
 
 /*
@@ -1270,17 +1422,20 @@ static void rt_atfork_parent(void)
 static void child_start(uintptr_t sp)
 {
 	struct sc_eng_arena old_arena = rt.arena;
-	struct sc_eng_thread *old_t = tls.t, *t = NULL;
+	struct sc_eng_thread *old_t = tls.t ? tls.t : tls.t_notsc, *t = NULL;
 	struct sc_shm_header *old_hdr = rt.hdr;
 	char old_name[256];
 	uint64_t off, now, i;
-	int old_fd = rt.fd, own_stack;
+	int old_fd = rt.fd, own_stack, room;
+	struct rlimit lim;
 	struct stat st;
 
 	if (rt.state != RT_ON || rt.pid == rt_getpid()) {
 		snap_free();
 		return;
 	}
+	if (rt.sandboxed)
+		spare_drop();
 	if (rt.sandboxed) {            /* the sandbox is inherited: no calls of ours */
 		rt.state = RT_OFF;
 		tls.state = RT_OFF;
@@ -1297,6 +1452,7 @@ static void child_start(uintptr_t sp)
 	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
 	tls.ring_head = &tls.ring_seen;
 	tls.t = NULL;
+	tls.t_notsc = NULL;
 	tls.npending = 0;
 	tls.busy = 0;
 	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
@@ -1313,7 +1469,13 @@ static void child_start(uintptr_t sp)
 	rt.rings_big = 0;
 	rt.hdr = NULL;
 	rt.why = 0;
+	room = fd_room_begin(&lim);
+	rt.spare_fd = -1;              /* the parent's; a copy of it is its own */
 	if (image_open(old_hdr)) {
+		fd_room_end(room, &lim);
+		spare_drop();
+		/* said in the parent's image, which the recorder reads */
+		__atomic_fetch_or(&old_hdr->lost_why, SC_SHM_WHY_CHILD, __ATOMIC_RELAXED);
 		rt.state = RT_OFF;
 		tls.state = RT_OFF;
 		rt_sys2(SYS_munmap, old_arena.base, old_arena.size);
@@ -1327,7 +1489,7 @@ static void child_start(uintptr_t sp)
 		if (old_hdr->modules[i].valid)
 			module_add(old_hdr->modules[i].base,
 				   (const char *)old_arena.base + old_hdr->modules[i].path_off);
-	now = __rdtsc();
+	now = rt_clock();
 	if (old_t) {
 		t = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
 		if (t)
@@ -1361,7 +1523,13 @@ static void child_start(uintptr_t sp)
 		tls.t = t;
 		if (own_stack)
 			tls.sp_first = sp;
+		if (sc_rt_clk.off) {    /* inherited: the child has no clock either */
+			sc_rt_clk.off = 0;
+			tsc_off();
+		}
 	}
+	fd_room_end(room, &lim);
+	spare_make();                  /* for its own children */
 }
 
 static void rt_atfork_child(void)
@@ -1385,7 +1553,7 @@ static __attribute__((destructor)) void rt_fini(void)
 	}
 	if (rt.state != RT_ON || !*rt_alive)
 		return;
-	rt.hdr->end_tsc = __rdtsc();
+	rt.hdr->end_tsc = rt_clock();
 	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
 	if (tls.t)
 		thread_name(tls.t);
@@ -1539,22 +1707,176 @@ static long sys_result(long r)
 	return r;
 }
 
+/* ---- a thread without the time-stamp counter ---------------------------- */
+
+/*
+ * The kernel can turn rdtsc off for a thread (prctl PR_SET_TSC, and on some
+ * kernels seccomp's strict mode): it then faults.  Such a thread's probes
+ * never read the clock again: tls.t is NULL (every probe takes the cold
+ * path, which counts the call at the previous reading, untimed) and the
+ * exit trampoline skips its rdtsc.  The report says so (SC_SHM_WHY_NOTSC).
+ */
+static int tsc_refused(void)
+{
+	int mode = 0;
+
+	return !rt_sys2(SYS_prctl, PR_GET_TSC, &mode) && mode == PR_TSC_SIGSEGV;
+}
+
+static void tsc_off(void)
+{
+	struct sc_eng_thread *t = tls.t;
+
+	if (sc_rt_clk.off)
+		return;
+	if (t) {
+		sc_eng_set_cost(t, 0, 0, 0, 0, 0);   /* no time, no cost to take out */
+		tls.t_notsc = t;
+	}
+	barrier();
+	sc_rt_clk.off = 1;
+	barrier();
+	tls.t = NULL;
+	why(SC_SHM_WHY_NOTSC);
+}
+
+static void tsc_on(void)
+{
+	struct sc_eng_thread *t = tls.t_notsc;
+
+	if (!sc_rt_clk.off)
+		return;
+	if (t)
+		sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
+	tls.t_notsc = NULL;
+	tls.t = t;
+	barrier();
+	sc_rt_clk.off = 0;
+}
+
+/*
+ * Strict seccomp leaves no system call to ask the kernel whether rdtsc
+ * still works: one rdtsc is tried right after entering it, with a SIGSEGV
+ * handler installed just before (SA_RESETHAND: after one fault the
+ * disposition is the default again, as the program had it, since strict
+ * mode forbids restoring it).  A fault there turns the clock off; any other
+ * fault goes to the program's own handler, if it had one.
+ */
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000   /* the kernel's; glibc's headers keep it to themselves */
+#endif
+struct rt_ksigaction {
+	void *handler;
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+void sc_rt_sigreturn(void);
+void sc_rt_tsc_try(void);
+__asm__(".text\n"
+	".type sc_rt_sigreturn, @function\n"
+	"sc_rt_sigreturn:\n"
+	"\tmov $15, %eax\n"              /* rt_sigreturn */
+	"\tsyscall\n"
+	".size sc_rt_sigreturn, .-sc_rt_sigreturn\n"
+	".type sc_rt_tsc_try, @function\n"
+	"sc_rt_tsc_try:\n"
+	"\trdtsc\n"                      /* 2 bytes: a fault skips them */
+	"\tret\n"
+	".size sc_rt_tsc_try, .-sc_rt_tsc_try\n");
+
+static struct rt_ksigaction tsc_old_segv;
+static volatile int tsc_faulted;
+
+static void tsc_segv(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	void *h = tsc_old_segv.handler;
+
+	if (uc->uc_mcontext.gregs[REG_RIP] == (greg_t)(uintptr_t)sc_rt_tsc_try) {
+		tsc_faulted = 1;
+		uc->uc_mcontext.gregs[REG_RIP] += 2;
+		return;
+	}
+	if (h == SIG_DFL || h == SIG_IGN)
+		return;                 /* the fault again, now with the default action */
+	if (tsc_old_segv.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc_);
+	else
+		((void (*)(int))h)(sig);
+}
+
+/* Before the call entering strict mode: 1 if the probe is armed. */
+static int tsc_probe_arm(void)
+{
+	struct rt_ksigaction sa = { (void *)tsc_segv, SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_RESTORER,
+				    sc_rt_sigreturn, 0 };
+	uint64_t blocked = 0;
+
+	if (sc_rt_clk.off || rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, &blocked, 8))
+		return 0;
+	if (blocked & (1ull << (SIGSEGV - 1))) {
+		tsc_off();               /* a fault would kill: no clock, safely */
+		return 0;
+	}
+	return !rt_sys4(SYS_rt_sigaction, SIGSEGV, &sa, &tsc_old_segv, 8);
+}
+
+/* After it: entered (the handler stays, reset by its first use) or not. */
+static void tsc_probe(int armed, int entered)
+{
+	if (!armed)
+		return;
+	if (!entered) {
+		rt_sys4(SYS_rt_sigaction, SIGSEGV, &tsc_old_segv, 0, 8);
+		return;
+	}
+	tsc_faulted = 0;
+	barrier();
+	sc_rt_tsc_try();
+	barrier();
+	if (tsc_faulted)
+		tsc_off();
+}
+
+/*
+ * The program's prctl and seccomp calls, through either wrapper: a sandbox
+ * about to close, the TSC turned off or on.
+ */
+static long guarded_call(long nr, const long a[6])
+{
+	int strict = (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT) ||
+		     (nr == SYS_prctl && a[0] == PR_SET_SECCOMP && a[1] == SECCOMP_MODE_STRICT);
+	int tsc_set = nr == SYS_prctl && a[0] == PR_SET_TSC, armed = 0;
+	long r;
+
+	if (nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))
+		sandbox_enter();
+	if (rt.state == RT_ON && tsc_set && a[1] == PR_TSC_SIGSEGV)
+		tsc_off();               /* before: a signal handler in between must not read it */
+	if (rt.state == RT_ON && strict)
+		armed = tsc_probe_arm();
+	r = rt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (rt.state == RT_ON && tsc_set && (r ? a[1] == PR_TSC_SIGSEGV && !tsc_refused() : a[1] == PR_TSC_ENABLE))
+		tsc_on();
+	tsc_probe(armed, r == 0);
+	return sys_result(r);
+}
+
 HOOK int prctl(int option, ...);
 HOOK long syscall(long nr, ...);
 
 int prctl(int option, ...)
 {
-	unsigned long a[4];
+	long a[6] = { option };
 	va_list ap;
 	int i;
 
 	va_start(ap, option);
-	for (i = 0; i < 4; i++)
-		a[i] = va_arg(ap, unsigned long);
+	for (i = 1; i < 5; i++)
+		a[i] = (long)va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP)
-		sandbox_enter();
-	return (int)sys_result(rt_sys5(SYS_prctl, option, a[0], a[1], a[2], a[3]));
+	return (int)guarded_call(SYS_prctl, a);
 }
 
 long syscall(long nr, ...)
@@ -1567,9 +1889,7 @@ long syscall(long nr, ...)
 	for (i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP))
-		sandbox_enter();
-	return sys_result(rt_sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+	return guarded_call(nr, a);
 }
 
 /* ---- the hooks --------------------------------------------------------- */
@@ -1590,6 +1910,12 @@ long syscall(long nr, ...)
 /* One event: an entry whose probe ran at stack pointer sp, or (sp 0) an exit. */
 static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uint64_t now, uintptr_t sp)
 {
+	if (unlikely(sc_rt_clk.off)) {
+		/* no clock: nothing is timed, OS records included */
+		now = t->last_raw;
+		if (*tls.ring_head != tls.ring_seen)
+			ring_discard();
+	}
 	if (*tls.ring_head != tls.ring_seen)
 		rt_os_drain(t, now);
 	if (!sp)
@@ -1658,19 +1984,22 @@ static int on_alt_stack(void)
 static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t site, int is_exit,
 						       uintptr_t sp)
 {
-	uint64_t now = __rdtsc();
+	uint64_t now = rt_clock();
 	struct sc_eng_thread *t;
 
 	if (!*rt_alive && rt.state == RT_ON) {
 		child_start(sp);
-		if (tls.t && tls.state == RT_ON && !tls.busy) {
+		t = tls.t ? tls.t : tls.t_notsc;
+		if (t && tls.state == RT_ON && !tls.busy) {
 			tls.busy = sp;
 			barrier();
-			probe_slow(tls.t, fn, site, __rdtsc(), is_exit ? 0 : sp);
+			probe_slow(t, fn, site, rt_clock(), is_exit ? 0 : sp);
 			return;
 		}
 	}
 	t = tls.t;
+	if (unlikely(sc_rt_clk.off))
+		t = tls.t_notsc;
 	if (tls.busy) {
 		uint32_t n = tls.npending;
 
@@ -1693,6 +2022,13 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 		probe_slow(t, fn, site, now, is_exit ? 0 : sp);
 		return;
 	}
+	if (t && sc_rt_clk.off && tls.state == RT_ON) {
+		/* the TSC is off: every event comes here, counted untimed */
+		tls.busy = sp;
+		barrier();
+		probe_slow(t, fn, site, now, is_exit ? 0 : sp);
+		return;
+	}
 	if (t || tls.state != RT_NEW) {
 		if (rt.state == RT_ON && tls.state == RT_OFF && rt.hdr)
 			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
@@ -1705,7 +2041,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 		tls.busy = 0;
 		return;
 	}
-	probe_slow(t, fn, site, __rdtsc(), is_exit ? 0 : sp);
+	probe_slow(t, fn, site, rt_clock(), is_exit ? 0 : sp);
 }
 
 /*
@@ -1727,15 +2063,22 @@ __asm__(".text\n"
 	".type __cyg_profile_func_exit, @function\n"
 	"__cyg_profile_func_exit:\n"
 	"\tendbr64\n"
-	"\tmovq sc_rt_fence@gottpoff(%rip), %rax\n"
-	"\tcmpl $0, %fs:(%rax)\n"
+	"\tmovq sc_rt_clk@gottpoff(%rip), %rax\n"
+	"\tmovq %fs:(%rax), %rcx\n"         /* fence | off << 32 */
+	"\ttest %rcx, %rcx\n"
 	"\tje 1f\n"
+	"\tcmp $1, %rcx\n"
+	"\tjne 2f\n"                        /* the TSC is off */
 	"\tlfence\n"
 	"1:\n"
 	"\trdtsc\n"
 	"\tshl $32, %rdx\n"
 	"\tor %rdx, %rax\n"
 	"\tmov %rax, %rcx\n"
+	"\tlea 8(%rsp), %rdx\n"
+	"\tjmp sc_rt_exit_at\n"
+	"2:\n"
+	"\txor %ecx, %ecx\n"
 	"\tlea 8(%rsp), %rdx\n"
 	"\tjmp sc_rt_exit_at\n"
 	".size __cyg_profile_func_exit, .-__cyg_profile_func_exit\n");
@@ -1789,7 +2132,7 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 	struct sc_eng_thread *t = tls.t;
 	uint64_t now, cfa;
 
-	sc_rt_fence = 1;                   /* a leaf's exit, unless a call comes */
+	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 0, sp);
 		return;
@@ -1815,11 +2158,11 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now)
 {
 	struct sc_eng_thread *t = tls.t;
-	uint32_t fenced = sc_rt_fence;
+	uint32_t fenced = sc_rt_clk.fence;
 	struct sc_eng_node *m;
 
 	(void)site;
-	sc_rt_fence = 1;
+	sc_rt_clk.fence = 1;
 	if (unlikely(!t || tls.busy || !*rt_alive)) {
 		probe_cold((uint64_t)fn, (uint64_t)site, 1, sp);
 		return;
@@ -1835,14 +2178,18 @@ void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now)
 		return;
 	}
 	m = t->top->node;
-	sc_rt_fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
+	sc_rt_clk.fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
 	probe_done(t);
 }
 
 /* An exit from C (other trampolines): the clock read here. */
 void sc_rt_exit(void *fn, void *site, uintptr_t sp)
 {
-	if (sc_rt_fence)
+	if (unlikely(sc_rt_clk.off)) {
+		sc_rt_exit_at(fn, site, sp, 0);    /* the cold path, untimed */
+		return;
+	}
+	if (sc_rt_clk.fence)
 		_mm_lfence();
 	sc_rt_exit_at(fn, site, sp, __rdtsc());
 }

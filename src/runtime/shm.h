@@ -89,6 +89,11 @@
 #define SC_SHM_WHY_SECCOMP  (1u << 3)   /* the program entered seccomp: no more system calls of ours */
 #define SC_SHM_WHY_FDCAP    (1u << 4)   /* the runtime's descriptor cap left threads without OS events */
 #define SC_SHM_WHY_STACK    (1u << 5)   /* a stack deeper than the engine keeps */
+#define SC_SHM_WHY_NOTSC    (1u << 6)   /* the kernel turned the time-stamp counter off for a
+                                           thread (PR_SET_TSC, seccomp): its calls are counted
+                                           without times from then on */
+#define SC_SHM_WHY_CHILD    (1u << 7)   /* a child made by fork could not open its own image
+                                           (descriptors or memory refused): not recorded */
 
 struct sc_shm_module {
 	uint64_t base;             /* dladdr()'s dli_fbase of the object */
