@@ -125,6 +125,54 @@ int record_elf_has_hooks(const char *path)
 	return found;
 }
 
+/*
+ * The AddressSanitizer runtime the program links dynamically (gcc's
+ * -fsanitize=address: libasan.so.N; clang's -shared-libsan), into out:
+ * 1, or 0 if none.  It insists on coming first in the list of initial
+ * libraries, so it is preloaded before ours.
+ */
+static int elf_asan_runtime(const char *path, char *out, size_t outlen)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	int fd, found = 0;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && elf_kind(e) == ELF_K_ELF && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; d && i < n; i++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			if (name && (!strncmp(name, "libasan.so", 10) || !strncmp(name, "libclang_rt.asan", 16))) {
+				snprintf(out, outlen, "%s", name);
+				found = 1;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
 /* Is the ELF file statically linked (no program interpreter)?  1, 0, or -1. */
 static int elf_is_static(const char *path)
 {
@@ -922,7 +970,7 @@ static void report_status(const char *prog, int status)
 
 int record_instrument(const struct record_opts *opts)
 {
-	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64];
+	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
 	char *env[13] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
@@ -968,8 +1016,9 @@ int record_instrument(const struct record_opts *opts)
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
-	env[0] = xasprintf("LD_PRELOAD=%s%s%s", runtime, old_preload && *old_preload ? ":" : "",
-			   old_preload ? old_preload : "");
+	env[0] = xasprintf("LD_PRELOAD=%s%s%s%s%s", elf_asan_runtime(prog, asan, sizeof(asan)) ? asan : "",
+			   elf_asan_runtime(prog, asan, sizeof(asan)) ? ":" : "", runtime,
+			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "");
 	env[1] = xasprintf("%s=%s/%s", SC_SHM_ENV_PREFIX, dir, stem);
 	env[2] = xasprintf("%s=%u", SC_SHM_ENV_OS, opts->os_events);
 	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);

@@ -142,6 +142,9 @@ __thread struct sc_rt_clock sc_rt_clk __attribute__((tls_model("initial-exec"), 
 
 static int tsc_refused(void);
 static void tsc_off(void);
+static void jumps_resolve(void);
+struct sc_eng_thread;
+static inline void probe_done(struct sc_eng_thread *t);
 
 /* The TSC, or 0 where it is off (the engine counts a reading below the
  * previous one as equal: no time passes). */
@@ -861,21 +864,31 @@ extern void *__libc_stack_end;
  * The scan stops at the top of the main thread's stack; SC_ENG_NO_CFA if
  * the address is not found (the frame is then never closed by position).
  */
+/*
+ * A patched function's return address slot holds the return trampoline
+ * once its entry stub has run: an entry applied later (a signal handler's,
+ * queued while a probe ran) finds that there instead of the call site.
+ */
+static uint64_t rt_ret_tramp;
+
 static uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp)
 {
 	typeof(tls.cfa_cache[0]) *e = &tls.cfa_cache[(func >> 4) % RT_CFA_CACHE];
-	uint64_t limit = sp + (16u << 10), end = (uint64_t)__libc_stack_end;
+	uint64_t limit = sp + (16u << 10), end = (uint64_t)__libc_stack_end, ret;
 	const uint64_t *p;
 
 	(void)a;
 	if (e->fn == func && !e->k)
 		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
-	if (e->fn == func && ((const uint64_t *)(sp + e->k))[-1] == site)
-		return sp + e->k;
+	if (e->fn == func) {
+		ret = ((const uint64_t *)(sp + e->k))[-1];
+		if (ret == site || (ret == rt_ret_tramp && ret))
+			return sp + e->k;
+	}
 	if (end > sp && end < limit)
 		limit = end;
 	for (p = (const uint64_t *)sp; (uint64_t)(p + 1) <= limit; p++) {
-		if (*p == site) {
+		if (*p == site || (*p == rt_ret_tramp && rt_ret_tramp)) {
 			e->fn = func;
 			e->k = (uint64_t)(p + 1) - sp;
 			return (uint64_t)(p + 1);
@@ -1163,9 +1176,36 @@ static void rt_atfork_prepare(void);
 static void rt_atfork_parent(void);
 static void rt_atfork_child(void);
 
+/*
+ * The environment before libc has set __environ: a program's
+ * .preinit_array functions run first (a malloc of its own installed from
+ * there, instrumented), and their probes start the runtime.  Our variables
+ * only, from /proc/self/environ, into static memory.
+ */
+static char **early_environ(void)
+{
+	static char buf[16384];
+	static char *vars[32];
+	long fd = rt_sys4(SYS_openat, AT_FDCWD, "/proc/self/environ", O_RDONLY | O_CLOEXEC, 0), n, got = 0;
+	size_t nv = 0;
+	char *p;
+
+	if (fd < 0)
+		return NULL;
+	while (got < (long)sizeof(buf) - 1 && (n = rt_sys3(SYS_read, fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	rt_close((int)fd);
+	buf[got] = 0;
+	for (p = buf; p < buf + got && nv < sizeof(vars) / sizeof(vars[0]) - 1; p += rt_strlen(p) + 1)
+		if (!memcmp(p, "STACKCLOCK", 10))
+			vars[nv++] = p;
+	vars[nv] = NULL;
+	return vars;
+}
+
 static void rt_process_init(void)
 {
-	char **envp = __environ;
+	char **envp = __environ ? __environ : early_environ();
 	const char *prefix = rt_getenv(envp, SC_SHM_ENV_PREFIX), *s, *slash = NULL, *end;
 	struct rlimit lim;
 	size_t len;
@@ -1298,6 +1338,8 @@ static __attribute__((constructor)) void rt_ctor(void)
 		return;
 	}
 	tls.state = RT_SELF;
+	jumps_resolve();
+	rt_ret_tramp = sc_patch_arch_return();
 	if (tsc_refused())
 		sc_rt_clk.off = 1;     /* until thread_start has the engine thread */
 	pthread_once(&rt_once, rt_process_init);
@@ -1948,6 +1990,100 @@ static __attribute__((noinline, cold)) void probe_replay_done(struct sc_eng_thre
 	barrier();
 	tls.busy = 0;
 }
+
+/* ---- jumps out of a signal handler --------------------------------------- */
+
+/*
+ * The program's jumps pass through these wrappers.  A jump up the stack is
+ * an event at which the stack is known to have unwound past the frames
+ * below its target (SPEC section 2): they are closed now, by the repair
+ * rule, rather than at the next probe (which would charge the time until
+ * then, a handler's return to its loop say, to a frame already gone).
+ *
+ * A signal handler that interrupted a probe and leaves by longjmp never
+ * returns to it: the probe stays busy, and every event after it would be
+ * queued as a handler's (until one comes from above the abandoned probe's
+ * stack pointer, which a program whose handler fires before its next call
+ * at that depth never makes: the queue overflowed, and nothing more was
+ * recorded).  A jump to a stack pointer above the busy probe's, on the same
+ * stack, leaves it for good: what its handler queued is applied now and
+ * the thread is free.  A jump elsewhere (within the handler, or to another
+ * stack, as a user-level scheduler's) leaves the probe to be resumed.
+ */
+#define RT_JB_RSP 6                    /* glibc x86-64 __jmp_buf: rsp, mangled */
+
+static uint64_t jmpbuf_sp(const void *env)
+{
+	uint64_t v = ((const uint64_t *)env)[RT_JB_RSP], guard;
+
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));   /* glibc's pointer guard */
+	v = (v >> 0x11) | (v << (64 - 0x11));
+	return v ^ guard;
+}
+
+static void jump_seen(const void *env)
+{
+	struct sc_eng_thread *t = tls.t ? tls.t : tls.t_notsc;
+	uintptr_t busy = tls.busy, here = stack_pointer();
+	uint64_t to, now;
+
+	if (!t || tls.state != RT_ON || !*rt_alive)
+		return;
+	to = jmpbuf_sp(env);
+	if (busy) {
+		if (to <= busy || to - busy >= SC_ENG_CFA_NEAR)
+			return;
+		probe_replay(t);       /* the abandoned probe's handler's events */
+	} else if (to <= here || to - here >= SC_ENG_CFA_NEAR) {
+		return;
+	}
+	tls.busy = here;
+	barrier();
+	now = rt_clock();
+	if (unlikely(sc_rt_clk.off)) {
+		now = t->last_raw;
+		ring_discard();
+	} else if (*tls.ring_head != tls.ring_seen) {
+		rt_os_drain(t, now);
+	}
+	t->cost_skip = 1;              /* no probe ran in this interval */
+	sc_eng_cfa_repair(t, 0, 0, to, sc_eng_now(t, now, 1));
+	probe_done(t);
+}
+
+typedef void (*rt_jump_fn)(void *, int);
+static rt_jump_fn rt_jump_real[4];
+static const char *const rt_jump_name[4] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk" };
+
+static __attribute__((noreturn)) void jump_on(int which, void *env, int val)
+{
+	rt_jump_fn f = __atomic_load_n(&rt_jump_real[which], __ATOMIC_RELAXED);
+
+	jump_seen(env);
+	if (!f) {                      /* before the constructor: rare */
+		f = (rt_jump_fn)dlsym(RTLD_NEXT, rt_jump_name[which]);
+		if (!f)
+			rt_sys1(SYS_exit_group, 127);
+	}
+	f(env, val);
+	__builtin_unreachable();
+}
+
+static void jumps_resolve(void)
+{
+	for (int i = 0; i < 4; i++)
+		__atomic_store_n(&rt_jump_real[i], (rt_jump_fn)dlsym(RTLD_NEXT, rt_jump_name[i]),
+				 __ATOMIC_RELAXED);
+}
+
+HOOK __attribute__((noreturn)) void longjmp(void *env, int val);
+HOOK __attribute__((noreturn)) void _longjmp(void *env, int val);
+HOOK __attribute__((noreturn)) void siglongjmp(void *env, int val);
+HOOK __attribute__((noreturn)) void __longjmp_chk(void *env, int val);
+void longjmp(void *env, int val) { jump_on(0, env, val); }
+void _longjmp(void *env, int val) { jump_on(1, env, val); }
+void siglongjmp(void *env, int val) { jump_on(2, env, val); }
+void __longjmp_chk(void *env, int val) { jump_on(3, env, val); }
 
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)

@@ -2,7 +2,8 @@
  * e2e_nofile — a program that lowers its descriptor limit to 3 (only
  * stdin, stdout and stderr: it opens nothing itself), then forks.
  *
- *   e2e_nofile [SOFT HARD]   limits (default 3 3)
+ *   e2e_nofile [SOFT HARD [closeall]]   limits (default 3 3); closeall
+ *                                       closes descriptors 3-4095 first
  *
  * work() 2000 times before the fork, 2000 times in the child, 2000 times
  * in the parent after it; each calls leaf().  Exits 0 ("parent done").
@@ -35,6 +36,9 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < 2000; i++)
 		work();
+	if (argc > 3)
+		for (int fd = 3; fd < 4096; fd++)
+			close(fd);
 	if (setrlimit(RLIMIT_NOFILE, &lim))
 		return 2;
 	pid = fork();

@@ -5,8 +5,9 @@
  * 20-deep recursion.  The program counts its own calls: the profile must
  * give the same numbers.
  *
- *   e2e_sigjmp N      N iterations; prints "rec R handler H tick T"
- *                   (spin's count depends on the timer)
+ *   e2e_sigjmp N [deep]   N iterations; prints "rec R handler H tick T
+ *                         spin S"; the timer is armed in main before the
+ *                         recursion, or with "deep" at its bottom
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -38,8 +39,9 @@ __attribute__((noinline)) void spin(void)
 }
 
 static struct itimerval it = { { 0, 0 }, { 0, 5 } };
+static int arm_deep;
 
-/* Recurse 20 deep, arm the timer, then call spin() until it fires. */
+/* Recurse 20 deep, then call spin() until the timer fires. */
 __attribute__((noinline)) void rec(int depth)
 {
 	n_rec++;
@@ -47,7 +49,8 @@ __attribute__((noinline)) void rec(int depth)
 		rec(depth + 1);
 		return;
 	}
-	setitimer(ITIMER_REAL, &it, NULL);
+	if (arm_deep)
+		setitimer(ITIMER_REAL, &it, NULL);
 	for (;;)
 		spin();
 }
@@ -55,6 +58,8 @@ __attribute__((noinline)) void rec(int depth)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000;
+
+	arm_deep = argc > 2;
 	struct sigaction sa;
 
 	sa.sa_handler = on_alarm;
@@ -64,6 +69,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		if (sigsetjmp(env, 1))
 			continue;
+		if (!arm_deep)
+			setitimer(ITIMER_REAL, &it, NULL);
 		rec(1);
 	}
 	printf("rec %lu handler %lu tick %lu spin %lu\n", n_rec, n_handler, n_tick, n_spin);
