@@ -806,38 +806,150 @@ static inline void rt_vec_restore(uint64_t m)
 		__asm__ volatile("xrstor64 %0" : : "m"(rt_xarea), "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
 }
 
-/* dladdr1, the vector registers' upper halves kept (above) */
-static int rt_dladdr1(const void *addr, Dl_info *info, void **extra, int flags)
-{
-	uint64_t m = rt_vec_mask();
-	int ret;
+/*
+ * The modules' address ranges, kept by the runtime (issue 17: dladdr()
+ * looks for the nearest symbol, a scan of the object's whole symbol table,
+ * and ran at every new calling context: 94 % of a patched compiler's
+ * time).  A table sorted by address, made from dl_iterate_phdr() and made
+ * again when the loader's counts of objects added and removed have moved
+ * (an address in no known range) or after a dlclose; readers take the
+ * published table without a lock (tables are never freed: a reader may be
+ * in one; they are remade only when objects come and go).  Each range
+ * remembers that its module is in the image's list, so a new calling
+ * context costs a binary search.
+ */
+struct rt_modrange {
+	uint64_t lo, hi;               /* mapped [lo, hi) */
+	uint64_t base;                 /* where its first page is (dli_fbase) */
+	const char *name;              /* dlpi_name: "" for the program */
+	uint32_t listed;               /* module_add() done for this image */
+};
+struct rt_modtab {
+	uint64_t adds, subs;           /* the loader's counts when made */
+	uint32_t n, cap;
+	size_t map_len;
+	struct rt_modrange r[];
+};
+static struct rt_modtab *rt_mods;
+static int rt_mods_lock, rt_mods_stale;
 
-	rt_vec_save(m);
-	ret = dladdr1(addr, info, extra, flags);
-	rt_vec_restore(m);
-	return ret;
+static int modtab_add(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rt_modtab *m = arg;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct rt_modrange *x;
+	uint32_t i;
+
+	(void)size;
+	m->adds = info->dlpi_adds;
+	m->subs = info->dlpi_subs;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_vaddr < lo)
+			lo = ph->p_vaddr;
+		if (ph->p_vaddr + ph->p_memsz > hi)
+			hi = ph->p_vaddr + ph->p_memsz;
+	}
+	if (hi <= lo || m->n >= m->cap)
+		return 0;
+	/* sorted insertion: objects are few */
+	for (i = m->n; i > 0 && m->r[i - 1].lo > info->dlpi_addr + lo; i--)
+		m->r[i] = m->r[i - 1];
+	x = &m->r[i];
+	x->lo = info->dlpi_addr + (lo & ~(PAGE - 1));
+	x->hi = info->dlpi_addr + hi;
+	x->base = x->lo;
+	x->name = info->dlpi_name ? info->dlpi_name : "";
+	x->listed = 0;
+	m->n++;
+	return 0;
+}
+
+/* A new table, published; NULL if memory is refused. */
+static struct rt_modtab *modtab_make(void)
+{
+	uint32_t cap = 1024;
+	size_t len = (sizeof(struct rt_modtab) + cap * sizeof(struct rt_modrange) + PAGE - 1) & ~(PAGE - 1);
+	long map = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rt_modtab *m;
+	uint64_t v = rt_vec_mask();
+
+	if (rt_mmap_failed(map))
+		return NULL;
+	m = (struct rt_modtab *)map;
+	m->cap = cap;
+	m->map_len = len;
+	rt_vec_save(v);
+	dl_iterate_phdr(modtab_add, m);
+	rt_vec_restore(v);
+	__atomic_store_n(&rt_mods, m, __ATOMIC_RELEASE);
+	return m;
+}
+
+static struct rt_modrange *modtab_find(struct rt_modtab *m, uint64_t addr)
+{
+	uint32_t lo = 0, hi = m ? m->n : 0;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->r[mid].lo)
+			hi = mid;
+		else if (addr >= m->r[mid].hi)
+			lo = mid + 1;
+		else
+			return &m->r[mid];
+	}
+	return NULL;
+}
+
+/* The range holding addr, from a table made again if objects came or went. */
+static struct rt_modrange *module_range(uint64_t addr)
+{
+	struct rt_modtab *m = __atomic_load_n(&rt_mods, __ATOMIC_ACQUIRE);
+	struct rt_modrange *x = __atomic_load_n(&rt_mods_stale, __ATOMIC_ACQUIRE) ? NULL : modtab_find(m, addr);
+
+	if (x)
+		return x;
+	if (__atomic_exchange_n(&rt_mods_lock, 1, __ATOMIC_ACQUIRE))
+		return NULL;                   /* another thread remakes it: rare */
+	__atomic_store_n(&rt_mods_stale, 0, __ATOMIC_RELEASE);
+	m = modtab_make();
+	__atomic_store_n(&rt_mods_lock, 0, __ATOMIC_RELEASE);
+	return modtab_find(m, addr);
+}
+
+static int rt_has_slash(const char *s)
+{
+	while (*s && *s != '/')
+		s++;
+	return *s == '/';
 }
 
 /* A new calling context or call site: make sure the recorder will know the
  * module holding addr. */
 static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 {
-	struct link_map *lm = NULL;
-	Dl_info info;
+	struct rt_modrange *x;
+	const char *name;
 
 	(void)a;
 	if (rt.rebuilding)
 		return;
-	if (!rt_dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !info.dli_fbase || !lm)
+	x = module_range(addr);
+	if (!x || __atomic_load_n(&x->listed, __ATOMIC_ACQUIRE))
 		return;
-	/* dli_fbase (where the object's first page is mapped) is what
-	 * SC_MOD_BASE records carry; the main program's link map has no name
-	 * (and dli_fname may be relative): its path is /proc/self/exe's */
-	if (lm->l_name && lm->l_name[0] && lm->l_name[0] != '/') {
+	/* the main program's entry has no name (and a name may be relative):
+	 * its path is /proc/self/exe's */
+	name = x->name;
+	if (name[0] && name[0] != '/' && rt_has_slash(name)) {
 		/* dlopen'ed by a relative path: made absolute with the current
 		 * directory, so that the report finds the file from anywhere */
 		char abs[SC_SHM_PATH_MAX];
-		const char *rel = lm->l_name;
+		const char *rel = name;
 		long n = rt_sys2(SYS_getcwd, abs, sizeof(abs) - 2);
 
 		while (rel[0] == '.' && rel[1] == '/')
@@ -847,11 +959,13 @@ static void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 
 			*p++ = '/';
 			rt_stpcpy(p, rel, sizeof(abs) - (size_t)(p - abs));
-			module_add((uint64_t)info.dli_fbase, abs);
+			module_add(x->base, abs);
+			__atomic_store_n(&x->listed, 1, __ATOMIC_RELEASE);
 			return;
 		}
 	}
-	module_add((uint64_t)info.dli_fbase, lm->l_name && lm->l_name[0] ? lm->l_name : rt.hdr->exe);
+	module_add(x->base, name[0] ? name : rt.hdr->exe);
+	__atomic_store_n(&x->listed, 1, __ATOMIC_RELEASE);
 }
 
 extern void *__libc_stack_end;
@@ -1715,8 +1829,10 @@ int dlclose(void *handle)
 
 		still.found = 0;
 		dl_iterate_phdr(find_obj, &still);
-		if (!still.found)
+		if (!still.found) {
 			retire_object(&r);
+			__atomic_store_n(&rt_mods_stale, 1, __ATOMIC_RELEASE);
+		}
 	}
 	return ret;
 }
