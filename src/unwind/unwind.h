@@ -134,7 +134,8 @@ size_t unw_table_nrows(const struct unw_table *t);     /* computed so far */
 size_t unw_table_bytes(const struct unw_table *t);
 /*
  * Virtual address of the byte at file offset off (through the PT_LOAD
- * segment holding it).  Returns false if no segment holds it.
+ * segment holding it; an executable one first, where two share the page).
+ * Returns false if no segment holds it.
  */
 bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr);
 /* True if vaddr lies in a root function (_start, clone, clone3, entry). */
