@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (the share depends on how soon the recorder reads the first short sample)
 # Sampling through frames with pages never touched.  The kernel copies a
 # sampled stack without faulting pages in, so the copy stops at the first
 # page that is not present: inside a large frame whose middle was never
@@ -38,15 +39,17 @@ print("samples=%d\nroot_pct=%.1f\nworker_samples=%d\nworker_root_pct=%.1f\nbad_r
 fact() { sed -n "s/^$1=//p" "$2"; }
 
 build bigframe smp_bigframe.c -O2 -pthread -fno-stack-clash-protection || exit 1
-check "record smp_bigframe (its thread: 700 ms in a 16 KiB frame)" -- \
-	"$STACKCLOCK" record -F 999 -o "$TMP/b.data" -- "$TMP/bigframe" 700
+# The samples taken before the recorder first reads them (its rounds are
+# 50 ms apart; more under the sanitizers) stay short: >= 90 % of a second.
+check "record smp_bigframe (its thread: 1 s in a 16 KiB frame)" -- \
+	"$STACKCLOCK" record -F 999 -o "$TMP/b.data" -- "$TMP/bigframe" 1000
 facts "$TMP/b.data" >"$TMP/b.txt"
 w=$(fact worker_root_pct "$TMP/b.txt")
-atleast "$w" 95; ok $? "$w% of the thread's $(fact worker_samples "$TMP/b.txt") stacks reach the root (>= 95%)"
+atleast "$w" 90; ok $? "$w% of the thread's $(fact worker_samples "$TMP/b.txt") stacks reach the root (>= 90%)"
 check "... through big_frame, worker, start_thread" -- \
 	sh -c "'$STACKCLOCK' dump --stacks -i '$TMP/b.data' | grep -q '^root .*;start_thread;worker;big_frame\$'"
 r=$(fact root_pct "$TMP/b.txt")
-atleast "$r" 95; ok $? "$r% of all stacks reach the root (>= 95%)"
+atleast "$r" 90; ok $? "$r% of all stacks reach the root (>= 90%)"
 
 # The JSON report says the same.
 "$STACKCLOCK" report -i "$TMP/b.data" --format json >"$TMP/b.json"
