@@ -74,8 +74,8 @@ static unsigned stack_size_from_env(void)
 	if (!s || !*s)
 		return SMP_STACK_DEFAULT;
 	v = strtoul(s, &end, 0);
-	if (*end || v < 256 || v > 60000) {
-		pr_warn("ignoring STACKCLOCK_STACK_SIZE=%s (expected 256..60000 bytes)", s);
+	if (*end || v < 256 || v > SMP_STACK_MAX) {
+		pr_warn("ignoring STACKCLOCK_STACK_SIZE=%s (expected 256..%u bytes)", s, SMP_STACK_MAX);
 		return SMP_STACK_DEFAULT;
 	}
 	return (unsigned)(v & ~7UL);
@@ -207,6 +207,9 @@ static void print_summary(struct sampler *s)
 			if (st.stops[i])
 				pr_debug("unwind stop %-16s %llu", unw_stop_name(i),
 					 (unsigned long long)st.stops[i]);
+		if (st.stack_fault_ins)
+			pr_debug("%llu stack copies stopped at a page not present: read in",
+				 (unsigned long long)st.stack_fault_ins);
 		pr_debug("%llu distinct stacks, %llu processes, %llu threads, unwinding %.1f ms",
 			 (unsigned long long)st.stacks, (unsigned long long)st.processes,
 			 (unsigned long long)st.threads, (double)st.unwind_ns / 1e6);

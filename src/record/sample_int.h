@@ -24,6 +24,7 @@
 
 /* Bytes of user stack copied with each sample (STACKCLOCK_STACK_SIZE). */
 #define SMP_STACK_DEFAULT  32768u
+#define SMP_STACK_MAX      60000u
 /* Most user frames unwound per sample; kernel frames come on top. */
 #define SMP_MAX_USER_FRAMES 1024u
 #define SMP_MAX_KERNEL_FRAMES 128u
@@ -128,6 +129,8 @@ struct smp_stats {
 	uint64_t lost;                /* PERF_RECORD_LOST(_SAMPLES) */
 	uint64_t root;                /* samples whose stack reached the root */
 	uint64_t truncated;
+	uint64_t stack_fault_ins;     /* samples whose stack copy stopped at a
+					 page not present, read in then */
 	uint64_t stops[16];           /* per enum unw_stop */
 	uint64_t stacks;              /* distinct stacks */
 	uint64_t processes, threads;

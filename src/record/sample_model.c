@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -700,6 +701,33 @@ static bool take(const uint8_t **p, const uint8_t *end, void *out, size_t n)
 	return true;
 }
 
+/*
+ * The kernel copies a sample's user stack without faulting pages in: the
+ * copy stops at the first page that is not present, and a stack has such
+ * pages inside large frames that were never written whole (sort's
+ * comparison function reserves 8.5 KiB and writes its two ends).  Every
+ * sample taken in such a frame then loses the frames above it.  Reading the
+ * pages the copy missed, through process_vm_readv, faults them in as any
+ * read does: an untouched page becomes the shared zero page (no memory
+ * used, nothing the program can see), so the samples that follow are copied
+ * whole.  The sample at hand stays partial: the stack has moved on since.
+ * [from, to) is what the copy should have held; reads stop at the first
+ * page that cannot be read (the end of the stack).
+ */
+static void fault_in_stack(struct smp_model *m, pid_t pid, uint64_t from, uint64_t to)
+{
+	struct iovec local, remote[(SMP_STACK_MAX + 2 * 4096) / 4096];
+	uint8_t bytes[ARRAY_SIZE(remote)];
+	unsigned n = 0;
+
+	for (uint64_t page = from & ~(uint64_t)4095; page < to && n < ARRAY_SIZE(remote); page += 4096)
+		remote[n++] = (struct iovec){ .iov_base = (void *)(uintptr_t)(page > from ? page : from),
+					      .iov_len = 1 };
+	local = (struct iovec){ .iov_base = bytes, .iov_len = n };
+	if (n && process_vm_readv(pid, &local, 1, remote, n, 0) > 0)
+		m->st.stack_fault_ins++;
+}
+
 static void on_sample(struct smp_model *m, const struct perf_event_header *h)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
@@ -773,6 +801,8 @@ static void on_sample(struct smp_model *m, const struct perf_event_header *h)
 		}
 		if (res.stop < ARRAY_SIZE(m->st.stops))
 			m->st.stops[res.stop]++;
+		if (res.stop == UNW_STOP_SHORT_COPY && dyn < m->o.stack_size)
+			fault_in_stack(m, (pid_t)pid, r.sp + dyn, r.sp + m->o.stack_size);
 	} else if (!n) {
 		frames[n++] = ip;
 	}

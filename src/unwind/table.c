@@ -661,6 +661,7 @@ static int scan_segments(struct unw_table *t, Elf *elf)
 		t->segs[t->nsegs].filesz = ph.p_filesz;
 		t->segs[t->nsegs].vaddr = ph.p_vaddr;
 		t->segs[t->nsegs].align = ph.p_align > 1 ? ph.p_align : 1;
+		t->segs[t->nsegs].exec = ph.p_flags & PF_X;
 		t->nsegs++;
 	}
 	return 0;
@@ -919,14 +920,24 @@ size_t unw_table_bytes(const struct unw_table *t)
 
 bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr)
 {
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct unw_seg *s = &t->segs[i];
-		/* The kernel maps from the page holding p_offset. */
-		uint64_t lo = s->offset & ~(uint64_t)(4096 - 1);
+	/*
+	 * Neighbouring segments can share a file page (lld starts the code
+	 * segment in the page that ends the read-only one, at another
+	 * vaddr): the mappings asked about are executable, so the
+	 * executable segments are tried first.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < t->nsegs; i++) {
+			const struct unw_seg *s = &t->segs[i];
+			/* The kernel maps from the page holding p_offset. */
+			uint64_t lo = s->offset & ~(uint64_t)(4096 - 1);
 
-		if (off >= lo && off < s->offset + s->filesz) {
-			*vaddr = off - s->offset + s->vaddr;
-			return true;
+			if (s->exec != (pass == 0))
+				continue;
+			if (off >= lo && off < s->offset + s->filesz) {
+				*vaddr = off - s->offset + s->vaddr;
+				return true;
+			}
 		}
 	}
 	return false;

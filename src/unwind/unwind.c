@@ -166,7 +166,7 @@ static bool read_u64(struct walk *w, uint64_t addr, uint64_t *val)
 		return false;
 	}
 	if (addr - st->start > st->size || st->size - (addr - st->start) < 8) {
-		w->fail = st->full ? UNW_STOP_TRUNCATED : UNW_STOP_BAD_READ;
+		w->fail = st->full ? UNW_STOP_TRUNCATED : UNW_STOP_SHORT_COPY;
 		return false;
 	}
 	memcpy(val, st->data + (addr - st->start), 8);
@@ -308,9 +308,14 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 				return UNW_STOP_ROOT;
 			return w->fail;
 		}
-		/* A zero return address ends the chain by convention. */
+		/*
+		 * A zero return address ends the chain by convention, in a
+		 * root function.  Anywhere else it was read from the wrong
+		 * slot (a wrong row, a stale rbp: a zeroed local), like any
+		 * other value in no mapping.
+		 */
 		if (!next.pc)
-			return UNW_STOP_ROOT;
+			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
 		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
 			return UNW_STOP_NO_PROGRESS;
 		/*
@@ -360,6 +365,7 @@ const char *unw_stop_name(enum unw_stop stop)
 		[UNW_STOP_NO_CFI] = "no-cfi",
 		[UNW_STOP_BAD_RULE] = "unsupported-rule",
 		[UNW_STOP_BAD_READ] = "bad-read",
+		[UNW_STOP_SHORT_COPY] = "short-copy",
 		[UNW_STOP_NO_PROGRESS] = "no-progress",
 	};
 	return (unsigned)stop < UNW_STOP_NREASONS ? names[stop] : "?";

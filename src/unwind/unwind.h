@@ -28,16 +28,17 @@
  *
  * unw_unwind() fills return addresses, leaf first, and says how it ended:
  *  - UNW_ROOT: the outermost frame was reached (CFI marks the return address
- *    undefined, as _start and the clone/clone3 child path do; a zero return
- *    address; or a root function where the unwinding cannot go further);
+ *    undefined, as _start and the clone/clone3 child path do; or, in a root
+ *    function, a zero return address or a step that cannot go further);
  *  - UNW_TRUNCATED: the next frame lies beyond the end of the copied stack
  *    (or beyond max frames) — the stack is deeper than what was captured;
  *  - neither: the walk stopped early (no mapping, no CFI and no plausible
  *    frame pointer, an unsupported rule).  The frames so far are still valid.
  * Every frame after the first lies in a mapping of the space (executable
- * code): a return address read that lies in none means the walk went astray
- * (a wrong row, a stale rbp); it is not stored and the walk ends there
- * (UNW_STOP_NO_MAP), so a failed unwind is a short stack, never junk frames.
+ * code): a return address read that lies in none (zero too, outside a root
+ * function) means the walk went astray (a wrong row, a stale rbp); it is not
+ * stored and the walk ends there (UNW_STOP_NO_MAP), so a failed unwind is a
+ * short stack, never junk frames, and never counted as reaching the root.
  * Code without CFI (PLT stubs in old binaries, JIT code) is stepped through
  * the rbp chain only when rbp points into the copied stack and the return
  * address it yields lies in an executable mapping.  A sampled leaf without
@@ -134,7 +135,8 @@ size_t unw_table_nrows(const struct unw_table *t);     /* computed so far */
 size_t unw_table_bytes(const struct unw_table *t);
 /*
  * Virtual address of the byte at file offset off (through the PT_LOAD
- * segment holding it).  Returns false if no segment holds it.
+ * segment holding it; an executable one first, where two share the page).
+ * Returns false if no segment holds it.
  */
 bool unw_table_off_to_vaddr(const struct unw_table *t, uint64_t off, uint64_t *vaddr);
 /* True if vaddr lies in a root function (_start, clone, clone3, entry). */
@@ -236,7 +238,11 @@ enum unw_stop {
 	UNW_STOP_NO_MAP,          /* pc in no known mapping */
 	UNW_STOP_NO_CFI,          /* no CFI and no plausible frame pointer */
 	UNW_STOP_BAD_RULE,        /* CFI rule we do not support */
-	UNW_STOP_BAD_READ,        /* a read below sp or past a short copy */
+	UNW_STOP_BAD_READ,        /* a read below sp */
+	UNW_STOP_SHORT_COPY,      /* a read past a copy that ended before
+				     its capacity: the stack's end, or a
+				     page the kernel could not read (never
+				     touched: the copy stops at it) */
 	UNW_STOP_NO_PROGRESS,     /* sp did not grow: corrupt or looping */
 	UNW_STOP_NREASONS
 };

@@ -31,6 +31,7 @@
 
 struct unw_seg {                  /* one PT_LOAD */
 	uint64_t offset, filesz, vaddr, align;
+	bool exec;                    /* PF_X */
 };
 
 struct unw_range {
