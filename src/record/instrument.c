@@ -892,7 +892,7 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 	}
 	if (ret) {
 		data_file_error(opts->output, ret);
-		sc_writer_close(w);
+		sc_writer_discard(w);
 		return ret;
 	}
 	ret = sc_writer_close(w);
@@ -928,24 +928,22 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0, has_hooks;
+	int ret, status = -1, nims = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
-	if (ret) {
-		launch_report_exec_error(opts->argv[0], -ret);
-		return 1;
-	}
+	if (ret)
+		return launch_report_exec_error(opts->argv[0], -ret);
 	/* built without hooks: patched at run time (patchenv.c), and so are
 	 * the libraries --patch names */
 	has_hooks = record_elf_has_hooks(prog);
 	if ((has_hooks == 0 || opts->patch) &&
 	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
 			     &patch_env[1], &patch_env[2]))
-		return 1;
+		return RECORD_EXIT_FAILED;
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
 		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	if (find_runtime(runtime, sizeof(runtime))) {
 		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
@@ -953,7 +951,7 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[0]);
 		free(patch_env[1]);
 		free(patch_env[2]);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	dir = shm_dir();
 	unlink_matching(dir, is_stale, NULL);
@@ -1013,7 +1011,7 @@ int record_instrument(const struct record_opts *opts)
 	}
 	ret = launch_go(&l);
 	if (ret) {
-		launch_report_exec_error(opts->argv[0], -ret);
+		rc = launch_report_exec_error(opts->argv[0], -ret);
 		unlink_matching(dir, is_image_of, stem);
 		goto out;
 	}
@@ -1051,7 +1049,8 @@ int record_instrument(const struct record_opts *opts)
 		munmap((void *)ims[i].base, ims[i].len);
 	unlink_matching(dir, is_image_of, stem);
 	if (!ret) {
-		rc = 0;
+		/* told twice to stop before the target ended: as a shell would say */
+		rc = status == -1 && stop.count ? 128 + stop.sig : record_exit_status(status);
 		pr_debug("wrote %s: %d process image(s), %lu thread(s), %lu events, %lu lost",
 			 opts->output, nims, (unsigned long)tot.threads, (unsigned long)tot.events,
 			 (unsigned long)tot.lost);

@@ -288,7 +288,7 @@ static int run_launch(struct sampler *s)
 	if (ret) {
 		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise 'ulimit -u' or 'ulimit -n', then retry)",
 		       s->o->argv[0], strerror(-ret));
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->si.target_pid = l.pid;
 	s->si.argv = s->o->argv;
@@ -302,15 +302,15 @@ static int run_launch(struct sampler *s)
 		ret = block_signals(s);
 	if (ret) {
 		launch_abort(&l);            /* the held child leaves without exec */
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->t0 = s->last_write = now_ns();
 	s->si.start_realtime_ns = realtime_ns();
 	ret = launch_go(&l);
 	if (ret) {
-		launch_report_exec_error(s->o->argv[0], -ret);
+		ret = launch_report_exec_error(s->o->argv[0], -ret);
 		unblock_signals(s);
-		return 1;
+		return ret;
 	}
 	while (!done) {
 		struct pollfd sig = { .fd = s->sigfd };
@@ -453,13 +453,13 @@ static int run_attach(struct sampler *s)
 			       (int)pid);
 		else
 			pr_err("no process with PID %d", (int)pid);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	ret = open_threads(s, pid);
 	follow_kernel_fallback(s);
 	if (ret) {
 		smp_perf_explain(ret, pid);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	pidfd = pidfd_open_compat(pid);
 	s->cmdline = read_cmdline(pid, &s->si.argc);
@@ -471,7 +471,7 @@ static int run_attach(struct sampler *s)
 	if (ret) {
 		if (pidfd >= 0)
 			close(pidfd);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->t0 = s->last_write = now_ns();
 	s->si.start_realtime_ns = realtime_ns();
@@ -520,10 +520,12 @@ int record_sample(const struct record_opts *opts)
 	ret = opts->attach_pid ? run_attach(&s) : run_launch(&s);
 	if (!ret) {
 		drain(&s, true);
-		ret = write_file(&s) ? 1 : 0;
+		ret = write_file(&s) ? RECORD_EXIT_FAILED : 0;
 		if (!ret)
 			print_summary(&s);
 		report_status(s.si.exit_status);
+		if (!ret)
+			ret = record_exit_status(s.si.exit_status);
 	}
 	smp_perf_close(&s.perf);
 	smp_model_free(s.model);
