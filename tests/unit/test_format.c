@@ -915,6 +915,18 @@ static void test_dump(void)
 	ok(strstr(out, cmd), "warning names the file, the offset and the problem");
 	ok(strstr(out, "session_end"), "records before the damage are shown");
 
+	/* --stacks warns alike (it printed nothing and exited 0) */
+	snprintf(cmd, sizeof(cmd), "%s dump --stacks -i %s 2>&1", tool, cut);
+	st = run(cmd, out, sizeof(out));
+	is_u64(st, 1, "dump --stacks of a truncated file exits 1");
+	snprintf(cmd, sizeof(cmd), "stackclock: warning: %s is damaged (truncated chunk at byte %" PRIu64
+		 " (", cut, bounds[2]);
+	ok(strstr(out, cmd) && strstr(out, "); the stacks read before the damage are shown above\n"),
+	   "dump --stacks: the warning names the file, the offset and the problem: %s", out);
+	snprintf(cmd, sizeof(cmd), "%s dump --stacks -i %s 2>&1", tool, path);
+	st = run(cmd, out, sizeof(out));
+	ok(st == 0 && !strstr(out, "damaged"), "dump --stacks of the whole file: status %d, no damage", st);
+
 	snprintf(cmd, sizeof(cmd), "cd %s && %s dump 2>&1", tmpdir, tool);
 	st = run(cmd, out, sizeof(out));
 	is_u64(st, 1, "dump without a stackclock.data exits 1");
