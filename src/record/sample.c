@@ -185,6 +185,28 @@ static int poll_timeout(const struct sampler *s)
 	return POLL_MS;
 }
 
+/*
+ * Few samples for the time the recording took: the program mostly waited
+ * (sleep, I/O, locks, a busy CPU), which sampling does not see.  Said once,
+ * for a recording of at least SPARSE_MIN_S seconds (a shorter one is
+ * mostly start-up) with under a tenth of the samples a program on a CPU
+ * all along would give.
+ */
+#define SPARSE_MIN_S 0.5
+
+static void note_off_cpu(const struct sampler *s, uint64_t samples)
+{
+	double secs = (double)s->si.duration_ns / 1e9;
+	double expected = secs * s->o->frequency_hz;
+
+	if (secs < SPARSE_MIN_S || (double)samples >= expected / 10)
+		return;
+	fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz: the program was on a CPU "
+		"about %.0f%% of the time; sampling counts time on a CPU (cpu-clock), not time spent "
+		"waiting (sleep, I/O, locks, a busy CPU): for that, record with -m instrument\n",
+		(unsigned long long)samples, secs, s->o->frequency_hz, 100.0 * (double)samples / expected);
+}
+
 static void print_summary(struct sampler *s)
 {
 	struct smp_stats st;
@@ -202,6 +224,7 @@ static void print_summary(struct sampler *s)
 		fprintf(stderr, "; %s (%lld KB)\n", s->o->output, (long long)(sb.st_size + 1023) / 1024);
 	else
 		fprintf(stderr, "; %s\n", s->o->output);
+	note_off_cpu(s, st.samples);
 	if (getenv("STACKCLOCK_DEBUG")) {
 		for (unsigned i = 0; i < UNW_STOP_NREASONS; i++)
 			if (st.stops[i])

@@ -315,3 +315,42 @@ int outfile_probe(const char *path)
 		outfile_discard(&o);
 	return ret;
 }
+
+/* ---- processes ------------------------------------------------------- */
+
+int proc_children(int pid, int *out, int max)
+{
+	char path[64];
+	int n = 0;
+	long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (n < max)
+			out[n] = (int)v;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+bool proc_running(int pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *f;
+	bool running = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses */
+	if (fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')) && paren[1] == ' ')
+		running = paren[2] != 'Z' && paren[2] != 'X';
+	fclose(f);
+	return running;
+}

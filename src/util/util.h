@@ -83,6 +83,14 @@ int outfile_commit(struct outfile *out);
 void outfile_discard(struct outfile *out);
 int outfile_probe(const char *path);
 
+/*
+ * The children of pid's main thread (/proc/PID/task/PID/children) into
+ * out[max]; how many there are (may exceed max; 0 if unreadable).
+ */
+int proc_children(int pid, int *out, int max);
+/* Does process pid exist and run (not a zombie waiting to be reaped)? */
+bool proc_running(int pid);
+
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t now_ns(void);
 

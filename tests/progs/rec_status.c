@@ -4,9 +4,11 @@
  *   exit CODE   returns CODE from main
  *   segv        dies of SIGSEGV (a write through a null pointer)
  *   abort       calls abort()
+ *   sleep MS    sleeps MS milliseconds, then returns 0
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static volatile unsigned long sink;
 
@@ -26,5 +28,12 @@ int main(int argc, char **argv)
 		*(volatile int *)(sink * 0) = 1;
 	if (!strcmp(how, "abort"))
 		abort();
+	if (!strcmp(how, "sleep")) {
+		long ms = argc > 2 ? atol(argv[2]) : 0;
+		struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+
+		nanosleep(&ts, NULL);
+		return 0;
+	}
 	return argc > 2 ? atoi(argv[2]) : 0;
 }
