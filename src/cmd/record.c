@@ -16,7 +16,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
