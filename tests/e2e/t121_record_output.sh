@@ -4,7 +4,7 @@
 # and the file that was there is byte for byte as before, with no
 # temporary file left beside it.  A symbolic link is followed (the file it
 # names is replaced, the link stays), a replaced file keeps its mode, and a
-# device such as /dev/null is written, never replaced.
+# device (a null device made here) is written, never replaced.
 . "$(dirname "$0")/lib.sh"
 build rs rec_status.c -O1 -finstrument-functions || exit 1
 cd "$TMP"
@@ -52,6 +52,11 @@ check "record through a symbolic link" -- "$STACKCLOCK" record -o "$TMP/link.dat
 [ -L "$TMP/link.data" ] && ! cmp -s "$TMP/real.data" "$TMP/s.data"
 ok $? "the link stays a link, the file it names is the new recording"
 [ "$(stat -c %a "$TMP/real.data")" = 600 ]; ok $? "the replaced file keeps its mode 600 ($(stat -c %a "$TMP/real.data"))"
-check "record -o /dev/null" -- "$STACKCLOCK" record -o /dev/null -- "$TMP/rs"
-check "export -o /dev/null" -- "$STACKCLOCK" export -i "$TMP/i.data" --format folded -o /dev/null
-[ -c /dev/null ]; ok $? "/dev/null is still a device"
+# a null device of our own: a regression must not replace the system's
+# (an export -o /dev/null as root did, before output files were replaced
+# only when regular)
+mknod -m 666 "$TMP/null" c 1 3
+check "record -o a null device" -- "$STACKCLOCK" record -o "$TMP/null" -- "$TMP/rs"
+check "export -o a null device" -- "$STACKCLOCK" export -i "$TMP/i.data" --format folded -o "$TMP/null"
+[ -c "$TMP/null" ] && [ -z "$(ls -A "$TMP" | grep '^\.null')" ]
+ok $? "the device is still a device, and no temporary file is beside it"
