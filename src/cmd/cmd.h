@@ -7,7 +7,9 @@
  * commands[] table in cmd/main.c.  A command returns the process exit
  * status: 0 on success (and for --help, printed on stdout), 1 for a
  * failure it has explained with one pr_err() line, 2 for bad usage
- * (one pr_err() line too; the helpers below write those).  Commands run
+ * (one pr_err() line too; the helpers below write those).  record is the
+ * exception: the target's status, and timeout(1)'s 125/126/127 for its own
+ * failures (record/record.h).  Commands run
  * once per process: they may keep pointers into argv, and they leave
  * getopt's globals as they please.
  */

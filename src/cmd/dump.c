@@ -18,7 +18,9 @@
  * with "+kernel" when the stacks started with kernel frames, or "instr"
  * (instrumentation); VALUE is exclusive samples, or exclusive elapsed ns.
  * Frames are function names after symbolization, inlined frames included:
- * the tests check call chains on it with grep and awk.
+ * the tests check call chains on it with grep and awk.  A damaged file
+ * shows the stacks read before the damage, a warning, and status 1, as the
+ * records do.
  */
 #include "analysis/cct.h"
 #include "cmd/cmd.h"
@@ -63,7 +65,7 @@ static int dump_stacks(FILE *f, const char *path)
 	size_t ntops, len = 0, cap = 4096;
 	size_t *mark = NULL, amark = 0;
 	char *buf = NULL, err[512];
-	const char *damaged;
+	const char *damaged = NULL;
 	int status = 1;
 
 	if (an_profile_load(p, path, &damaged, err, sizeof(err)) < 0) {
@@ -115,6 +117,12 @@ static int dump_stacks(FILE *f, const char *path)
 		}
 	}
 	status = fflush(f) ? 1 : 0;
+	/* as the records are: what was read is shown, the damage said, status 1 */
+	if (damaged) {
+		pr_warn("%s is damaged (%s); the stacks read before the damage are shown above",
+			path, damaged);
+		status = 1;
+	}
 out:
 	free(buf);
 	free(mark);

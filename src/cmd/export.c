@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char export_usage[] =
@@ -133,47 +132,42 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 	return 0;
 }
 
-/* Write the export into a temporary file beside path, then rename it. */
+/*
+ * Write the export into a temporary file beside path, put in place only
+ * once complete (util.h, outfile): a failure leaves what path held.
+ */
 static int export_to_file(struct an_profile *p, const struct export_opts *o)
 {
 	char err[512] = "";
-	char *tmp = xasprintf("%s.tmpXXXXXX", o->output);
-	int fd = mkstemp(tmp), ret;
+	struct outfile out;
+	int ret = outfile_open(&out, o->output);
 	FILE *f;
 
-	if (fd < 0) {
+	if (ret) {
 		pr_err("export: cannot write %s: %s (choose another place with -o)", o->output,
-		       strerror(errno));
-		free(tmp);
+		       strerror(-ret));
 		return 1;
 	}
-	f = fdopen(fd, "w");
+	f = fdopen(out.fd, "w");
 	if (!f) {
-		close(fd);
-		unlink(tmp);
-		free(tmp);
+		outfile_discard(&out);
 		pr_err("export: out of memory");
 		return 1;
 	}
-	{
-		/* mkstemp makes it 0600: the mode a new file would have */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0644 & ~mask);
-	}
 	ret = o->format->write(f, p, &o->exp, err, sizeof(err));
 	if (ret == 0 && (fflush(f) != 0 || ferror(f)))
-		ret = -errno ? -errno : -EIO;
-	if (fclose(f) != 0 && ret == 0)
+		ret = errno ? -errno : -EIO;
+	/* the stream's buffer is written; the descriptor stays open for the commit */
+	out.fd = dup(fileno(f));
+	fclose(f);
+	if (ret == 0 && out.fd < 0)
 		ret = -errno;
-	if (ret == 0 && rename(tmp, o->output) != 0)
-		ret = -errno;
-	if (ret < 0) {
-		unlink(tmp);
+	if (ret == 0)
+		ret = outfile_commit(&out);
+	else
+		outfile_discard(&out);
+	if (ret < 0)
 		pr_err("export: cannot write %s: %s", o->output, *err ? err : strerror(-ret));
-	}
-	free(tmp);
 	return ret < 0;
 }
 

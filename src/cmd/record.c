@@ -5,6 +5,10 @@
  * Everything that can be refused is refused here, before a target runs:
  * options that the chosen method would ignore, and an output file that
  * cannot be written (found out only after the run, that would lose it).
+ *
+ * Unlike the other commands (cmd.h), record exits with the target's own
+ * status, and with 125, 126 or 127 for its own failures, as timeout(1)
+ * does (record.h): a bad option here is 125.
  */
 #include "cmd/cmd.h"
 #include "format/scdata.h"
@@ -12,7 +16,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,28 +86,19 @@ static int parse_seconds(const char *s, double *out)
 }
 
 /*
- * Can the data file be created (or replaced) where the user asked?  A
- * probe open that creates nothing it does not remove; O_NONBLOCK so that a
- * FIFO without a reader yet is not waited for (ENXIO: accepted).
+ * Can the data file be written where the user asked?  The same way it will
+ * be (util.h, outfile: a temporary file beside it, created and removed
+ * here), so that a directory without write permission is found before the
+ * run, not after it.
  */
 static int check_output(const char *path)
 {
-	bool existed = access(path, F_OK) == 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666);
+	int err = outfile_probe(path);
 
-	if (fd < 0 && errno == ENXIO)
-		return 0;
-	if (fd < 0) {
-		int err = errno;
-
+	if (err)
 		pr_err("record: cannot write the data file '%s': %s (choose another with -o FILE)",
-		       path, strerror(err));
-		return -err;
-	}
-	close(fd);
-	if (!existed)
-		unlink(path);
-	return 0;
+		       path, strerror(-err));
+	return err;
 }
 
 enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH };
@@ -169,12 +163,12 @@ int cmd_record(int argc, char **argv)
 				o.method = SC_METHOD_INSTRUMENT;
 			else {
 				pr_err("record: unknown method '%s' (use -m sample or -m instrument)", optarg);
-				return 2;
+				return RECORD_EXIT_FAILED;
 			}
 			break;
 		case 'F':
 			if (cmd_parse_ulong("record", "frequency -F", optarg, 1, MAX_FREQ_HZ, &v))
-				return 2;
+				return RECORD_EXIT_FAILED;
 			o.frequency_hz = (unsigned)v;
 			freq_given = true;
 			break;
@@ -183,12 +177,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'p':
 			if (cmd_parse_ulong("record", "PID -p", optarg, 1, MAX_PID, &v))
-				return 2;
+				return RECORD_EXIT_FAILED;
 			o.attach_pid = (pid_t)v;
 			break;
 		case OPT_OS_EVENTS:
 			if (parse_os_events(optarg, &o.os_events))
-				return 2;
+				return RECORD_EXIT_FAILED;
 			os_given = true;
 			break;
 		case OPT_KERNEL:
@@ -197,38 +191,39 @@ int cmd_record(int argc, char **argv)
 		case OPT_PATCH:
 			if (!*optarg) {
 				pr_err("record: --patch needs library names, paths or 'all'");
-				return 2;
+				return RECORD_EXIT_FAILED;
 			}
 			o.patch = optarg;
 			break;
 		case OPT_DURATION:
 			if (parse_seconds(optarg, &o.duration_s))
-				return 2;
+				return RECORD_EXIT_FAILED;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
 		default:
-			return cmd_bad_option("record", c, argv);
+			cmd_bad_option("record", c, argv);
+			return RECORD_EXIT_FAILED;
 		}
 	}
 	o.argv = argv + optind;
 	o.argc = argc - optind;
 	if (o.attach_pid && o.argc) {
 		pr_err("record: give either -p PID or a program, not both");
-		return 2;
+		return RECORD_EXIT_FAILED;
 	}
 	if (!o.attach_pid && !o.argc) {
 		pr_err("record: no program given (usage: stackclock record [OPTIONS] -- PROGRAM [ARGS...])");
-		return 2;
+		return RECORD_EXIT_FAILED;
 	}
 	if (o.attach_pid && o.method == SC_METHOD_INSTRUMENT) {
 		pr_err("record: -p attaches by sampling only; drop '-m instrument'");
-		return 2;
+		return RECORD_EXIT_FAILED;
 	}
 	if (check_method_options(&o, freq_given, os_given))
-		return 2;
+		return RECORD_EXIT_FAILED;
 	if (check_output(o.output))
-		return 1;
+		return RECORD_EXIT_FAILED;
 	return o.method == SC_METHOD_INSTRUMENT ? record_instrument(&o) : record_sample(&o);
 }

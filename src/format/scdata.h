@@ -328,7 +328,11 @@ static_assert(sizeof(struct sc_rec_patched) == 176, "patched size");
 
 struct sc_writer;
 
-/* Create (truncate) path.  Returns 0 or -errno. */
+/*
+ * Start writing path: into a temporary file beside it that sc_writer_close()
+ * renames over it once complete and on disk (util.h, outfile), so a failed
+ * or interrupted write leaves what path held before.  Returns 0 or -errno.
+ */
 int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out);
 /* Append one record; buffered into the current chunk.  0 or -errno. */
 int sc_writer_add(struct sc_writer *w, enum sc_rec_type type,
@@ -339,8 +343,11 @@ int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
 		   const void *tail, size_t tail_size);
 /* Write out the current chunk now (records so far survive a crash). */
 int sc_writer_flush(struct sc_writer *w);
-/* Flush, close, free.  Accepts NULL.  Returns 0 or -errno. */
+/* Flush, close, put in place, free.  Accepts NULL.  Returns 0, or -errno
+ * with the temporary file removed and path untouched. */
 int sc_writer_close(struct sc_writer *w);
+/* Give up: remove the temporary file, free.  Accepts NULL. */
+void sc_writer_discard(struct sc_writer *w);
 
 /* ---- reader ---------------------------------------------------------- */
 

@@ -1,11 +1,15 @@
 /*
  * scdata writer — buffers records into a chunk and writes whole chunks.
  *
+ * The file is written beside its destination and renamed over it by
+ * sc_writer_close() once complete and on disk (util.h, outfile): a full
+ * disk or a crash leaves what the destination held before.
+ *
  * Why whole chunks: a chunk goes out with one writev() of header + payload,
- * so a recorder that dies between two flushes leaves a file whose chunks
- * are all complete (readable), and one that dies inside a write leaves a
- * partial last chunk that the reader reports as damage.  Everything before
- * it survives.
+ * so a recorder that dies between two flushes leaves a temporary file
+ * whose chunks are all complete (readable), and one that dies inside a
+ * write leaves a partial last chunk that the reader reports as damage.
+ * Everything before it survives.
  *
  * A chunk is compressed with zstd at a fast level when that makes it
  * smaller; records are padded to 8 bytes so that a reader can hand out
@@ -15,7 +19,6 @@
 #include "util/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -29,7 +32,8 @@
 #define SC_ZSTD_LEVEL     1
 
 struct sc_writer {
-	int fd;
+	struct outfile out;      /* the temporary file, renamed when closed */
+	int fd;                  /* out.fd */
 	int error;               /* first failure, sticky: 0 or -errno */
 	struct sc_file_header hdr;
 	uint8_t *raw;            /* records of the current chunk */
@@ -78,17 +82,17 @@ int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out)
 	w->hdr.min_version = SC_FILE_MIN_VERSION;
 	w->hdr.features = features;
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (w->fd < 0) {
-		ret = -errno;
+	ret = outfile_open(&w->out, path);
+	if (ret) {
 		free(w);
 		return ret;
 	}
+	w->fd = w->out.fd;
 	iov.iov_base = &w->hdr;
 	iov.iov_len = sizeof(w->hdr);
 	ret = write_all(w->fd, &iov, 1);
 	if (ret) {
-		close(w->fd);
+		outfile_discard(&w->out);
 		free(w);
 		return ret;
 	}
@@ -204,6 +208,14 @@ int sc_writer_add(struct sc_writer *w, enum sc_rec_type type,
 	return sc_writer_add2(w, type, payload, size, NULL, 0);
 }
 
+static void writer_free(struct sc_writer *w)
+{
+	ZSTD_freeCCtx(w->cctx);
+	free(w->raw);
+	free(w->zbuf);
+	free(w);
+}
+
 int sc_writer_close(struct sc_writer *w)
 {
 	int ret;
@@ -211,11 +223,18 @@ int sc_writer_close(struct sc_writer *w)
 	if (!w)
 		return 0;
 	ret = sc_writer_flush(w);
-	if (close(w->fd) && !ret)
-		ret = -errno;
-	ZSTD_freeCCtx(w->cctx);
-	free(w->raw);
-	free(w->zbuf);
-	free(w);
+	if (ret)
+		outfile_discard(&w->out);
+	else
+		ret = outfile_commit(&w->out);
+	writer_free(w);
 	return ret;
+}
+
+void sc_writer_discard(struct sc_writer *w)
+{
+	if (!w)
+		return;
+	outfile_discard(&w->out);
+	writer_free(w);
 }

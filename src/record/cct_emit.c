@@ -490,6 +490,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 			ret = r2;
 	}
 	if (tot) {
+		tot->calls = calls;
 		tot->nodes = nodes_n;
 		tot->callsites = sites;
 		tot->events = st.events;

@@ -33,6 +33,7 @@ struct sc_tick_conv {
 
 /* What one thread added up to (ticks converted), for the session summary. */
 struct sc_cct_totals {
+	uint64_t calls;           /* entries recorded */
 	uint64_t nodes;
 	uint64_t callsites;
 	uint64_t events;

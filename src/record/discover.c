@@ -420,12 +420,37 @@ static void scan_code(struct ctx *x)
 }
 
 /*
+ * Can an initialized data word be a code address without a relocation
+ * naming it?  In a fixed-address executable, yes (nothing is relocated).
+ * In a position-independent object every such pointer has a RELA
+ * relocation, read apart, unless its relative ones are packed as RELR,
+ * which keeps the value in the word itself.  Elsewhere a word is only
+ * data: a constant in .rodata that happens to equal an address inside a
+ * function's first bytes refused that function as branch_into_entry.
+ */
+static bool data_words_may_point(const struct ctx *x)
+{
+	Elf_Scn *scn = NULL;
+
+	if (x->eh.e_type != ET_DYN)
+		return true;
+	while ((scn = elf_nextscn(x->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELR)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Pointers in relocations and in initialized data, and the entry points
  * the ELF headers give (e_entry, DT_INIT, DT_FINI).
  */
 static void scan_data(struct ctx *x)
 {
 	Elf_Scn *scn = NULL;
+	bool words = data_words_may_point(x);
 
 	note(x, &x->tg, T_TAKEN, x->eh.e_entry);
 
@@ -492,7 +517,7 @@ static void scan_data(struct ctx *x)
 			}
 			continue;
 		}
-		if (!(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		if (!words || !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
 		    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_INIT_ARRAY &&
 		     sh.sh_type != SHT_FINI_ARRAY && sh.sh_type != SHT_PREINIT_ARRAY))
 			continue;

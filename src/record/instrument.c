@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -223,7 +224,7 @@ static void explain_no_image(const char *prog)
 }
 
 struct totals {
-	uint64_t events, lost, threads, nodes;
+	uint64_t calls, events, lost, threads, nodes;
 	uint32_t os_opened, os_failed;
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
@@ -749,6 +750,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		}
 		if (ret)
 			break;
+		tot->calls += ct.calls;
 		tot->events += ct.events;
 		tot->lost += ct.lost_events;
 		os_lost += ct.os_lost;
@@ -797,6 +799,176 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 	if (h->fd_base > tot->fd_base)
 		tot->fd_base = h->fd_base;
 	return ret;
+}
+
+/* ---- what the recorder says -------------------------------------------- */
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* The last line, as sampling's: "stackclock: 21 calls (42 events, 0 lost), ..." */
+static void print_summary(const char *output, const struct totals *tot, int nims)
+{
+	struct stat sb;
+
+	fprintf(stderr, "stackclock: %llu %s (%llu events, %llu lost), %llu %s in %d %s",
+		(unsigned long long)tot->calls, plural(tot->calls, "call", "calls"),
+		(unsigned long long)tot->events, (unsigned long long)tot->lost,
+		(unsigned long long)tot->threads, plural(tot->threads, "thread", "threads"),
+		nims, plural((uint64_t)nims, "process", "processes"));
+	if (!stat(output, &sb) && S_ISREG(sb.st_mode))
+		fprintf(stderr, "; %s (%lld KB)\n", output, (long long)(sb.st_size + 1023) / 1024);
+	else
+		fprintf(stderr, "; %s\n", output);
+}
+
+/*
+ * A line on the terminal, rewritten every PROGRESS_MS while the target
+ * runs: the time so far, the process images made and the memory their
+ * profiles take (the shared memory files: the probes keep no count the
+ * recorder could read without walking their trees).  Only when stderr is
+ * a terminal; a thread of its own, as the recorder sleeps in waitpid().
+ */
+#define PROGRESS_MS 2000
+
+struct progress {
+	pthread_t thread;
+	int stop[2];              /* closing stop[1] ends the thread */
+	bool running;
+	bool shown;               /* a line is on the terminal */
+	const char *dir, *stem, *prog;
+	uint64_t t0;
+};
+
+static int progress_line(char *buf, size_t len, const char *prog, double secs,
+			 unsigned procs, uint64_t bytes)
+{
+	unsigned s = (unsigned)secs;
+
+	return snprintf(buf, len, "stackclock: recording '%s': %u:%02u elapsed, %u %s, "
+			"%.1f MB of profile so far", prog, s / 60, s % 60, procs,
+			plural(procs, "process", "processes"), (double)bytes / 1e6);
+}
+
+static void *progress_run(void *arg)
+{
+	struct progress *p = arg;
+	struct pollfd pfd = { .fd = p->stop[0], .events = POLLIN };
+	char line[512];
+
+	while (poll(&pfd, 1, PROGRESS_MS) == 0) {
+		size_t len = strlen(p->stem);
+		uint64_t bytes = 0;
+		unsigned procs = 0;
+		struct dirent *de;
+		DIR *d = opendir(p->dir);
+
+		while (d && (de = readdir(d))) {
+			struct stat st;
+
+			if (strncmp(de->d_name, p->stem, len) || de->d_name[len] != '.' ||
+			    fstatat(dirfd(d), de->d_name, &st, 0))
+				continue;
+			procs++;
+			bytes += (uint64_t)st.st_blocks * 512;
+		}
+		if (d)
+			closedir(d);
+		progress_line(line, sizeof(line), p->prog, (double)(now_ns() - p->t0) / 1e9,
+			      procs, bytes);
+		fprintf(stderr, "\r%s\033[K", line);
+		p->shown = true;
+	}
+	return NULL;
+}
+
+static void progress_start(struct progress *p, const char *dir, const char *stem, const char *prog)
+{
+	*p = (struct progress){ .dir = dir, .stem = stem, .prog = prog, .t0 = now_ns() };
+	if (!isatty(STDERR_FILENO) || pipe2(p->stop, O_CLOEXEC))
+		return;
+	p->running = !pthread_create(&p->thread, NULL, progress_run, p);
+	if (!p->running) {
+		close(p->stop[0]);
+		close(p->stop[1]);
+	}
+}
+
+/* End the thread, and take its line off the terminal. */
+static void progress_stop(struct progress *p)
+{
+	if (!p->running)
+		return;
+	close(p->stop[1]);
+	pthread_join(p->thread, NULL);
+	close(p->stop[0]);
+	p->running = false;
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+}
+
+/*
+ * The recording was stopped by a signal (the user's, or timeout(1)'s):
+ * say what is true of the processes then.  Those the signal ended may not
+ * be reaped yet: they are given STOP_GRACE_MS.  Still running after that:
+ * a daemon that left the process group, or a process that ignores the
+ * signal; they are named.  Otherwise, how many images did not end on their
+ * own (no exit seen, and no exec into a later image): their profiles stop
+ * at the signal.
+ */
+#define STOP_GRACE_MS 500
+
+static void explain_stop(const char *prog, int sig, const struct image *ims, int nims)
+{
+	int kids[64], n, alive = 0, detached = 0, unfinished = 0;
+	char pids[160] = "";
+	size_t pl = 0;
+
+	for (int t = 0; t < STOP_GRACE_MS / 20; t++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		n = proc_children((int)getpid(), kids, (int)ARRAY_SIZE(kids));
+		alive = 0;
+		for (int i = 0; i < n && i < (int)ARRAY_SIZE(kids); i++)
+			alive += proc_running(kids[i]);
+		if (!alive)
+			break;
+		usleep(20000);
+	}
+	if (alive) {
+		n = proc_children((int)getpid(), kids, (int)ARRAY_SIZE(kids));
+		alive = 0;
+		for (int i = 0; i < n && i < (int)ARRAY_SIZE(kids); i++) {
+			if (!proc_running(kids[i]))
+				continue;
+			alive++;
+			detached += getpgid(kids[i]) != getpgrp() && getsid(kids[i]) != getsid(0);
+			if (pl < sizeof(pids) - 16)
+				pl += (size_t)snprintf(pids + pl, sizeof(pids) - pl, "%s%d", pl ? " " : "",
+						       kids[i]);
+		}
+	}
+	if (alive) {
+		pr_warn("stopped by %s: %d process%s of '%s'%s still run%s, unrecorded from here "
+			"(pid %s; stop them yourself with kill)", strsignal(sig), alive,
+			alive == 1 ? "" : "es", prog,
+			detached == alive ? " that left its process group (daemons)" : "",
+			alive == 1 ? "s" : "", pids);
+		return;
+	}
+	for (int i = 0; i < nims; i++) {
+		bool exec_later = false;
+
+		for (int j = i + 1; j < nims && !exec_later; j++)
+			exec_later = ims[j].hdr->pid == ims[i].hdr->pid;
+		unfinished += !(ims[i].hdr->flags & SC_SHM_ENDED) && !exec_later;
+	}
+	if (unfinished)
+		pr_warn("stopped by %s: no process of '%s' still runs; %d of its %d had not ended on "
+			"their own, and their profiles end at the stop", strsignal(sig), prog, unfinished,
+			nims);
 }
 
 /* ---- the driver -------------------------------------------------------- */
@@ -948,7 +1120,7 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 	}
 	if (ret) {
 		data_file_error(opts->output, ret);
-		sc_writer_close(w);
+		sc_writer_discard(w);
 		return ret;
 	}
 	ret = sc_writer_close(w);
@@ -984,24 +1156,23 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = 1, tp_hold, left = 0, has_hooks;
+	int ret, status = -1, nims = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
+	struct progress prog_line = { 0 };
 
 	ret = find_program(opts->argv[0], prog, sizeof(prog));
-	if (ret) {
-		launch_report_exec_error(opts->argv[0], -ret);
-		return 1;
-	}
+	if (ret)
+		return launch_report_exec_error(opts->argv[0], -ret);
 	/* built without hooks: patched at run time (patchenv.c), and so are
 	 * the libraries --patch names */
 	has_hooks = record_elf_has_hooks(prog);
 	if ((has_hooks == 0 || opts->patch) &&
 	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
 			     &patch_env[1], &patch_env[2]))
-		return 1;
+		return RECORD_EXIT_FAILED;
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
 		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	if (find_runtime(runtime, sizeof(runtime))) {
 		pr_err("cannot find the runtime %s (build it with 'make', or set STACKCLOCK_RUNTIME)",
@@ -1009,7 +1180,7 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[0]);
 		free(patch_env[1]);
 		free(patch_env[2]);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	dir = shm_dir();
 	unlink_matching(dir, is_stale, NULL);
@@ -1070,17 +1241,15 @@ int record_instrument(const struct record_opts *opts)
 	}
 	ret = launch_go(&l);
 	if (ret) {
-		launch_report_exec_error(opts->argv[0], -ret);
+		rc = launch_report_exec_error(opts->argv[0], -ret);
 		unlink_matching(dir, is_image_of, stem);
 		goto out;
 	}
+	progress_start(&prog_line, dir, stem, opts->argv[0]);
 	ret = launch_wait_all(&l, &status, &stop, &left);
+	progress_stop(&prog_line);
 	if (ret)
 		pr_warn("waiting for '%s': %s", opts->argv[0], strerror(-ret));
-	if (stop.count && left)
-		pr_warn("stopped by %s: %d process(es) of '%s' that left its process group (daemons) still "
-			"run, unrecorded from here (stop them yourself: kill them by pid)",
-			strsignal(stop.sig), left, opts->argv[0]);
 	c1 = clock_pair_now();
 
 	rate = kernel_ns_per_tick();
@@ -1093,6 +1262,8 @@ int record_instrument(const struct record_opts *opts)
 	ims = collect_images(dir, stem, &nims);
 	link_parents(ims, nims);
 	report_status(opts->argv[0], status);
+	if (stop.count)
+		explain_stop(opts->argv[0], stop.sig, ims, nims);
 	if (!nims)
 		explain_no_image(opts->argv[0]);
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
@@ -1108,10 +1279,9 @@ int record_instrument(const struct record_opts *opts)
 		munmap((void *)ims[i].base, ims[i].len);
 	unlink_matching(dir, is_image_of, stem);
 	if (!ret) {
-		rc = 0;
-		pr_debug("wrote %s: %d process image(s), %lu thread(s), %lu events, %lu lost",
-			 opts->output, nims, (unsigned long)tot.threads, (unsigned long)tot.events,
-			 (unsigned long)tot.lost);
+		/* told twice to stop before the target ended: as a shell would say */
+		rc = status == -1 && stop.count ? 128 + stop.sig : record_exit_status(status);
+		print_summary(opts->output, &tot, nims);
 	}
 out:
 	if (tp_hold >= 0)

@@ -225,7 +225,7 @@ int launch_wait_all(struct launch *l, int *status, struct launch_stop *stop, int
 	return 0;
 }
 
-void launch_report_exec_error(const char *prog, int err)
+int launch_report_exec_error(const char *prog, int err)
 {
 	struct stat st;
 
@@ -237,4 +237,14 @@ void launch_report_exec_error(const char *prog, int err)
 		pr_err("cannot run '%s': permission denied (is it executable?)", prog);
 	else
 		pr_err("cannot run '%s': %s", prog, strerror(err));
+	return err == ENOENT ? RECORD_EXIT_NOT_FOUND : RECORD_EXIT_CANNOT_RUN;
+}
+
+int record_exit_status(int wait_status)
+{
+	if (wait_status == -1)
+		return 0;
+	if (WIFSIGNALED(wait_status))
+		return 128 + WTERMSIG(wait_status);
+	return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0;
 }

@@ -29,7 +29,7 @@
 #include "record/reloc.h"
 
 #define PLAN_FILE_MAGIC    "SCPLAN\r\n"
-#define PLAN_FILE_VERSION  1
+#define PLAN_FILE_VERSION  2     /* 2: data words no longer refuse a PIE function (issue 16) */
 #define PLAN_FILE_REASONS  32     /* room for enum patch_reason to grow */
 
 struct plan_file_header {

@@ -33,7 +33,18 @@ struct record_opts {
 	int argc;
 };
 
-/* Drivers: return 0 on success (whatever the target's own exit status). */
+/*
+ * The exit status of `record` (SPEC section 4): the target's own
+ * (record_exit_status), or for a failure of its own the status timeout(1)
+ * gives: stackclock failed (a bad option, a data file it cannot write),
+ * the program cannot run, the program is not found.
+ */
+#define RECORD_EXIT_FAILED      125
+#define RECORD_EXIT_CANNOT_RUN  126
+#define RECORD_EXIT_NOT_FOUND   127
+
+/* Drivers: return record's exit status, as above; the data file is written
+ * whatever the target's own status. */
 int record_instrument(const struct record_opts *opts);
 int record_sample(const struct record_opts *opts);
 
@@ -115,7 +126,18 @@ struct launch_stop {
  */
 int launch_wait_all(struct launch *l, int *status, struct launch_stop *stop, int *left);
 
-/* Explain a failed exec in one line ("no such program: ./x"). */
-void launch_report_exec_error(const char *prog, int err);
+/*
+ * Explain a failed exec in one line ("no such program: ./x").  Returns
+ * record's exit status for it: RECORD_EXIT_NOT_FOUND for ENOENT,
+ * RECORD_EXIT_CANNOT_RUN otherwise.
+ */
+int launch_report_exec_error(const char *prog, int err);
+
+/*
+ * record's exit status for the target's wait status: its exit code, or
+ * 128 + the signal that ended it; 0 when there is none (-1: attached, or
+ * not reaped).
+ */
+int record_exit_status(int wait_status);
 
 #endif

@@ -185,6 +185,28 @@ static int poll_timeout(const struct sampler *s)
 	return POLL_MS;
 }
 
+/*
+ * Few samples for the time the recording took: the program mostly waited
+ * (sleep, I/O, locks, a busy CPU), which sampling does not see.  Said once,
+ * for a recording of at least SPARSE_MIN_S seconds (a shorter one is
+ * mostly start-up) with under a tenth of the samples a program on a CPU
+ * all along would give.
+ */
+#define SPARSE_MIN_S 0.5
+
+static void note_off_cpu(const struct sampler *s, uint64_t samples)
+{
+	double secs = (double)s->si.duration_ns / 1e9;
+	double expected = secs * s->o->frequency_hz;
+
+	if (secs < SPARSE_MIN_S || (double)samples >= expected / 10)
+		return;
+	fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz: the program was on a CPU "
+		"about %.0f%% of the time; sampling counts time on a CPU (cpu-clock), not time spent "
+		"waiting (sleep, I/O, locks, a busy CPU): for that, record with -m instrument\n",
+		(unsigned long long)samples, secs, s->o->frequency_hz, 100.0 * (double)samples / expected);
+}
+
 static void print_summary(struct sampler *s)
 {
 	struct smp_stats st;
@@ -202,6 +224,7 @@ static void print_summary(struct sampler *s)
 		fprintf(stderr, "; %s (%lld KB)\n", s->o->output, (long long)(sb.st_size + 1023) / 1024);
 	else
 		fprintf(stderr, "; %s\n", s->o->output);
+	note_off_cpu(s, st.samples);
 	if (getenv("STACKCLOCK_DEBUG")) {
 		for (unsigned i = 0; i < UNW_STOP_NREASONS; i++)
 			if (st.stops[i])
@@ -291,7 +314,7 @@ static int run_launch(struct sampler *s)
 	if (ret) {
 		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise 'ulimit -u' or 'ulimit -n', then retry)",
 		       s->o->argv[0], strerror(-ret));
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->si.target_pid = l.pid;
 	s->si.argv = s->o->argv;
@@ -305,15 +328,15 @@ static int run_launch(struct sampler *s)
 		ret = block_signals(s);
 	if (ret) {
 		launch_abort(&l);            /* the held child leaves without exec */
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->t0 = s->last_write = now_ns();
 	s->si.start_realtime_ns = realtime_ns();
 	ret = launch_go(&l);
 	if (ret) {
-		launch_report_exec_error(s->o->argv[0], -ret);
+		ret = launch_report_exec_error(s->o->argv[0], -ret);
 		unblock_signals(s);
-		return 1;
+		return ret;
 	}
 	while (!done) {
 		struct pollfd sig = { .fd = s->sigfd };
@@ -456,13 +479,13 @@ static int run_attach(struct sampler *s)
 			       (int)pid);
 		else
 			pr_err("no process with PID %d", (int)pid);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	ret = open_threads(s, pid);
 	follow_kernel_fallback(s);
 	if (ret) {
 		smp_perf_explain(ret, pid);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	pidfd = pidfd_open_compat(pid);
 	s->cmdline = read_cmdline(pid, &s->si.argc);
@@ -474,7 +497,7 @@ static int run_attach(struct sampler *s)
 	if (ret) {
 		if (pidfd >= 0)
 			close(pidfd);
-		return 1;
+		return RECORD_EXIT_FAILED;
 	}
 	s->t0 = s->last_write = now_ns();
 	s->si.start_realtime_ns = realtime_ns();
@@ -523,10 +546,12 @@ int record_sample(const struct record_opts *opts)
 	ret = opts->attach_pid ? run_attach(&s) : run_launch(&s);
 	if (!ret) {
 		drain(&s, true);
-		ret = write_file(&s) ? 1 : 0;
+		ret = write_file(&s) ? RECORD_EXIT_FAILED : 0;
 		if (!ret)
 			print_summary(&s);
 		report_status(s.si.exit_status);
+		if (!ret)
+			ret = record_exit_status(s.si.exit_status);
 	}
 	smp_perf_close(&s.perf);
 	smp_model_free(s.model);

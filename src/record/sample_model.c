@@ -993,17 +993,12 @@ int smp_model_write(struct smp_model *m, const char *path, const struct smp_sess
 		.lost_samples = m->st.lost,
 	};
 	struct sc_writer *w = NULL;
-	struct stat sb;
-	char *tmp = NULL;
-	const char *target = path;
-	int ret, ret2;
+	int ret;
 
-	/* Write beside and rename, unless path is a device or a pipe. */
-	if (stat(path, &sb) < 0 || S_ISREG(sb.st_mode))
-		target = tmp = xasprintf("%s.tmp", path);
-	ret = sc_writer_open(target, SC_FEAT_SAMPLE, &w);
+	/* the writer puts the file in place only once it is whole */
+	ret = sc_writer_open(path, SC_FEAT_SAMPLE, &w);
 	if (ret)
-		goto out;
+		return ret;
 	ret = write_session(w, si);
 	if (!ret)
 		ret = write_procs(m, w);
@@ -1011,16 +1006,11 @@ int smp_model_write(struct smp_model *m, const char *path, const struct smp_sess
 		ret = write_samples(m, w);
 	if (!ret)
 		ret = sc_writer_add(w, SC_REC_SESSION_END, &e, sizeof(e));
-	ret2 = sc_writer_close(w);
-	if (!ret)
-		ret = ret2;
-	if (!ret && tmp && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret && tmp)
-		unlink(tmp);
+	if (ret)
+		sc_writer_discard(w);
+	else
+		ret = sc_writer_close(w);
 	if (!ret)
 		m->dirty = false;
-out:
-	free(tmp);
 	return ret;
 }

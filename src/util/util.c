@@ -2,6 +2,8 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,8 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void vpr(const char *prefix, const char *fmt, va_list ap)
 {
@@ -203,4 +207,149 @@ const void *vdso_image(size_t *size)
 			end = ph[i].p_offset + ph[i].p_filesz;
 	*size = end;
 	return eh;
+}
+
+/* ---- output files ---------------------------------------------------- */
+
+int outfile_open(struct outfile *out, const char *path)
+{
+	char *real = NULL, *dir_copy, *base_copy;
+	struct stat st;
+	mode_t mode, mask;
+	bool exists;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	exists = stat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode)) {
+		out->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (out->fd < 0)
+			return -errno;
+		out->path = xstrdup(path);
+		return 0;
+	}
+	if (exists)
+		real = realpath(path, NULL);
+	out->path = real ? real : xstrdup(path);
+	dir_copy = xstrdup(out->path);
+	base_copy = xstrdup(out->path);
+	out->tmp = xasprintf("%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
+	free(dir_copy);
+	free(base_copy);
+	out->fd = mkostemp(out->tmp, O_CLOEXEC);
+	if (out->fd < 0) {
+		err = -errno;
+		free(out->tmp);
+		free(out->path);
+		memset(out, 0, sizeof(*out));
+		out->fd = -1;
+		return err;
+	}
+	mask = umask(0);
+	umask(mask);
+	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	if (fchmod(out->fd, mode) < 0)
+		pr_debug("cannot set the mode of %s: %s", out->tmp, strerror(errno));
+	return 0;
+}
+
+/* Make the rename itself durable: fsync the directory (best effort). */
+static void sync_dir_of(const char *path)
+{
+	char *copy = xstrdup(path);
+	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+int outfile_commit(struct outfile *out)
+{
+	int ret = 0;
+
+	if (out->tmp && fsync(out->fd) < 0)
+		ret = -errno;
+	if (close(out->fd) < 0 && !ret)
+		ret = -errno;
+	out->fd = -1;
+	if (!ret && out->tmp && rename(out->tmp, out->path) < 0)
+		ret = -errno;
+	if (out->tmp && ret)
+		unlink(out->tmp);
+	else if (out->tmp)
+		sync_dir_of(out->path);
+	free(out->tmp);
+	free(out->path);
+	out->tmp = out->path = NULL;
+	return ret;
+}
+
+void outfile_discard(struct outfile *out)
+{
+	if (out->fd >= 0)
+		close(out->fd);
+	if (out->tmp)
+		unlink(out->tmp);
+	free(out->tmp);
+	free(out->path);
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+}
+
+int outfile_probe(const char *path)
+{
+	struct outfile o;
+	struct stat st;
+	int ret;
+
+	/* a FIFO with no reader yet will have one when the data is written */
+	if (!stat(path, &st) && S_ISFIFO(st.st_mode))
+		return 0;
+	ret = outfile_open(&o, path);
+	if (!ret)
+		outfile_discard(&o);
+	return ret;
+}
+
+/* ---- processes ------------------------------------------------------- */
+
+int proc_children(int pid, int *out, int max)
+{
+	char path[64];
+	int n = 0;
+	long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (n < max)
+			out[n] = (int)v;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+bool proc_running(int pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *f;
+	bool running = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses */
+	if (fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')) && paren[1] == ' ')
+		running = paren[2] != 'Z' && paren[2] != 'X';
+	fclose(f);
+	return running;
 }

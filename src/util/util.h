@@ -55,6 +55,42 @@ void big_free(void *arr, size_t alloc, size_t elem);
  */
 int grow_bytes(uint8_t **buf, size_t *alloc, size_t need);
 
+/*
+ * An output file that replaces its destination only once it is complete:
+ * written to a temporary file in the same directory (".NAME.XXXXXX"),
+ * fsync'ed, then renamed over the destination, so a full disk or a crash
+ * never leaves a damaged file where a good one was.  A destination that
+ * exists and is not a regular file (a FIFO, /dev/null, a terminal) is
+ * written in place; a symbolic link is followed, and the file it names is
+ * replaced.  A new file gets mode 0666 & ~umask, a replaced one keeps its
+ * mode.
+ *
+ * outfile_open: 0 and out->fd to write to, or -errno (nothing created).
+ * outfile_commit: fsync, close and rename; 0, or -errno with the temporary
+ * removed and the destination untouched.  outfile_discard: close and
+ * remove the temporary (NULL-safe after a failed open).  Both free what
+ * outfile_open allocated.
+ * outfile_probe: could outfile_open succeed for path?  Creates and removes
+ * a temporary file; 0 or -errno.
+ */
+struct outfile {
+	int fd;
+	char *path;               /* where the rename goes (symlinks resolved) */
+	char *tmp;                /* the temporary file, or NULL: in place */
+};
+int outfile_open(struct outfile *out, const char *path);
+int outfile_commit(struct outfile *out);
+void outfile_discard(struct outfile *out);
+int outfile_probe(const char *path);
+
+/*
+ * The children of pid's main thread (/proc/PID/task/PID/children) into
+ * out[max]; how many there are (may exceed max; 0 if unreadable).
+ */
+int proc_children(int pid, int *out, int max);
+/* Does process pid exist and run (not a zombie waiting to be reaped)? */
+bool proc_running(int pid);
+
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t now_ns(void);
 

@@ -47,7 +47,8 @@ ok $? "exec gives a new proc_id whose parent is the image it replaced; the fork 
 # The target's stdout, stderr and exit status are its own.
 build behave smp_behave.c -O2 -fomit-frame-pointer || exit 1
 "$STACKCLOCK" record -o "$TMP/b.data" -- "$TMP/behave" 300 3 exit >"$TMP/out" 2>"$TMP/err"
-ok $? "record exits 0 when the program fails"
+rc=$?
+[ $rc -eq 3 ]; ok $? "record exits with the program's status 3 (got $rc)"
 [ "$(cat "$TMP/out")" = "out line" ]; ok $? "stdout untouched"
 grep -qx "err line" "$TMP/err"; ok $? "stderr carries the program's line"
 "$STACKCLOCK" dump -i "$TMP/b.data" | grep -q 'session_end .*exit_status=768'
@@ -55,7 +56,8 @@ ok $? "exit status 3 recorded"
 
 # A target killed by SIGKILL keeps its samples.
 "$STACKCLOCK" record -o "$TMP/k.data" -- "$TMP/behave" 300 0 kill >/dev/null 2>&1
-ok $? "record exits 0 when the program is killed"
+rc=$?
+[ $rc -eq 137 ]; ok $? "record exits 128 + 9 when SIGKILL ends the program (got $rc)"
 n=$(sc_stacks "$TMP/k.data" | awk '$5 ~ /;spin$/ { n += $4 } END { print n + 0 }')
 ok $(( n > 100 ? 0 : 1 )) "samples before the SIGKILL kept ($n in spin)"
 
@@ -65,7 +67,7 @@ rec=$!
 sleep 0.6
 kill -INT $rec
 wait $rec
-ok $? "record exits 0 after SIGINT"
+ok $? "record exits 0 after SIGINT, as the program did"
 grep -qx interrupted "$TMP/iout"; ok $? "the program got the SIGINT"
 n=$(sc_stacks "$TMP/i.data" | awk '{ n += $4 } END { print n + 0 }')
 ok $(( n > 100 ? 0 : 1 )) "samples written ($n)"

@@ -30,8 +30,8 @@ same() {
 	"$STACKCLOCK" report -i "$TMP/$name.data" --format json >"$TMP/$name.json" 2>/dev/null
 	local st
 	st=$(q "$TMP/$name.json" "s['exit_status'] >> 8")
-	[ $rc1 -eq 0 ] && cmp -s "$TMP/plain.out" "$TMP/rec.out" && [ "$st" = "$rc0" ]
-	ok $? "$name: byte-identical output, exit status $rc0 (recorded: $st)"
+	[ $rc1 -eq $rc0 ] && cmp -s "$TMP/plain.out" "$TMP/rec.out" && [ "$st" = "$rc0" ]
+	ok $? "$name: byte-identical output, exit status $rc0 (recorded: $st; record exits $rc1)"
 	q "$TMP/$name.json" "exit(0 if s.get('patched', 0) > 0 and s.get('unpatched') else 1)"
 	ok $? "$name: $(q "$TMP/$name.json" "s.get('patched')") functions patched, unpatched $(q "$TMP/$name.json" "s.get('unpatched')")"
 }

@@ -374,6 +374,87 @@ static void test_forms(void)
 	       "reason names are snake_case JSON keys");
 }
 
+/* ---- data that looks like an address ------------------------------------ */
+
+/* The address of name in the program at path, from nm; 0 if none. */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[PATH_MAX * 2], line[256];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm %s", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char sym[128];
+
+		if (sscanf(line, "%llx %*s %127s", &a, sym) == 2 && !strcmp(sym, name))
+			break;
+		a = 0;
+	}
+	pclose(f);
+	return a;
+}
+
+/*
+ * tests/progs/patch_dataword.c: a .rodata word equal to dw_small + 3,
+ * inside the 6 bytes its entry jump replaces.  In a position-independent
+ * program a pointer would carry a relocation and this word has none: it is
+ * a constant, and dw_small is patched (issue 16: refused as
+ * branch_into_entry before).  In a fixed-address program the same word may
+ * be a jump table's entry, so it still refuses.
+ */
+static void test_data_words(void)
+{
+	static const struct {
+		const char *flags;
+		enum patch_reason want;
+	} builds[] = {
+		{ "-pie", PATCH_OK },
+		{ "-no-pie", PATCH_BRANCH_INTO_ENTRY },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(builds); i++) {
+		const char *fl = builds[i].flags;
+		char exe[PATH_MAX + 32];
+		struct dsc_plan *p = NULL;
+		const struct dsc_func *f;
+		uint64_t a0, a1;
+
+		snprintf(exe, sizeof(exe), "%s/dataword%s", tmp, fl);
+		if (!ok(sh("gcc -O1 %s -fPIE -o %s %s/patch_dataword.c", fl, exe, progs) == 0,
+			"%s: build patch_dataword", fl))
+			continue;
+		a0 = nm_addr(exe, "dw_small");
+		if (!ok(a0 && sh("gcc -O1 %s -fPIE -DWORD=%#llxUL -o %s %s/patch_dataword.c", fl,
+				 (unsigned long long)a0 + 3, exe, progs) == 0,
+			"%s: rebuild with the word dw_small + 3 = %#llx", fl,
+			(unsigned long long)a0 + 3))
+			continue;
+		a1 = nm_addr(exe, "dw_small");
+		is_u64(a1, a0, "%s: dw_small stays where it was", fl);
+		is_u64(nm_addr(exe, "dw_next"), a0 + 9, "%s: dw_next follows it at +9", fl);
+		if (!ok(dsc_plan_build(exe, &p) == 0, "%s: plan built", fl))
+			continue;
+		f = by_name(p, "dw_small");
+		if (ok(f, "%s: dw_small is a candidate", fl)) {
+			is_str(patch_reason_name(f->reason), patch_reason_name(builds[i].want),
+			       "%s: dw_small decided", fl);
+			if (builds[i].want == PATCH_OK)
+				ok(f->entry.site_kind == REL_SITE_DISPLACED && f->entry.len == 6 &&
+				   !(f->flags & DSC_ADDR_TAKEN),
+				   "%s: dw_small's lea displaced (len %u), no address taken", fl,
+				   f->entry.len);
+		}
+		f = by_name(p, "dw_next");
+		ok(f && f->reason == PATCH_OK, "%s: dw_next patched (%s)", fl,
+		   f ? patch_reason_name(f->reason) : "no candidate");
+		dsc_plan_free(p);
+	}
+}
+
 /* ---- plan files and the cache ---------------------------------------------- */
 
 static void *map_file(const char *path, size_t *size)
@@ -700,6 +781,7 @@ int main(void)
 		check_decisions(plans[k], cc[k]);
 		run_entries(lib[k], plans[k], cc[k]);
 	}
+	test_data_words();
 	{
 		char cache[PATH_MAX + 16];
 

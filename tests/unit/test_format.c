@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -757,14 +758,21 @@ static void test_names(void)
 	ok(sc_os_cat_name(SC_OS_NCAT) == NULL, "no name past the last OS category");
 }
 
-/* A recorder that dies keeps what it flushed; a half-written chunk is damage. */
+/*
+ * A recorder that dies leaves the file it was replacing as it was, and the
+ * chunks it flushed in its temporary file beside it (.NAME.XXXXXX); a
+ * half-written chunk there is damage.
+ */
 static void test_crash(void)
 {
 	const char *path = tmp_path("crash.data");
-	struct recset want = { 0 }, unflushed = { 0 };
+	struct recset want = { 0 }, unflushed = { 0 }, old = { 0 };
 	struct sc_reader *r;
 	struct readout o;
-	char err[256];
+	char err[256], pattern[4200];
+	uint8_t *before, *after;
+	size_t before_len, after_len;
+	glob_t g;
 	int status;
 	pid_t pid;
 
@@ -774,6 +782,12 @@ static void test_crash(void)
 	put_all_types(dummy, &want, 0);
 	put_all_types(dummy, &unflushed, 5);
 	sc_writer_close(dummy);
+
+	/* the file the dying writer replaces */
+	sc_writer_open(path, 0, &dummy);
+	put_all_types(dummy, &old, 9);
+	ok(sc_writer_close(dummy) == 0, "a first file written");
+	before = slurp(path, &before_len);
 
 	pid = fork();
 	if (pid == 0) {
@@ -789,16 +803,47 @@ static void test_crash(void)
 	}
 	waitpid(pid, &status, 0);
 	ok(WIFSIGNALED(status), "the writing child died");
-	if (sc_reader_open(path, &r, err, sizeof(err))) {
-		ok(0, "file of the dead writer opens: %s", err);
+	after = slurp(path, &after_len);
+	ok(after_len == before_len && !memcmp(before, after, before_len),
+	   "the file it was replacing is byte for byte as before (%zu bytes)", after_len);
+	free(before);
+	free(after);
+	snprintf(pattern, sizeof(pattern), "%s/.crash.data.*", tmpdir);
+	if (!ok(glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc == 1,
+		"the dead writer's temporary file is beside it")) {
+		recset_free(&want);
+		recset_free(&unflushed);
+		recset_free(&old);
+		return;
+	}
+	if (sc_reader_open(g.gl_pathv[0], &r, err, sizeof(err))) {
+		ok(0, "temporary file of the dead writer opens: %s", err);
+		globfree(&g);
 		return;
 	}
 	o = read_back(r, &want);
 	sc_reader_close(r);
 	is_u64(o.matched, want.n, "every flushed record survives the crash");
 	is_u64(o.status, SC_READ_EOF, "and the file ends cleanly after them");
+	unlink(g.gl_pathv[0]);
+	globfree(&g);
 	recset_free(&want);
 	recset_free(&unflushed);
+	recset_free(&old);
+
+	/* given up: no temporary left, the destination as it was */
+	before = slurp(path, &before_len);
+	if (ok(sc_writer_open(path, 0, &dummy) == 0, "writer opens again")) {
+		put_all_types(dummy, &old, 3);
+		sc_writer_discard(dummy);
+		after = slurp(path, &after_len);
+		ok(after_len == before_len && !memcmp(before, after, before_len),
+		   "a discarded write leaves the file as it was");
+		free(after);
+		ok(glob(pattern, 0, NULL, &g) == GLOB_NOMATCH, "and no temporary file");
+		recset_free(&old);
+	}
+	free(before);
 
 	is_u64(sc_writer_open(tmp_path("no/such/dir.data"), 0, &dummy), -ENOENT,
 	       "writer in a missing directory: -ENOENT");
@@ -869,6 +914,18 @@ static void test_dump(void)
 	snprintf(cmd, sizeof(cmd), "warning: %s: truncated chunk at byte %" PRIu64, cut, bounds[2]);
 	ok(strstr(out, cmd), "warning names the file, the offset and the problem");
 	ok(strstr(out, "session_end"), "records before the damage are shown");
+
+	/* --stacks warns alike (it printed nothing and exited 0) */
+	snprintf(cmd, sizeof(cmd), "%s dump --stacks -i %s 2>&1", tool, cut);
+	st = run(cmd, out, sizeof(out));
+	is_u64(st, 1, "dump --stacks of a truncated file exits 1");
+	snprintf(cmd, sizeof(cmd), "stackclock: warning: %s is damaged (truncated chunk at byte %" PRIu64
+		 " (", cut, bounds[2]);
+	ok(strstr(out, cmd) && strstr(out, "); the stacks read before the damage are shown above\n"),
+	   "dump --stacks: the warning names the file, the offset and the problem: %s", out);
+	snprintf(cmd, sizeof(cmd), "%s dump --stacks -i %s 2>&1", tool, path);
+	st = run(cmd, out, sizeof(out));
+	ok(st == 0 && !strstr(out, "damaged"), "dump --stacks of the whole file: status %d, no damage", st);
 
 	snprintf(cmd, sizeof(cmd), "cd %s && %s dump 2>&1", tmpdir, tool);
 	st = run(cmd, out, sizeof(out));

@@ -245,6 +245,20 @@ static int file_is(const char *p, const char *want)
 	return !strcmp(buf, want);
 }
 
+/* How many lines the file at p has (0 if unreadable). */
+static int file_lines(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	int c, n = 0;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 static int file_has(const char *p, const char *needle)
 {
 	char buf[8192];
@@ -294,7 +308,7 @@ static void test_kill(struct rec *r)
 {
 	int st = record("", "kill 50000", r);
 
-	is_u64(st, 0, "SIGKILLed target: record still succeeds");
+	is_u64(st, 137, "SIGKILLed target: record exits 128 + 9 and writes the data");
 	ok(file_has(path("err"), "killed by signal 9"), "the kill is reported on stderr");
 	ok(r->have_end && WIFSIGNALED(r->end.exit_status) && WTERMSIG(r->end.exit_status) == 9,
 	   "session end has the kill status");
@@ -496,21 +510,24 @@ static void test_output_and_errors(struct rec *r)
 {
 	is_u64(record("", "print", r), 0, "print: recorded");
 	ok(file_is(path("out"), "hello from the target\n"), "the target's stdout is untouched");
-	ok(file_is(path("err"), "target stderr\n"), "the target's stderr is untouched, nothing of ours");
+	ok(file_has(path("err"), "target stderr\nstackclock: 2 calls (4 events, 0 lost), 1 thread in 1 "
+		    "process; ") && file_lines(path("err")) == 2,
+	   "the target's stderr is untouched, then our summary line alone");
 
 	/* built without hooks: patched at run time (SPEC section 10) */
 	is_u64(sh("%s record -m instrument -o %s -- %s/inst_plain >%s 2>%s", sc, path("x.data"),
-		  tmp, path("out"), path("err")), 0, "uninstrumented program: patched and recorded");
+		  tmp, path("out"), path("err")), 5,
+	   "uninstrumented program: patched and recorded, record exits with its status 5");
 	ok(file_has(path("err"), "exited with status 5"),
 	   "uninstrumented program: its own exit status reported");
 	is_u64(sh("%s record -m instrument -o %s -- %s/nonexistent >%s 2>%s", sc, path("x.data"),
-		  tmp, path("out"), path("err")), 1, "missing program: status 1");
+		  tmp, path("out"), path("err")), 127, "missing program: status 127");
 	ok(file_has(path("err"), "no such program"), "missing program: one line saying so");
 	is_u64(sh("cd %s && printf '#!/bin/sh\\nexec ./inst_basic threads 2 1000\\n' > wrap.sh && chmod +x wrap.sh && "
 		  "%s record -m instrument -o %s -- ./wrap.sh >%s 2>&1", tmp, sc, path("w.data"), path("out")), 0,
 	   "a script that execs an instrumented program: recorded");
 	is_u64(sh("STACKCLOCK_RUNTIME=/nonexistent/lib.so %s record -m instrument -o %s -- %s/inst_basic >%s 2>%s",
-		  sc, path("x.data"), tmp, path("out"), path("err")), 1, "runtime not found: status 1");
+		  sc, path("x.data"), tmp, path("out"), path("err")), 125, "runtime not found: status 125");
 	ok(file_has(path("err"), "STACKCLOCK_RUNTIME"), "runtime not found: says how to fix it");
 }
 
