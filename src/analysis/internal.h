@@ -216,8 +216,6 @@ void an_row_set_d(struct an_row *row, enum an_col c, double v);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
 
-/* Key columns (names, ids) sort ascending, values descending. */
-bool an_col_is_key(enum an_col c);
 
 /* Column sets (rows.c): a flat grouping's, a tree node's, a caller's. */
 const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n);
