@@ -289,7 +289,6 @@ static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_
 		for (size_t i = 0; i < t.n; i++) {
 			const struct sc_rec_cct_node *nd = &th->nodes[i];
 			size_t h = (size_t)(hash_u64(nd->func ^ nd->proc_id) & 1023);
-			struct an_span s;
 
 			fid[i] = AN_NONE;
 			if (!t.alive[i])
@@ -304,8 +303,7 @@ static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_
 				fid[i] = memo[h].func;
 				continue;
 			}
-			s = an_resolve(p, nd->proc_id, nd->func, false);
-			fid[i] = p->frames[s.first + s.n - 1].func;
+			fid[i] = an_resolve_entry(p, nd->proc_id, nd->func);
 			memo[h].addr = nd->func;
 			memo[h].proc_id = nd->proc_id;
 			memo[h].func = fid[i];

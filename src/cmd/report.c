@@ -332,9 +332,9 @@ int cmd_report(int argc, char **argv)
 		pr_err("report: --raw-times applies to instrumentation recordings; %s holds samples", o.input);
 		goto out;
 	}
-	if (o.raw_times && o.an.by == AN_BY_CALLSITE) {
-		pr_err("report: call-site rows are kept only with the probes' cost taken out; "
-		       "drop --raw-times, or use --by function");
+	if (o.raw_times && (o.an.by == AN_BY_CALLSITE || o.an.by == AN_BY_LINE)) {
+		pr_err("report: call sites (which --by %s is made of) are kept only with the probes' "
+		       "cost taken out; drop --raw-times, or use --by function", an_group_name(o.an.by));
 		goto out;
 	}
 	if (!o.out.width)
