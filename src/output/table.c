@@ -569,35 +569,63 @@ static void value_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 }
 
 /*
+ * The hot path on lines of at most width - 2 columns after its title:
+ * "a > b > c 97.5% > d 62.0%", each share written where it changes (a
+ * chain of wrappers at the same share is written once).  Lines break
+ * between nodes only: a name is never split, and is shortened only when
+ * the width is limited and it alone is wider.
+ */
+static void hot_path_lines(FILE *f, const struct an_session *s, const struct an_highlights *h,
+			   unsigned width)
+{
+	bool smp = s->method == SC_METHOD_SAMPLE;
+	enum an_col in_pct = smp ? AN_COL_INCL_PCT : AN_COL_EI_PCT;
+	size_t room = width ? width : 80, col;
+	char pct[16], next_pct[16];
+
+	col = (size_t)fprintf(f, "Hot path (%s):", smp ? "inclusive % of samples" : "EI % of session EI");
+	for (size_t i = 0; i < h->npath; i++) {
+		const struct an_row *row = &h->path[i];
+		char *name, *item;
+		size_t len;
+
+		snprintf(pct, sizeof(pct), "%.1f%%", row->v[in_pct].d);
+		if (i + 1 < h->npath)
+			snprintf(next_pct, sizeof(next_pct), "%.1f%%", h->path[i + 1].v[in_pct].d);
+		name = fitted(width ? (room > 16 ? room - 12 : 4) : 0, "", fit_name,
+			      str_or(row, AN_COL_FUNCTION, "?"));
+		item = xasprintf("%s%s%s%s", name, i + 1 < h->npath && !strcmp(pct, next_pct) ? "" : " ",
+				 i + 1 < h->npath && !strcmp(pct, next_pct) ? "" : pct,
+				 i + 1 < h->npath ? " >" : "");
+		len = strlen(item);
+		if (col > 2 && col + 1 + len > room) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		col += (size_t)fprintf(f, " %s", item);
+		free(item);
+		free(name);
+	}
+	fputc('\n', f);
+}
+
+/*
  * The first screen's answer to "where is the time": the functions doing
- * most individual work, then the hot path on one (wrapped) line, each node
- * followed by its inclusive share where that share drops (a chain of
- * wrappers at 100% is written once).
+ * most individual work, then the hot path.
  */
 static void highlights(FILE *f, const struct an_session *s, const struct an_highlights *h,
 		       unsigned width)
 {
 	bool smp = s->method == SC_METHOD_SAMPLE;
-	enum an_col in = smp ? AN_COL_INCL_SAMPLES : AN_COL_EI;
-	enum an_col in_pct = smp ? AN_COL_INCL_PCT : AN_COL_EI_PCT;
 	struct an_report view = { .session = *s, .by = AN_BY_FUNCTION, .rows = h->top, .nrows = h->ntop };
-	struct out_line l = { .len = 0 };
 
 	if (!h->ntop && !h->npath)
 		return;
 	fprintf(f, "Functions doing most individual work (largest %s first):\n",
 		smp ? "exclusive samples" : "EE");
 	value_rows(f, &view, h->ntop, width);
-	lf(&l, "Hot path (%s):", smp ? "inclusive % of samples" : "EI % of session EI");
-	for (size_t i = 0; i < h->npath; i++) {
-		const struct an_row *row = &h->path[i];
-		bool last = i + 1 == h->npath || h->path[i + 1].v[in].u != row->v[in].u;
-
-		lf(&l, "%s %s", i ? " >" : "", str_or(row, AN_COL_FUNCTION, "?"));
-		if (last)
-			lf(&l, " %.1f%%", row->v[in_pct].d);
-	}
-	line_out(f, &l, width ? width : 80);
+	if (h->npath)
+		hot_path_lines(f, s, h, width);
 	fputc('\n', f);
 }
 
