@@ -515,6 +515,11 @@ const char *an_cct_func_file(const struct an_cct *c, uint32_t func)
 	return func < c->p->nfuncs ? an_str(&c->p->strs, c->p->funcs[func].file) : NULL;
 }
 
+unsigned an_cct_func_line(const struct an_cct *c, uint32_t func)
+{
+	return func < c->p->nfuncs ? c->p->funcs[func].line : 0;
+}
+
 size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id)
 {
 	uint32_t i;
