@@ -811,6 +811,8 @@ static void rows_block(FILE *f, const struct an_session *s, const char *title, s
 	size_t shown = top && top < n ? top : n;
 
 	fprintf(f, "%s\n", title);
+	if (s->method != SC_METHOD_SAMPLE)
+		fputs(instr_legend, f);
 	value_rows(f, &view, shown, width);
 	if (!n)
 		fprintf(f, "(none)\n");
