@@ -100,8 +100,9 @@ static size_t site_rows(struct an_profile *p, bool by_line, struct acc **acc_out
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct sc_rec_callsite *cs = &p->sites[i];
 		struct an_span ss = an_resolve(p, cs->proc_id, cs->site, true);
-		const struct an_frame *site = &p->frames[ss.first];
 		uint32_t callee = by_line ? AN_NONE : an_resolve_entry(p, cs->proc_id, cs->callee);
+		/* after both resolutions: resolving may move p->frames */
+		const struct an_frame *site = &p->frames[ss.first];
 		bool found;
 		uint32_t k = an_map_put(keys, (uint64_t)site->func << 32 | callee,
 					(uint64_t)site->file << 32 | site->line, (uint32_t)n, &found);
