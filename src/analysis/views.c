@@ -319,7 +319,8 @@ int an_highlights_build(struct an_profile *p, enum an_app_time app_time, size_t 
 	flat = h->tree->flat;
 	excl = flat->session.method == SC_METHOD_SAMPLE ? AN_COL_EXCL_SAMPLES : AN_COL_EE;
 	h->top = xmalloc((flat->nrows ? flat->nrows : 1) * sizeof(*h->top));
-	memcpy(h->top, flat->rows, flat->nrows * sizeof(*h->top));
+	if (flat->nrows)
+		memcpy(h->top, flat->rows, flat->nrows * sizeof(*h->top));
 	an_rows_sort(h->top, flat->nrows, excl);
 	while (h->ntop < ntop && h->ntop < flat->nrows && h->top[h->ntop].v[excl].u)
 		h->ntop++;
