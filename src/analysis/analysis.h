@@ -172,6 +172,8 @@ int an_column_lookup(const char *name);
 int an_column_lookup_among(const enum an_col *cols, unsigned n, const char *name);
 /* Whether name is a column name or an alias of some column (--sort). */
 bool an_column_known(const char *name);
+/* Key columns (names, ids, lines) sort ascending, values descending. */
+bool an_col_is_key(enum an_col c);
 
 /* ---- report ------------------------------------------------------------- */
 
@@ -349,6 +351,8 @@ struct an_tree {
 	uint32_t *hidden;
 	uint64_t *hidden_value;   /* their summed inclusive value */
 	bool *hot;
+	uint32_t *hot_path;       /* the hot nodes, from the root down */
+	size_t nhot;
 	bool merged;              /* roots are the merged tree's functions */
 	uint64_t shown;           /* nodes shown */
 };
@@ -369,6 +373,26 @@ uint64_t an_tree_value(const struct an_tree *t, uint32_t id);
  * the roots sum to the session total, AE <= EE <= EI and AE <= AI <= EI.
  */
 int an_tree_check(const struct an_tree *t, char *why, size_t whylen);
+
+/*
+ * What the first screen of a report says before its full table: the
+ * functions doing most individual work (the largest exclusive values: EE,
+ * or exclusive samples; only those above 0) and the hot path of the merged
+ * call tree, the chain --tree marks.  Rows are the flat function report's
+ * and the tree's node rows; all owned by the highlights, which point into
+ * the profile and must be freed before it.
+ */
+struct an_highlights {
+	struct an_tree *tree;     /* merged, nothing hidden */
+	struct an_row *top;       /* function rows, largest exclusive value first */
+	size_t ntop;
+	struct an_row *path;      /* the hot path's nodes from the root down */
+	size_t npath;
+};
+
+int an_highlights_build(struct an_profile *p, enum an_app_time app_time, size_t ntop,
+			struct an_highlights **out, char *err, size_t errlen);
+void an_highlights_free(struct an_highlights *h);    /* accepts NULL */
 
 /*
  * Callers and callees of the functions named name (every module holding
@@ -437,6 +461,10 @@ struct an_diff {
 	unsigned nvals;
 	struct an_diff_row *rows;
 	size_t nrows;
+	/* the order of the rows (an_diff_sort): column and part (the delta's
+	 * absolute value for AN_DIFF_DELTA) */
+	enum an_col sort_col;
+	enum an_diff_part sort_part;
 };
 
 /* -EINVAL with the reason in err when the methods or groupings differ. */

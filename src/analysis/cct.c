@@ -289,7 +289,6 @@ static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_
 		for (size_t i = 0; i < t.n; i++) {
 			const struct sc_rec_cct_node *nd = &th->nodes[i];
 			size_t h = (size_t)(hash_u64(nd->func ^ nd->proc_id) & 1023);
-			struct an_span s;
 
 			fid[i] = AN_NONE;
 			if (!t.alive[i])
@@ -304,8 +303,7 @@ static void build_instrument(struct an_cct *c, enum an_cct_split split, enum an_
 				fid[i] = memo[h].func;
 				continue;
 			}
-			s = an_resolve(p, nd->proc_id, nd->func, false);
-			fid[i] = p->frames[s.first + s.n - 1].func;
+			fid[i] = an_resolve_entry(p, nd->proc_id, nd->func);
 			memo[h].addr = nd->func;
 			memo[h].proc_id = nd->proc_id;
 			memo[h].func = fid[i];
@@ -515,6 +513,11 @@ const char *an_cct_func_system_name(const struct an_cct *c, uint32_t func)
 const char *an_cct_func_file(const struct an_cct *c, uint32_t func)
 {
 	return func < c->p->nfuncs ? an_str(&c->p->strs, c->p->funcs[func].file) : NULL;
+}
+
+unsigned an_cct_func_line(const struct an_cct *c, uint32_t func)
+{
+	return func < c->p->nfuncs ? c->p->funcs[func].line : 0;
 }
 
 size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id)

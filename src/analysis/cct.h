@@ -112,6 +112,9 @@ uint32_t an_cct_func_mod(const struct an_cct *c, uint32_t func);
 /* The mangled name, or NULL; the source file, or NULL (exports). */
 const char *an_cct_func_system_name(const struct an_cct *c, uint32_t func);
 const char *an_cct_func_file(const struct an_cct *c, uint32_t func);
+/* The line of the function's entry (instrumentation: its first line), 0
+ * when unknown (a sampled function is entered by no sample). */
+unsigned an_cct_func_line(const struct an_cct *c, uint32_t func);
 /* The build-id of the function's module: its length (0: unknown). */
 size_t an_cct_func_build_id(const struct an_cct *c, uint32_t func, const uint8_t **id);
 

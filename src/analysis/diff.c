@@ -273,5 +273,7 @@ int an_diff_sort(struct an_diff *d, const char *name)
 	}
 	if (d->nrows > 1)
 		qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_diff, &k);
+	d->sort_col = k.col;
+	d->sort_part = k.part;
 	return 0;
 }

@@ -11,8 +11,9 @@
  *     inclusive(key) = sum over outermost nodes n of key of subtree(n),
  *     exclusive(key) = sum over nodes n of key of own(n),
  * which is an_cct_fold(): O(nodes), charged once for recursion by
- * construction.  Call sites are finer than a path of functions: their rows
- * come from the recorder's call-site records.
+ * construction.  Call sites and lines are finer than a path of functions:
+ * their rows come from the recorder's call-site records (lines also from
+ * the functions' own time, put on their first lines).
  */
 #include "analysis/cct.h"
 #include "analysis/internal.h"
@@ -78,42 +79,61 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	an_row_set_u(row, AN_COL_MAX_EE, a->completed ? a->max_e : 0);
 }
 
-static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *alloc)
+/*
+ * Rows keyed by call site (caller, its file and line, callee) or by line
+ * (file, line, the function holding it), from the recorder's call-site
+ * records: the call site is the return address the probe receives,
+ * resolved to the call instruction before it.  A key's values are the
+ * sums over its records (calls, inclusive and callee-exclusive times).
+ */
+struct site_key {
+	uint32_t caller, callee, file, line;
+};
+
+static size_t site_rows(struct an_profile *p, bool by_line, struct acc **acc_out,
+			struct site_key **key_out, struct an_map *keys)
 {
-	struct an_map keys = { 0 };
 	struct acc *acc = NULL;
-	struct {
-		uint32_t caller, callee, file, line;
-	} *info = NULL;
+	struct site_key *info = NULL;
 	size_t n = 0, a_acc = 0, a_info = 0;
 
 	for (size_t i = 0; i < p->nsites; i++) {
 		const struct sc_rec_callsite *cs = &p->sites[i];
 		struct an_span ss = an_resolve(p, cs->proc_id, cs->site, true);
-		struct an_span cs_span = an_resolve(p, cs->proc_id, cs->callee, false);
+		uint32_t callee = by_line ? AN_NONE : an_resolve_entry(p, cs->proc_id, cs->callee);
+		/* after both resolutions: resolving may move p->frames */
 		const struct an_frame *site = &p->frames[ss.first];
-		uint32_t callee = p->frames[cs_span.first + cs_span.n - 1].func;
 		bool found;
-		uint32_t k = an_map_put(&keys, (uint64_t)site->func << 32 | callee,
-					(uint64_t)site->file << 32 | site->line,
-					(uint32_t)n, &found);
+		uint32_t k = an_map_put(keys, (uint64_t)site->func << 32 | callee,
+					(uint64_t)site->file << 32 | site->line, (uint32_t)n, &found);
 
 		if (!found) {
 			ALLOC_GROW(acc, n + 1, a_acc);
 			ALLOC_GROW(info, n + 1, a_info);
 			memset(&acc[n], 0, sizeof(acc[n]));
-			info[n].caller = site->func;
-			info[n].callee = callee;
-			info[n].file = site->file;
-			info[n].line = site->line;
+			info[n] = (struct site_key){ site->func, callee, site->file, site->line };
 			n++;
 		}
 		acc[k].calls += cs->calls;
 		acc[k].ei += cs->elapsed_incl;
-		acc[k].ee += cs->elapsed_excl;
 		acc[k].ai += cs->app_incl;
-		acc[k].ae += cs->app_excl;
+		if (!by_line) {
+			acc[k].ee += cs->elapsed_excl;
+			acc[k].ae += cs->app_excl;
+		}
 	}
+	*acc_out = acc;
+	*key_out = info;
+	return n;
+}
+
+static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *alloc)
+{
+	struct an_map keys = { 0 };
+	struct acc *acc;
+	struct site_key *info;
+	size_t n = site_rows(p, false, &acc, &info, &keys);
+
 	for (size_t k = 0; k < n; k++) {
 		struct an_row *row = an_report_add_row(r, alloc);
 		const struct an_func *caller = &p->funcs[info[k].caller];
@@ -128,6 +148,68 @@ static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *all
 		an_row_set_s(row, AN_COL_CALLEE_MODULE, an_str(&p->strs, callee->module));
 		set_values(row, &acc[k], &r->session, false);
 	}
+	free(acc);
+	free(info);
+	an_map_release(&keys);
+}
+
+/*
+ * By line (docs/values.md): instrumentation sees calls, not the lines
+ * between them.  A line that makes calls gets their inclusive time (EI,
+ * AI) and their number; a function's own time (EE, AE) is put on its first
+ * line, the line of its entry, which so also gets EI = EE and AI = AE for
+ * it.  The exclusive values so add up to the session totals, as sampling's
+ * do, and the exclusive time of a line is never guessed.
+ */
+static void line_rows(struct an_profile *p, const struct an_cct *c, struct an_report *r,
+		      size_t *alloc)
+{
+	struct an_map keys = { 0 };
+	struct acc *acc;
+	struct site_key *info;
+	size_t n = site_rows(p, true, &acc, &info, &keys), a_acc = n, a_info = n, nnodes = an_cct_size(c);
+	size_t nfuncs = p->nfuncs;
+	uint32_t *key = xmalloc((nnodes ? nnodes : 1) * sizeof(*key));
+	struct an_fold *fold = xcalloc(nfuncs ? nfuncs : 1, sizeof(*fold));
+
+	for (size_t i = 0; i < nnodes; i++)
+		key[i] = an_cct_node(c, (uint32_t)i)->func;
+	an_cct_fold(c, key, nfuncs, fold);
+	for (uint32_t fn = 0; fn < nfuncs; fn++) {
+		const struct an_func *f = &p->funcs[fn];
+		uint32_t line = f->file == AN_NONE ? 0 : f->line;
+		bool found;
+		uint32_t k;
+
+		if (!fold[fn].excl && !fold[fn].app_excl)
+			continue;
+		k = an_map_put(&keys, (uint64_t)fn << 32 | AN_NONE, (uint64_t)f->file << 32 | line,
+			       (uint32_t)n, &found);
+		if (!found) {
+			ALLOC_GROW(acc, n + 1, a_acc);
+			ALLOC_GROW(info, n + 1, a_info);
+			memset(&acc[n], 0, sizeof(acc[n]));
+			info[n] = (struct site_key){ fn, AN_NONE, f->file, line };
+			n++;
+		}
+		acc[k].ee += fold[fn].excl;
+		acc[k].ae += fold[fn].app_excl;
+		acc[k].ei += fold[fn].excl;
+		acc[k].ai += fold[fn].app_excl;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct an_row *row = an_report_add_row(r, alloc);
+		const struct an_func *f = &p->funcs[info[k].caller];
+
+		an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, info[k].file));
+		if (info[k].file != AN_NONE)
+			an_row_set_u(row, AN_COL_LINE, info[k].line);
+		an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, f->name));
+		an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, f->module));
+		set_values(row, &acc[k], &r->session, false);
+	}
+	free(key);
+	free(fold);
 	free(acc);
 	free(info);
 	an_map_release(&keys);
@@ -158,8 +240,11 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 		if (nd->parent != AN_CCT_NONE && p->funcs[nd->func].unnamed)
 			an_unnamed_add(p, r, p->funcs[nd->func].mod, nd->excl);
 	}
-	if (o->by == AN_BY_CALLSITE) {
-		callsite_rows(p, r, &alloc);
+	if (o->by == AN_BY_CALLSITE || o->by == AN_BY_LINE) {
+		if (o->by == AN_BY_LINE)
+			line_rows(p, c, r, &alloc);
+		else
+			callsite_rows(p, r, &alloc);
 		free(key);
 		return 0;
 	}

@@ -62,6 +62,8 @@ struct an_func {
 	bool unnamed;             /* named by offset: no symbol (docs/values.md) */
 	uint32_t system;          /* string id of the mangled name, or AN_NONE */
 	uint32_t file;            /* string id of its source file, or AN_NONE */
+	uint32_t line;            /* the line of its entry address (an
+				     instrumented function's first line), 0: unknown */
 };
 
 /* The GNU build-id of a module, as its mappings were recorded. */
@@ -202,6 +204,12 @@ void an_unnamed_add(const struct an_profile *p, struct an_report *r, uint32_t mo
 
 struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 			  bool is_return);
+/*
+ * The function entered at addr (the outermost frame of its resolution),
+ * its first line noted from the entry's line: for instrumentation's
+ * entry and callee addresses.
+ */
+uint32_t an_resolve_entry(struct an_profile *p, uint32_t proc_id, uint64_t addr);
 /* The dense function id for (module, name), creating it. */
 uint32_t an_func_intern(struct an_profile *p, const char *module, const char *name);
 /* pid of a process image, or its proc_id when not recorded. */
@@ -216,8 +224,6 @@ void an_row_set_d(struct an_row *row, enum an_col c, double v);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
 
-/* Key columns (names, ids) sort ascending, values descending. */
-bool an_col_is_key(enum an_col c);
 
 /* Column sets (rows.c): a flat grouping's, a tree node's, a caller's. */
 const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n);

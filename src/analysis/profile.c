@@ -108,6 +108,7 @@ uint32_t an_func_intern(struct an_profile *p, const char *module, const char *na
 	p->funcs[p->nfuncs].unnamed = false;
 	p->funcs[p->nfuncs].system = AN_NONE;
 	p->funcs[p->nfuncs].file = AN_NONE;
+	p->funcs[p->nfuncs].line = 0;
 	return (uint32_t)p->nfuncs++;
 }
 
@@ -158,6 +159,17 @@ struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 	p->spans[p->nspans] = span;
 	an_map_put(&p->resolved, key, addr, (uint32_t)p->nspans++, NULL);
 	return span;
+}
+
+uint32_t an_resolve_entry(struct an_profile *p, uint32_t proc_id, uint64_t addr)
+{
+	struct an_span s = an_resolve(p, proc_id, addr, false);
+	const struct an_frame *f = &p->frames[s.first + s.n - 1];
+	struct an_func *fn = &p->funcs[f->func];
+
+	if (!fn->line && f->line && f->file == fn->file)
+		fn->line = f->line;
+	return f->func;
 }
 
 uint32_t an_proc_pid(const struct an_profile *p, uint32_t proc_id)

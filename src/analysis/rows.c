@@ -125,6 +125,10 @@ static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VA
 	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
+static const enum an_col i_line[] = { AN_COL_FILE, AN_COL_LINE, AN_COL_FUNCTION, AN_COL_MODULE,
+	INSTR_VALUES };
+static const enum an_col s_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
+	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, SAMPLE_VALUES };
 static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
 static const enum an_col s_module[] = { AN_COL_MODULE, SAMPLE_VALUES };
 static const enum an_col s_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, SAMPLE_VALUES };
@@ -144,6 +148,7 @@ static const struct colset {
 		[AN_BY_MODULE]   = SET(i_module),
 		[AN_BY_THREAD]   = SET(i_thread),
 		[AN_BY_PROCESS]  = SET(i_process),
+		[AN_BY_LINE]     = SET(i_line),
 		[AN_BY_CALLSITE] = SET(i_callsite),
 	},
 	[1] = {   /* sampling */
@@ -152,6 +157,7 @@ static const struct colset {
 		[AN_BY_THREAD]   = SET(s_thread),
 		[AN_BY_PROCESS]  = SET(s_process),
 		[AN_BY_LINE]     = SET(s_line),
+		[AN_BY_CALLSITE] = SET(s_callsite),
 		[AN_BY_ADDRESS]  = SET(s_address),
 	},
 };
@@ -419,17 +425,15 @@ int an_report_build(struct an_profile *p, const struct an_report_options *o,
 	}
 	cs = &colsets[m == SC_METHOD_SAMPLE][o->by];
 	if (!cs->cols) {
-		if (m == SC_METHOD_SAMPLE)
-			snprintf(err, errlen, "--by %s needs an instrumentation recording and this one is "
-				 "sampled (try --by line)", group_names[o->by]);
-		else
-			snprintf(err, errlen, "--by %s needs a sampling recording and this one is "
-				 "instrumented (try --by callsite)", group_names[o->by]);
+		/* only addresses: instrumentation records no instruction addresses */
+		snprintf(err, errlen, "--by %s needs a sampling recording and this one is "
+			 "instrumented (try --by line or --by callsite)", group_names[o->by]);
 		return -EINVAL;
 	}
-	if (m == SC_METHOD_INSTRUMENT && o->by == AN_BY_CALLSITE && o->app_time == AN_APP_EXACT) {
+	if (m == SC_METHOD_INSTRUMENT && (o->by == AN_BY_CALLSITE || o->by == AN_BY_LINE) &&
+	    o->app_time == AN_APP_EXACT) {
 		snprintf(err, errlen, "--app-time=exact is not recorded per call site; "
-			 "use the default interval rule with --by callsite");
+			 "use the default interval rule with --by %s", group_names[o->by]);
 		return -EINVAL;
 	}
 	r = xcalloc(1, sizeof(*r));

@@ -6,8 +6,10 @@
  * its leaf holds the count; a key's inclusive count is the sum over its
  * outermost nodes, so a function twice on a stack counts once.
  *
- * By line and address the key is finer than a path of functions, so those
- * rows come from the distinct stacks themselves: work is per distinct
+ * By line, address and call site the key is finer than a path of
+ * functions, so those rows come from the distinct stacks themselves (a
+ * call site: a frame's function and line, the line of its call, with the
+ * function of the frame below it, which that call entered): work is per distinct
  * (process image, stack), weighted by its sample count, never per sample;
  * the leaf's key gets the exclusive count and every distinct key on the
  * stack the inclusive count ("distinct" is a stamp per key, the serial of
@@ -23,8 +25,9 @@
 struct counts {
 	uint64_t incl, excl;
 	uint32_t stamp;           /* serial of the last stack counted, + 1 */
-	/* what a line or address row shows */
+	/* what a line, address or call-site row shows */
 	uint32_t func, file, line;
+	uint32_t callee;
 	uint64_t addr;
 };
 
@@ -74,6 +77,8 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 {
 	uint32_t nf = st ? st->nframes : 0;
 	bool prev_kernel = false;
+	uint32_t callee = AN_NONE;    /* the frame below (called by the next one) */
+	bool callee_leaf = false;
 
 	for (uint32_t i = 0; i < (nf ? nf : 1); i++) {
 		struct an_span sp;
@@ -105,6 +110,22 @@ static void count_stack(struct an_profile *p, enum an_group by, struct tally *t,
 			bool leaf = i == 0 && j == 0;
 			struct counts *c;
 
+			if (by == AN_BY_CALLSITE) {
+				/* the call from this frame's line to the frame below;
+				 * exclusive when that callee is the leaf */
+				if (callee != AN_NONE) {
+					c = tally_key(t, (uint64_t)f->file << 32 | f->line,
+						      (uint64_t)f->func << 32 | callee);
+					c->func = f->func;
+					c->file = f->file;
+					c->line = f->line;
+					c->callee = callee;
+					count(c, serial, n, callee_leaf);
+				}
+				callee = f->func;
+				callee_leaf = leaf;
+				continue;
+			}
 			c = tally_key(t, (uint64_t)f->file << 32 | f->line, f->func);
 			c->func = f->func;
 			c->file = f->file;
@@ -215,7 +236,7 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 	}
 	s->root_reached_pct = an_pct(s->root_reached, s->samples);
 	s->truncated_pct = an_pct(s->truncated, s->samples);
-	if (o->by != AN_BY_LINE && o->by != AN_BY_ADDRESS) {
+	if (o->by != AN_BY_LINE && o->by != AN_BY_ADDRESS && o->by != AN_BY_CALLSITE) {
 		fold_rows(p, o->by, r);
 		return 0;
 	}
@@ -251,6 +272,11 @@ int an_build_sample(struct an_profile *p, const struct an_report_options *o,
 		row = an_report_add_row(r, &alloc);
 		if (o->by == AN_BY_ADDRESS)
 			an_row_set_u(row, AN_COL_ADDRESS, c->addr);
+		if (o->by == AN_BY_CALLSITE) {
+			an_row_set_s(row, AN_COL_CALLEE, an_str(&p->strs, p->funcs[c->callee].name));
+			an_row_set_s(row, AN_COL_CALLEE_MODULE,
+				     an_str(&p->strs, p->funcs[c->callee].module));
+		}
 		an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, p->funcs[c->func].name));
 		an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, p->funcs[c->func].module));
 		an_row_set_s(row, AN_COL_FILE, an_str(&p->strs, c->file));

@@ -105,6 +105,48 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;     /* first met first */
 }
 
+/*
+ * The hot path (SPEC section 6): from the largest root, the child with the
+ * largest inclusive value for as long as it holds at least half of its
+ * parent's, over the whole tree (hidden nodes too).  Kept as the chain of
+ * node ids (the report's summary prints it) and as t->hot[] (the tree's
+ * '*' marks).
+ */
+static void hot_path(struct an_tree *t, const uint32_t *tops, size_t ntops)
+{
+	const struct an_cct *c = t->cct;
+	uint32_t best = AN_CCT_NONE;
+	size_t alloc = 0;
+
+	if (!ntops)
+		return;
+	if (t->merged) {
+		const struct an_cct_node *top = an_cct_node(c, tops[0]);
+
+		for (uint32_t k = top->first_child; k != AN_CCT_NONE; k = an_cct_node(c, k)->next_sibling)
+			if (best == AN_CCT_NONE || cmp_nodes(&k, &best, t) < 0)
+				best = k;
+	} else {
+		for (size_t g = 0; g < ntops; g++)
+			if (best == AN_CCT_NONE || cmp_nodes(&tops[g], &best, t) < 0)
+				best = tops[g];
+	}
+	while (best != AN_CCT_NONE && an_tree_value(t, best)) {
+		const struct an_cct_node *nd = an_cct_node(c, best);
+		uint32_t next = AN_CCT_NONE;
+
+		t->hot[best] = true;
+		ALLOC_GROW(t->hot_path, t->nhot + 1, alloc);
+		t->hot_path[t->nhot++] = best;
+		for (uint32_t k = nd->first_child; k != AN_CCT_NONE; k = an_cct_node(c, k)->next_sibling)
+			if (next == AN_CCT_NONE || cmp_nodes(&k, &next, t) < 0)
+				next = k;
+		if (next != AN_CCT_NONE && 2 * an_tree_value(t, next) < an_tree_value(t, best))
+			next = AN_CCT_NONE;
+		best = next;
+	}
+}
+
 int an_tree_build(struct an_profile *p, const struct an_tree_options *o, struct an_tree **out,
 		  char *err, size_t errlen)
 {
@@ -206,36 +248,7 @@ int an_tree_build(struct an_profile *p, const struct an_tree_options *o, struct 
 		if (t->kid_start[i + 1] - t->kid_start[i] > 1)
 			qsort_r(t->kids + t->kid_start[i], t->kid_start[i + 1] - t->kid_start[i],
 				sizeof(*t->kids), cmp_nodes, t);
-	/* the hot path, from the largest root, over the whole tree */
-	if (ntops) {
-		uint32_t best = AN_CCT_NONE;
-
-		if (t->merged) {
-			const struct an_cct_node *top = an_cct_node(c, tops[0]);
-
-			for (uint32_t k = top->first_child; k != AN_CCT_NONE;
-			     k = an_cct_node(c, k)->next_sibling)
-				if (best == AN_CCT_NONE || cmp_nodes(&k, &best, t) < 0)
-					best = k;
-		} else {
-			for (size_t g = 0; g < ntops; g++)
-				if (best == AN_CCT_NONE || cmp_nodes(&tops[g], &best, t) < 0)
-					best = tops[g];
-		}
-		while (best != AN_CCT_NONE && an_tree_value(t, best)) {
-			const struct an_cct_node *nd = an_cct_node(c, best);
-			uint32_t next = AN_CCT_NONE;
-
-			t->hot[best] = true;
-			for (uint32_t k = nd->first_child; k != AN_CCT_NONE;
-			     k = an_cct_node(c, k)->next_sibling)
-				if (next == AN_CCT_NONE || cmp_nodes(&k, &next, t) < 0)
-					next = k;
-			if (next != AN_CCT_NONE && 2 * an_tree_value(t, next) < an_tree_value(t, best))
-				next = AN_CCT_NONE;
-			best = next;
-		}
-	}
+	hot_path(t, tops, ntops);
 	free(shown);
 	*out = t;
 	return 0;
@@ -251,6 +264,7 @@ void an_tree_free(struct an_tree *t)
 	free(t->hidden);
 	free(t->hidden_value);
 	free(t->hot);
+	free(t->hot_path);
 	an_report_free(t->flat);
 	free(t);
 }
@@ -285,6 +299,47 @@ void an_tree_row(const struct an_tree *t, uint32_t id, struct an_row *row)
 		an_row_set_s(row, AN_COL_MODULE, an_cct_func_module(t->cct, nd->func));
 	}
 	node_values(&t->session, nd, row, true);
+}
+
+int an_highlights_build(struct an_profile *p, enum an_app_time app_time, size_t ntop,
+			struct an_highlights **out, char *err, size_t errlen)
+{
+	struct an_tree_options to = { .by = AN_BY_FUNCTION, .app_time = app_time };
+	struct an_highlights *h = xcalloc(1, sizeof(*h));
+	const struct an_report *flat;
+	enum an_col excl;
+	int ret;
+
+	*out = NULL;
+	ret = an_tree_build(p, &to, &h->tree, err, errlen);
+	if (ret < 0) {
+		free(h);
+		return ret;
+	}
+	flat = h->tree->flat;
+	excl = flat->session.method == SC_METHOD_SAMPLE ? AN_COL_EXCL_SAMPLES : AN_COL_EE;
+	h->top = xmalloc((flat->nrows ? flat->nrows : 1) * sizeof(*h->top));
+	if (flat->nrows)
+		memcpy(h->top, flat->rows, flat->nrows * sizeof(*h->top));
+	an_rows_sort(h->top, flat->nrows, excl);
+	while (h->ntop < ntop && h->ntop < flat->nrows && h->top[h->ntop].v[excl].u)
+		h->ntop++;
+	h->npath = h->tree->nhot;
+	h->path = xmalloc((h->npath ? h->npath : 1) * sizeof(*h->path));
+	for (size_t i = 0; i < h->npath; i++)
+		an_tree_row(h->tree, h->tree->hot_path[i], &h->path[i]);
+	*out = h;
+	return 0;
+}
+
+void an_highlights_free(struct an_highlights *h)
+{
+	if (!h)
+		return;
+	free(h->top);
+	free(h->path);
+	an_tree_free(h->tree);
+	free(h);
 }
 
 int an_tree_check(const struct an_tree *t, char *why, size_t whylen)

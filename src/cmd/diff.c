@@ -14,7 +14,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 static const char diff_usage[] =
@@ -22,15 +21,17 @@ static const char diff_usage[] =
 	"                       [--sort COLUMN] [--top N] [--app-time=interval|exact]\n"
 	"\n"
 	"  BASE, NEW           two data files of the same method\n"
-	"  --by GROUP          function (default), module, thread, process;\n"
-	"                      callsite (instrumentation); line, address (sampling)\n"
+	"  --by GROUP          function (default), module, thread, process, line,\n"
+	"                      callsite; address (sampling)\n"
 	"  --format FORMAT     table (default), csv or json\n"
 	"  --sort COLUMN       delta_X, base_X or new_X for a column X (a bare X or\n"
 	"                      alias sorts by its delta); deltas by absolute value\n"
-	"                      (default: delta of the exclusive percentage)\n"
+	"                      (default: delta of the exclusive percentage); the\n"
+	"                      table shows X in place of the inclusive percentage\n"
 	"  --top N             show the first N rows (0: all)\n"
 	"  --app-time MODE     interval (default) or exact, for instrumentation\n"
-	"  --width N           table width\n";
+	"  --width N           table width: names are shortened to fit; default: the\n"
+	"                      terminal's (at least 80); not a terminal: names whole\n";
 
 enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_WIDTH };
 
@@ -116,15 +117,6 @@ static int parse_args(int argc, char **argv, struct diff_opts *o)
 	return 0;
 }
 
-static unsigned terminal_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 80)
-		return ws.ws_col > 1000 ? 1000 : ws.ws_col;
-	return 80;
-}
-
 static const char *method_name(enum sc_method m)
 {
 	return m == SC_METHOD_SAMPLE ? "sampling" : "instrumentation";
@@ -189,7 +181,7 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (!o.out.width)
-		o.out.width = terminal_width();
+		o.out.width = out_terminal_width(STDOUT_FILENO);
 	ret = o.format->write_diff(stdout, d, &o.out);
 	if (ret < 0) {
 		pr_err("diff: writing the comparison failed: %s", strerror(-ret));

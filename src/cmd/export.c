@@ -37,7 +37,7 @@ static const char export_usage[] =
 	"  -o, --output OUT    default stackclock.pb.gz, callgrind.out.stackclock,\n"
 	"                      stackclock.folded or stackclock.html; - for stdout\n"
 	"  --value VALUE       folded, instrumentation: elapsed (default), application\n"
-	"                      or calls\n"
+	"                      or calls (sampling: samples only, no --value)\n"
 	"  --app-time MODE     instrumentation: interval (default) or exact\n";
 
 enum { OPT_FORMAT = 256, OPT_VALUE, OPT_APP_TIME };
@@ -47,6 +47,7 @@ struct export_opts {
 	const struct exp_format *format;
 	struct exp_options exp;
 	bool value_given, app_time_given;
+	const char *value_name;   /* --value as given */
 };
 
 static int parse_args(int argc, char **argv, struct export_opts *o)
@@ -82,6 +83,7 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 			break;
 		case OPT_VALUE:
 			o->value_given = true;
+			o->value_name = optarg;
 			if (!strcmp(optarg, "elapsed")) {
 				o->exp.value = EXP_VALUE_ELAPSED;
 			} else if (!strcmp(optarg, "application")) {
@@ -199,6 +201,12 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!an_profile_method(p)) {
 		pr_err("export: %s holds no profile data (record one with 'stackclock record')", o.input);
+		goto out;
+	}
+	if (o.value_given && an_profile_method(p) == SC_METHOD_SAMPLE) {
+		/* sampling has samples only: a value asked for would be ignored */
+		pr_err("export: --value %s needs an instrumentation recording; %s holds samples "
+		       "(drop --value: the folded values are samples)", o.value_name, o.input);
 		goto out;
 	}
 	if (o.app_time_given && an_profile_method(p) == SC_METHOD_SAMPLE) {

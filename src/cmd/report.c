@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 static const char report_usage[] =
@@ -29,8 +28,8 @@ static const char report_usage[] =
 	"                         [--tree [--threshold PCT] [--depth N] | --caller-callee FUNCTION]\n"
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
-	"  --by GROUP          function (default), module, thread, process;\n"
-	"                      callsite (instrumentation); line, address (sampling)\n"
+	"  --by GROUP          function (default), module, thread, process, line,\n"
+	"                      callsite; address (sampling)\n"
 	"  --format FORMAT     table (default), csv or json\n"
 	"  --sort COLUMN       a JSON column name, or ei, ee, ai, ae, calls,\n"
 	"                      inclusive, exclusive, function, ...\n"
@@ -41,8 +40,9 @@ static const char report_usage[] =
 	"                      application time; exact: only measured OS time is removed\n"
 	"  --raw-times         instrumentation: the values with the probes' own cost left\n"
 	"                      in (by default it is taken out); no per-call min and max\n"
-	"  --width N           table width; default: the terminal's, at least 80,\n"
-	"                      or 80 when the output is not a terminal\n"
+	"  --width N           table width: names and modules are shortened to fit;\n"
+	"                      default: the terminal's (at least 80); not a terminal:\n"
+	"                      no limit, names whole\n"
 	"  --check             verify the SPEC invariants; fail naming a violation\n"
 	"  --tree              the call tree (--by function: merged; thread, process:\n"
 	"                      one tree each), children by inclusive value, hot path marked\n"
@@ -50,6 +50,9 @@ static const char report_usage[] =
 	"                      (default 0.5 for the table, 0 for CSV and JSON)\n"
 	"  --depth N           show N levels of functions (0: all)\n"
 	"  --caller-callee F   the function(s) named F, their callers and callees\n";
+
+/* Functions the table's summary lists as doing most individual work. */
+#define REPORT_HIGHLIGHTS 5
 
 enum { OPT_BY = 256, OPT_FORMAT, OPT_SORT, OPT_TOP, OPT_APP_TIME, OPT_CHECK, OPT_WIDTH,
 	OPT_TREE, OPT_THRESHOLD, OPT_DEPTH, OPT_CALLERS, OPT_RAW_TIMES };
@@ -221,16 +224,6 @@ static const char *column_names(const struct an_report *r, char *buf, size_t len
 	return buf;
 }
 
-/* A wider terminal gets longer names; files and pipes get 80 columns. */
-static unsigned terminal_width(void)
-{
-	struct winsize ws;
-
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 80)
-		return ws.ws_col > 1000 ? 1000 : ws.ws_col;
-	return 80;
-}
-
 static int report_tree(struct an_profile *p, const struct report_opts *o)
 {
 	struct an_tree_options to = {
@@ -310,6 +303,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct an_profile *p = NULL;
 	struct an_report *r = NULL;
+	struct an_highlights *h = NULL;
 	const char *damaged = NULL;
 	char err[512], why[512], names[1024];
 	int ret, status = 1;
@@ -338,13 +332,13 @@ int cmd_report(int argc, char **argv)
 		pr_err("report: --raw-times applies to instrumentation recordings; %s holds samples", o.input);
 		goto out;
 	}
-	if (o.raw_times && o.an.by == AN_BY_CALLSITE) {
-		pr_err("report: call-site rows are kept only with the probes' cost taken out; "
-		       "drop --raw-times, or use --by function");
+	if (o.raw_times && (o.an.by == AN_BY_CALLSITE || o.an.by == AN_BY_LINE)) {
+		pr_err("report: call sites (which --by %s is made of) are kept only with the probes' "
+		       "cost taken out; drop --raw-times, or use --by function", an_group_name(o.an.by));
 		goto out;
 	}
 	if (!o.out.width)
-		o.out.width = terminal_width();
+		o.out.width = out_terminal_width(STDOUT_FILENO);
 	if (o.tree || o.callers) {
 		status = o.tree ? report_tree(p, &o) : report_callers(p, &o);
 		goto out;
@@ -361,6 +355,10 @@ int cmd_report(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* the table's first screen says where the work is (highlights) */
+	if (o.format == &out_table && an_highlights_build(p, o.an.app_time, REPORT_HIGHLIGHTS,
+							   &h, err, sizeof(err)) == 0)
+		o.out.highlights = h;
 	ret = o.format->write(stdout, r, &o.out);
 	if (ret < 0) {
 		pr_err("report: writing the report failed: %s", strerror(-ret));
@@ -377,6 +375,7 @@ int cmd_report(int argc, char **argv)
 	}
 	status = 0;
 out:
+	an_highlights_free(h);
 	an_report_free(r);
 	an_profile_free(p);
 	return status;

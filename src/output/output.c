@@ -5,7 +5,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* Every --format; a new format is one file and one line here. */
 static const struct out_format *const out_formats[] = {
@@ -33,6 +36,22 @@ const char *out_format_list(void)
 			strncat(list, out_formats[i]->name, sizeof(list) - strlen(list) - 1);
 		}
 	return list;
+}
+
+unsigned out_terminal_width(int fd)
+{
+	struct winsize ws;
+	unsigned long cols = 0;
+	const char *env;
+
+	if (!isatty(fd))
+		return 0;
+	if (!ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col)
+		cols = ws.ws_col;
+	else if ((env = getenv("COLUMNS")) && *env)
+		cols = strtoul(env, NULL, 10);
+	/* narrower than 80 cannot hold the value columns and a name */
+	return cols < 80 ? 80 : cols > 1000 ? 1000 : (unsigned)cols;
 }
 
 size_t out_rows_shown(const struct an_report *r, const struct out_options *o)

@@ -13,7 +13,8 @@
  * o->top rows (0 = all); never change the report; return 0 or -errno (a
  * failed write, e.g. EPIPE, is the caller's to report).  CSV and JSON use
  * the column names of SPEC section 5 and full, unshortened names; the table
- * fits o->width columns (80 by default) and may shorten names.
+ * fits o->width columns and then may shorten names (o->width 0: no limit,
+ * names whole).
  *
  * Not thread-safe (stdio).  Nothing is allocated that outlives a call.
  */
@@ -28,7 +29,14 @@
 
 struct out_options {
 	size_t top;               /* rows to show; 0 = all */
-	unsigned width;           /* table: line width; 0 = 80 */
+	/*
+	 * table: the line width (--width, or a terminal's); 0: no limit (the
+	 * output is not a terminal): names are never cut, and the summary's
+	 * prose wraps at 80 columns (wrapping loses nothing)
+	 */
+	unsigned width;
+	/* table, flat report: the summary block before the full table, or NULL */
+	const struct an_highlights *highlights;
 };
 
 struct out_format {
@@ -48,6 +56,13 @@ const struct out_format *out_format_find(const char *name);
 const char *out_format_list(void);
 
 /* ---- helpers shared by the writers (output.c) --------------------------- */
+
+/*
+ * The table width for output on fd: a terminal's columns (TIOCGWINSZ, else
+ * $COLUMNS; at least 80, at most 1000), or 0 (no limit) when fd is not a
+ * terminal.
+ */
+unsigned out_terminal_width(int fd);
 
 /* Rows a writer shows: min(nrows, top) or all. */
 size_t out_rows_shown(const struct an_report *r, const struct out_options *o);

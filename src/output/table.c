@@ -16,6 +16,7 @@
 #include "output/output.h"
 #include "record/reloc.h"
 #include "symbols/symbols.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,10 +27,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#define NAME_MAX_BUF 512
-
 struct out_line {
-	char buf[1024];
+	char buf[4096];
 	size_t len;
 };
 
@@ -345,86 +344,123 @@ static const char *str_or(const struct an_row *row, enum an_col c, const char *d
 	return row->v[c].present ? row->v[c].s : dflt;
 }
 
-/* The row's name column in w characters. */
-/* prefix, then s fitted by fit() into what is left of w columns. */
-static void prefixed(char *dst, size_t w, const char *prefix,
-		     void (*fit)(char *, size_t, const char *), const char *s)
+/* A plain cut to w characters: for labels that have no better way. */
+static void fit_cut(char *dst, size_t w, const char *s)
 {
-	char rest[NAME_MAX_BUF];
-	size_t n = strlen(prefix);
-
-	fit(rest, w > n ? w - n : 0, s);
-	snprintf(dst, w + 1, "%s%s", prefix, rest);
+	snprintf(dst, w + 1, "%s", s);
 }
 
-static void label(char *dst, size_t w, const struct an_report *r, const struct an_row *row)
+/*
+ * prefix then s, fitted by fit() into what is left of w columns; whole
+ * when w is 0 (no width limit).  Malloc'ed, control bytes replaced.
+ */
+static char *fitted(size_t w, const char *prefix, void (*fit)(char *, size_t, const char *),
+		    const char *s)
 {
-	char a[NAME_MAX_BUF], b[NAME_MAX_BUF], c[NAME_MAX_BUF];
-	size_t half;
+	size_t n = strlen(prefix);
+	char *dst, *rest;
 
-	if (w >= NAME_MAX_BUF)
-		w = NAME_MAX_BUF - 1;
+	if (!w) {
+		dst = xasprintf("%s%s", prefix, s);
+	} else {
+		dst = xmalloc(w + 1);
+		rest = xmalloc(w + 1);
+		fit(rest, w > n ? w - n : 0, s);
+		snprintf(dst, w + 1, "%s%s", prefix, rest);
+		free(rest);
+	}
+	sanitize(dst);
+	return dst;
+}
+
+/* "caller:line -> callee" in w columns (0: whole), the callee given half. */
+static char *callsite_label(size_t w, const struct an_row *row)
+{
+	const char *caller = str_or(row, AN_COL_FUNCTION, "?"), *callee = str_or(row, AN_COL_CALLEE, "?");
+	char mid[48], *a, *b, *dst;
+	size_t half, len = 0;
+
+	if (row->v[AN_COL_FILE].present)
+		snprintf(mid, sizeof(mid), ":%" PRIu64 " -> ", row->v[AN_COL_LINE].u);
+	else
+		snprintf(mid, sizeof(mid), " -> ");
+	if (!w) {
+		dst = xasprintf("%s%s%s", caller, mid, callee);
+		sanitize(dst);
+		return dst;
+	}
+	a = xmalloc(w + 1);
+	b = xmalloc(w + 1);
+	dst = xmalloc(w + 1);
+	half = w > strlen(mid) ? (w - strlen(mid)) / 2 : 0;
+	fit_name(b, half, callee);
+	fit_name(a, w > strlen(mid) + strlen(b) ? w - strlen(mid) - strlen(b) : 0, caller);
+	/* the parts were fitted to w; a longer total is cut there */
+	{
+		const char *parts[3] = { a, mid, b };
+
+		for (int i = 0; i < 3; i++) {
+			size_t n = strlen(parts[i]);
+
+			if (n > w - len)
+				n = w - len;
+			memcpy(dst + len, parts[i], n);
+			len += n;
+		}
+		dst[len] = '\0';
+	}
+	free(a);
+	free(b);
+	sanitize(dst);
+	return dst;
+}
+
+/* The row's name column in w characters (0: whole).  Malloc'ed. */
+static char *label(size_t w, const struct an_report *r, const struct an_row *row)
+{
+	char a[160];
+
 	switch (r->by) {
 	case AN_BY_MODULE:
-		fit_tail(dst, w, str_or(row, AN_COL_MODULE, "?"));
-		break;
+		return fitted(w, "", fit_tail, str_or(row, AN_COL_MODULE, "?"));
 	case AN_BY_THREAD:
 		snprintf(a, sizeof(a), "%" PRIu64 "%s%s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
 			 row->v[AN_COL_THREAD_NAME].present ? " " : "",
 			 str_or(row, AN_COL_THREAD_NAME, ""), row->v[AN_COL_PID].u);
-		snprintf(dst, w + 1, "%s", a);
-		break;
+		return fitted(w, "", fit_cut, a);
 	case AN_BY_PROCESS:
 		snprintf(a, sizeof(a), "%" PRIu64 " ", row->v[AN_COL_PID].u);
-		prefixed(dst, w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
-		break;
+		return fitted(w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
 	case AN_BY_LINE:
 		if (row->v[AN_COL_FILE].present)
-			snprintf(a, sizeof(a), "%s:%" PRIu64 " ", base_name(row->v[AN_COL_FILE].s),
+			snprintf(a, sizeof(a), "%.100s:%" PRIu64 " ", base_name(row->v[AN_COL_FILE].s),
 				 row->v[AN_COL_LINE].u);
 		else
 			snprintf(a, sizeof(a), "?? ");
-		prefixed(dst, w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
-		break;
+		return fitted(w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
 	case AN_BY_ADDRESS:
 		snprintf(a, sizeof(a), "0x%" PRIx64 " ", row->v[AN_COL_ADDRESS].u);
-		prefixed(dst, w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
-		break;
+		return fitted(w, a, fit_name, str_or(row, AN_COL_FUNCTION, "?"));
 	case AN_BY_CALLSITE:
-		/* "caller:line -> callee" */
-		if (row->v[AN_COL_FILE].present)
-			snprintf(c, sizeof(c), ":%" PRIu64 " -> ", row->v[AN_COL_LINE].u);
-		else
-			snprintf(c, sizeof(c), " -> ");
-		half = w > strlen(c) ? (w - strlen(c)) / 2 : 0;
-		fit_name(b, half, str_or(row, AN_COL_CALLEE, "?"));
-		fit_name(a, w > strlen(c) + strlen(b) ? w - strlen(c) - strlen(b) : 0,
-			 str_or(row, AN_COL_FUNCTION, "?"));
-		/* the parts were fitted to w; a longer total is cut there */
-		{
-			const char *parts[3] = { a, c, b };
-			size_t len = 0;
-
-			for (int i = 0; i < 3; i++) {
-				size_t n = strlen(parts[i]);
-
-				if (n > w - len)
-					n = w - len;
-				memcpy(dst + len, parts[i], n);
-				len += n;
-			}
-			dst[len] = '\0';
-		}
-		break;
+		return callsite_label(w, row);
 	default:
-		fit_name(dst, w, str_or(row, AN_COL_FUNCTION, "?"));
-		break;
+		return fitted(w, "", fit_name, str_or(row, AN_COL_FUNCTION, "?"));
 	}
-	sanitize(dst);
 }
 
 /* Instrumentation: calls(7) + 4 x " time(6) pct(4)" + "  " = 57, then the name. */
 #define I_FIXED 57
+
+/* The columns a name gets in a line of width (0: no limit, 0 too). */
+static size_t name_room(unsigned width, size_t fixed)
+{
+	if (!width)
+		return 0;
+	return width > fixed + 8 ? width - fixed : 8;
+}
+
+static const char instr_legend[] =
+	"EI/EE elapsed incl./excl., % of session EI; AI/AE application, % of session AI\n";
 
 static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
 {
@@ -432,14 +468,14 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 		{ AN_COL_EI, AN_COL_EI_PCT }, { AN_COL_EE, AN_COL_EE_PCT },
 		{ AN_COL_AI, AN_COL_AI_PCT }, { AN_COL_AE, AN_COL_AE_PCT },
 	};
-	size_t w = width > I_FIXED + 8 ? width - I_FIXED : 8;
-	char name[NAME_MAX_BUF], t[32], p[32], calls[32];
+	size_t w = name_room(width, I_FIXED);
+	char t[32], p[32], calls[32];
 
-	fprintf(f, "EI/EE elapsed incl./excl., %% of session EI; AI/AE application, %% of session AI\n");
 	fprintf(f, "%7s %6s %4s %6s %4s %6s %4s %6s %4s  %s\n", "Calls",
 		"EI", "EI%", "EE", "EE%", "AI", "AI%", "AE", "AE%", label_title(r->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_row *row = &r->rows[i];
+		char *name;
 
 		fmt_count(calls, sizeof(calls), row->v[AN_COL_CALLS].u, 7);
 		fprintf(f, "%7s", calls);
@@ -448,57 +484,162 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 			fmt_pct4(p, sizeof(p), row->v[vals[k][1]].d);
 			fprintf(f, " %6s %4s", t, p);
 		}
-		label(name, w, r, row);
+		name = label(w, r, row);
 		fprintf(f, "  %s\n", name);
+		free(name);
 	}
 }
 
-/* Sampling: " incl(9) pct(5) excl(9) pct(5)" + "  " = 34, then the name
- * (and, by function when there is room, the module's file name). */
+/*
+ * Sampling: " incl(9) pct(5) excl(9) pct(5)" + "  " = 34, then the name
+ * and, by function, the module's file name.  Within a width the module
+ * column is as wide as its longest name up to a third of the room (at
+ * least S_MODULE), the function the rest; without a limit the function
+ * column is as wide as its longest name up to S_NAME_PAD (a longer name
+ * pushes its module to the right) and nothing is cut.
+ */
 #define S_FIXED 34
 #define S_MODULE 16
+#define S_NAME_PAD 60
 
 static void sample_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
 {
-	size_t w = width > S_FIXED + 8 ? width - S_FIXED : 8;
-	bool module = r->by == AN_BY_FUNCTION && w >= 40;
-	char name[NAME_MAX_BUF], mod[NAME_MAX_BUF], a[32], b[32];
+	size_t w = name_room(width, S_FIXED), mw = strlen("Module"), fw = strlen("Function");
+	bool module = r->by == AN_BY_FUNCTION && (!width || w >= 40);
+	char a[32], b[32];
 
-	if (module)
-		w -= S_MODULE + 1;
+	if (module) {
+		for (size_t i = 0; i < n; i++) {
+			size_t len = strlen(base_name(str_or(&r->rows[i], AN_COL_MODULE, "?")));
+
+			if (len > mw)
+				mw = len;
+			if (!width) {
+				char *name = label(0, r, &r->rows[i]);
+
+				if (strlen(name) > fw)
+					fw = strlen(name);
+				free(name);
+			}
+		}
+		if (width) {
+			size_t most = w / 3 > S_MODULE ? w / 3 : S_MODULE;
+
+			if (mw > most)
+				mw = most;
+			fw = w - mw - 1;
+		} else if (fw > S_NAME_PAD) {
+			fw = S_NAME_PAD;
+		}
+	}
 	fprintf(f, " %9s %5s %9s %5s  ", "Inclusive", "%", "Exclusive", "%");
 	if (module)
-		fprintf(f, "%-*s %s\n", (int)w, label_title(r->by), "Module");
+		fprintf(f, "%-*s %s\n", (int)fw, label_title(r->by), "Module");
 	else
 		fprintf(f, "%s\n", label_title(r->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_row *row = &r->rows[i];
+		char *name;
 
 		fmt_count(a, sizeof(a), row->v[AN_COL_INCL_SAMPLES].u, 9);
 		fmt_count(b, sizeof(b), row->v[AN_COL_EXCL_SAMPLES].u, 9);
 		fprintf(f, " %9s %5.1f %9s %5.1f  ", a, row->v[AN_COL_INCL_PCT].d,
 			b, row->v[AN_COL_EXCL_PCT].d);
-		label(name, w, r, row);
+		name = label(module ? (width ? fw : 0) : w, r, row);
 		if (module) {
-			fit_tail(mod, S_MODULE, base_name(str_or(row, AN_COL_MODULE, "?")));
-			fprintf(f, "%-*s %s\n", (int)w, name, mod);
+			char *mod = fitted(width ? mw : 0, "", fit_tail,
+					   base_name(str_or(row, AN_COL_MODULE, "?")));
+
+			fprintf(f, "%-*s %s\n", (int)fw, name, mod);
+			free(mod);
 		} else {
 			fprintf(f, "%s\n", name);
 		}
+		free(name);
 	}
 }
 
-static int write_table(FILE *f, const struct an_report *r, const struct out_options *o)
+/* Rows of one method's layout: a view of n rows by r->by. */
+static void value_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
 {
-	unsigned width = o->width ? o->width : 80;
-	size_t n = out_rows_shown(r, o);
-
-	summary(f, r, width);
-	fputc('\n', f);
 	if (r->session.method == SC_METHOD_SAMPLE)
 		sample_rows(f, r, n, width);
 	else
 		instr_rows(f, r, n, width);
+}
+
+/*
+ * The hot path on lines of at most width - 2 columns after its title:
+ * "a > b > c 97.5% > d 62.0%", each share written where it changes (a
+ * chain of wrappers at the same share is written once).  Lines break
+ * between nodes only: a name is never split, and is shortened only when
+ * the width is limited and it alone is wider.
+ */
+static void hot_path_lines(FILE *f, const struct an_session *s, const struct an_highlights *h,
+			   unsigned width)
+{
+	bool smp = s->method == SC_METHOD_SAMPLE;
+	enum an_col in_pct = smp ? AN_COL_INCL_PCT : AN_COL_EI_PCT;
+	size_t room = width ? width : 80, col;
+	char pct[16], next_pct[16];
+
+	col = (size_t)fprintf(f, "Hot path (%s):", smp ? "inclusive % of samples" : "EI % of session EI");
+	for (size_t i = 0; i < h->npath; i++) {
+		const struct an_row *row = &h->path[i];
+		char *name, *item;
+		size_t len;
+
+		snprintf(pct, sizeof(pct), "%.1f%%", row->v[in_pct].d);
+		if (i + 1 < h->npath)
+			snprintf(next_pct, sizeof(next_pct), "%.1f%%", h->path[i + 1].v[in_pct].d);
+		name = fitted(width ? (room > 16 ? room - 12 : 4) : 0, "", fit_name,
+			      str_or(row, AN_COL_FUNCTION, "?"));
+		item = xasprintf("%s%s%s%s", name, i + 1 < h->npath && !strcmp(pct, next_pct) ? "" : " ",
+				 i + 1 < h->npath && !strcmp(pct, next_pct) ? "" : pct,
+				 i + 1 < h->npath ? " >" : "");
+		len = strlen(item);
+		if (col > 2 && col + 1 + len > room) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		col += (size_t)fprintf(f, " %s", item);
+		free(item);
+		free(name);
+	}
+	fputc('\n', f);
+}
+
+/*
+ * The first screen's answer to "where is the time": the functions doing
+ * most individual work, then the hot path.
+ */
+static void highlights(FILE *f, const struct an_session *s, const struct an_highlights *h,
+		       unsigned width)
+{
+	bool smp = s->method == SC_METHOD_SAMPLE;
+	struct an_report view = { .session = *s, .by = AN_BY_FUNCTION, .rows = h->top, .nrows = h->ntop };
+
+	if (!h->ntop && !h->npath)
+		return;
+	fprintf(f, "Functions doing most individual work (largest %s first):\n",
+		smp ? "exclusive samples" : "EE");
+	value_rows(f, &view, h->ntop, width);
+	if (h->npath)
+		hot_path_lines(f, s, h, width);
+	fputc('\n', f);
+}
+
+static int write_table(FILE *f, const struct an_report *r, const struct out_options *o)
+{
+	size_t n = out_rows_shown(r, o);
+
+	summary(f, r, o->width ? o->width : 80);
+	fputc('\n', f);
+	if (r->session.method != SC_METHOD_SAMPLE)
+		fputs(instr_legend, f);
+	if (o->highlights)
+		highlights(f, &r->session, o->highlights, o->width);
+	value_rows(f, r, n, o->width);
 	if (!r->nrows)
 		fprintf(f, "(no rows)\n");
 	else if (n < r->nrows)
@@ -543,22 +684,21 @@ static size_t tree_fixed(const struct an_tree *t)
 	return (t->session.method == SC_METHOD_SAMPLE ? 32 : 39) + 9;
 }
 
-static void tree_node_label(char *dst, size_t w, const struct an_tree *t, const struct an_row *row)
+/* A node's name in w columns (0: whole).  Malloc'ed. */
+static char *tree_node_label(size_t w, const struct an_tree *t, const struct an_row *row)
 {
-	char a[NAME_MAX_BUF];
+	char a[160];
 
-	if (row->v[AN_COL_FUNCTION].present) {
-		fit_name(dst, w, row->v[AN_COL_FUNCTION].s);
-	} else if (t->by == AN_BY_THREAD) {
+	if (row->v[AN_COL_FUNCTION].present)
+		return fitted(w, "", fit_name, row->v[AN_COL_FUNCTION].s);
+	if (t->by == AN_BY_THREAD) {
 		snprintf(a, sizeof(a), "thread %" PRIu64 "%s%s (pid %" PRIu64 ")", row->v[AN_COL_TID].u,
 			 row->v[AN_COL_THREAD_NAME].present ? " " : "",
 			 str_or(row, AN_COL_THREAD_NAME, ""), row->v[AN_COL_PID].u);
-		snprintf(dst, w + 1, "%s", a);
-	} else {
-		snprintf(a, sizeof(a), "process %" PRIu64 " ", row->v[AN_COL_PID].u);
-		prefixed(dst, w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
+		return fitted(w, "", fit_cut, a);
 	}
-	sanitize(dst);
+	snprintf(a, sizeof(a), "process %" PRIu64 " ", row->v[AN_COL_PID].u);
+	return fitted(w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
 }
 
 static void hidden_line(FILE *f, const struct an_tree *t, size_t indent, uint32_t n, uint64_t v)
@@ -573,6 +713,7 @@ static void hidden_line(FILE *f, const struct an_tree *t, size_t indent, uint32_
 
 static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_options *o)
 {
+	/* without a width limit names are whole; indentation stops as at 80 */
 	unsigned width = o->width ? o->width : 80;
 	size_t namew = width > tree_fixed(t) + 16 ? width - tree_fixed(t) : 16;
 	size_t max_indent = namew / T_MAX_INDENT_DIV;
@@ -586,7 +727,7 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 	} *st;
 	size_t sp = 0, cap = 64;
 	struct an_row row;
-	char name[NAME_MAX_BUF];
+	char *name;
 	bool smp = t->session.method == SC_METHOD_SAMPLE;
 
 	summary(f, &(struct an_report){ .session = t->session, .by = t->by }, width);
@@ -624,9 +765,10 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 		tree_values(f, t, &row);
 		mark = fr->parent == UINT32_MAX ? "" : fr->only ? "> " : "+ ";
 		w = namew > fr->indent + strlen(mark) ? namew - fr->indent - strlen(mark) : 1;
-		tree_node_label(name, w, t, &row);
+		name = tree_node_label(o->width ? w : 0, t, &row);
 		fprintf(f, " %5u %c %*s%s%s\n", nd->depth, t->hot[id] ? '*' : ' ', (int)fr->indent, "",
 			mark, name);
+		free(name);
 		nk = an_tree_children(t, id, &kids);
 		if (sp == cap) {
 			struct frame *grown = realloc(st, 2 * cap * sizeof(*st));
@@ -669,10 +811,9 @@ static void rows_block(FILE *f, const struct an_session *s, const char *title, s
 	size_t shown = top && top < n ? top : n;
 
 	fprintf(f, "%s\n", title);
-	if (s->method == SC_METHOD_SAMPLE)
-		sample_rows(f, &view, shown, width);
-	else
-		instr_rows(f, &view, shown, width);
+	if (s->method != SC_METHOD_SAMPLE)
+		fputs(instr_legend, f);
+	value_rows(f, &view, shown, width);
 	if (!n)
 		fprintf(f, "(none)\n");
 	else if (shown < n)
@@ -687,25 +828,25 @@ static int write_table_callers(FILE *f, const struct an_callers *c, const struct
 	summary(f, &(struct an_report){ .session = c->session, .by = AN_BY_FUNCTION }, width);
 	for (size_t i = 0; i < c->nfn; i++) {
 		struct an_callers_entry *e = &c->fn[i];
-		char title[2 * NAME_MAX_BUF + 16], mod[NAME_MAX_BUF];
-
-		char name[NAME_MAX_BUF];
+		char mod[32], *name, *title;
 
 		fit_tail(mod, 24, base_name(str_or(&e->self, AN_COL_MODULE, "?")));
-		fit_name(name, width > strlen(mod) + 8 ? width - strlen(mod) - 8 : 8,
-			 str_or(&e->self, AN_COL_FUNCTION, "?"));
+		name = fitted(o->width ? (width > strlen(mod) + 8 ? width - strlen(mod) - 8 : 8) : 0, "",
+			      fit_name, str_or(&e->self, AN_COL_FUNCTION, "?"));
 		fputc('\n', f);
-		snprintf(title, sizeof(title), "== %s (%s)", name, mod);
+		title = xasprintf("== %s (%s)", name, mod);
 		sanitize(title);
-		rows_block(f, &c->session, title, &e->self, 1, 0, width);
+		rows_block(f, &c->session, title, &e->self, 1, 0, o->width);
 		rows_block(f, &c->session, smp ?
 			   "Callers (samples of its outermost call from each; they sum to its inclusive):" :
 			   "Callers (time of its outermost call made from each; EI adds up to its EI):",
-			   e->callers, e->ncallers, o->top, width);
+			   e->callers, e->ncallers, o->top, o->width);
 		rows_block(f, &c->session, smp ?
 			   "Callees (samples of what its innermost call called; + exclusive = inclusive):" :
 			   "Callees (what its innermost call called; EI + its EE = its EI):",
-			   e->callees, e->ncallees, o->top, width);
+			   e->callees, e->ncallees, o->top, o->width);
+		free(title);
+		free(name);
 	}
 	return out_finish(f);
 }
@@ -720,15 +861,58 @@ static void fmt_delta(char *b, size_t len, double v)
 		snprintf(b, len, "%+.1f", v);
 }
 
+/* A diff value of column c in at most 7 characters: a percentage, a time
+ * or a count, a delta with its sign. */
+static void fmt_diff_value(char *b, size_t len, const struct an_diff_row *row, enum an_col c,
+			   enum an_diff_part part)
+{
+	enum an_type type = an_column_info(c)->type;
+	char t[32];
+
+	if ((part == AN_DIFF_BASE && !row->in_base) || (part == AN_DIFF_NEW && !row->in_new)) {
+		snprintf(b, len, "-");
+		return;
+	}
+	if (type == AN_T_PCT) {
+		double v = an_diff_value(row, c, part);
+
+		if (part == AN_DIFF_DELTA)
+			fmt_delta(b, len, v);
+		else
+			snprintf(b, len, "%.1f", v);
+		return;
+	}
+	{
+		int64_t v = out_diff_int(row, c, part);
+		uint64_t mag = v < 0 ? (uint64_t)-v : (uint64_t)v;
+
+		if (type == AN_T_NS)
+			out_fmt_time(t, sizeof(t), mag);
+		else
+			fmt_count(t, sizeof(t), mag, 6);
+		snprintf(b, len, "%s%s", part != AN_DIFF_DELTA || !v ? "" : v < 0 ? "-" : "+", t);
+	}
+}
+
+/*
+ * Columns: the exclusive percentage (base, new, delta), then the inclusive
+ * percentage, or, when the rows are sorted by another value column
+ * (--sort calls), that column: a table sorted by what it does not show
+ * would read as unordered.
+ */
 static int write_table_diff(FILE *f, const struct an_diff *d, const struct out_options *o)
 {
 	unsigned width = o->width ? o->width : 80;
 	bool smp = d->base->session.method == SC_METHOD_SAMPLE;
 	enum an_col ex = smp ? AN_COL_EXCL_PCT : AN_COL_EE_PCT, in = smp ? AN_COL_INCL_PCT : AN_COL_EI_PCT;
+	enum an_col second = in;
 	size_t n = o->top && o->top < d->nrows ? o->top : d->nrows;
-	size_t w = width > 56 + 8 ? width - 56 : 8;
-	char name[NAME_MAX_BUF], a[16];
+	size_t w = name_room(o->width, 59);
+	const char *sort_name = an_column_info(d->sort_col)->name;
+	char a[16];
 
+	if (!an_col_is_key(d->sort_col) && d->sort_col != ex)
+		second = d->sort_col;
 	fputs("Base: ", f);
 	command_line(f, &d->base->session, width > 6 ? width - 6 : width);
 	fputs("New:  ", f);
@@ -744,36 +928,28 @@ static int write_table_diff(FILE *f, const struct an_diff *d, const struct out_o
 		fprintf(f, "Session EI: base %s, new %s\n", a, b);
 	}
 	fputc('\n', f);
-	fprintf(f, "%% of each run's %s; delta = new - base; rows by |delta %s|\n",
-		smp ? "samples" : "session EI", smp ? "exclusive %" : "EE%");
-	fprintf(f, "%20s  %20s\n", smp ? "exclusive %" : "EE% (exclusive)",
-		smp ? "inclusive %" : "EI% (inclusive)");
-	fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", "base", "new", "delta", "base", "new",
+	fprintf(f, "%% of each run's %s; delta = new - base; rows by %s%s%s%s\n",
+		smp ? "samples" : "session EI", d->sort_part == AN_DIFF_DELTA ? "|delta " : "",
+		d->sort_part == AN_DIFF_BASE ? "base " : d->sort_part == AN_DIFF_NEW ? "new " : "",
+		d->sort_col == ex && !smp ? "EE%" : d->sort_col == ex ? "exclusive %" : sort_name,
+		d->sort_part == AN_DIFF_DELTA ? "|" : "");
+	fprintf(f, "%20s  %23s\n", smp ? "exclusive %" : "EE% (exclusive)",
+		second != in ? an_column_info(second)->name : smp ? "inclusive %" : "EI% (inclusive)");
+	fprintf(f, "%6s %6s %6s  %7s %7s %7s  %-8s  %s\n", "base", "new", "delta", "base", "new",
 		"delta", "", label_title(d->base->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_diff_row *row = &d->rows[i];
 		const struct an_row *side = row->in_base ? &row->base : &row->new;
-		char e[3][16], c[3][16];
+		char e[3][16], c[3][40], *name;
 
 		for (int p = 0; p < 3; p++) {
-			double ve = an_diff_value(row, ex, (enum an_diff_part)p);
-			double vi = an_diff_value(row, in, (enum an_diff_part)p);
-
-			if (p == AN_DIFF_DELTA) {
-				fmt_delta(e[p], sizeof(e[p]), ve);
-				fmt_delta(c[p], sizeof(c[p]), vi);
-			} else {
-				snprintf(e[p], sizeof(e[p]), "%.1f", ve);
-				snprintf(c[p], sizeof(c[p]), "%.1f", vi);
-			}
+			fmt_diff_value(e[p], sizeof(e[p]), row, ex, (enum an_diff_part)p);
+			fmt_diff_value(c[p], sizeof(c[p]), row, second, (enum an_diff_part)p);
 		}
-		if (!row->in_base)
-			snprintf(e[0], sizeof(e[0]), "-"), snprintf(c[0], sizeof(c[0]), "-");
-		if (!row->in_new)
-			snprintf(e[1], sizeof(e[1]), "-"), snprintf(c[1], sizeof(c[1]), "-");
-		label(name, w, &(struct an_report){ .by = d->base->by }, side);
-		fprintf(f, "%6s %6s %6s  %6s %6s %6s  %-8s  %s\n", e[0], e[1], e[2], c[0], c[1], c[2],
+		name = label(w, &(struct an_report){ .by = d->base->by }, side);
+		fprintf(f, "%6s %6s %6s  %7s %7s %7s  %-8s  %s\n", e[0], e[1], e[2], c[0], c[1], c[2],
 			!row->in_new ? "vanished" : !row->in_base ? "new" : "", name);
+		free(name);
 	}
 	if (!d->nrows)
 		fprintf(f, "(no rows)\n");

@@ -52,7 +52,7 @@ check "call sites name caller, callee and the caller's line" -- \
 	q "$TMP/cs.json" "exit(0 if len(set(x['line'] for x in rows if x['function'] == 'nest' and x['callee'] == 'work' and x['calls'] == 1 and x['file'].endswith('rep_calls.c'))) == 3 else 1)"
 check "work() called from five lines: 1000 + 1 + 1 + 1 + 1" -- \
 	q "$TMP/cs.json" "exit(0 if sorted(x['calls'] for x in rows if x['callee'] == 'work') == [1, 1, 1, 1, 1000] else 1)"
-check "callsite table fits 80 columns" -- sh -c "'$STACKCLOCK' report -i '$D2' --by callsite | awk 'length > 80 { bad = 1 } END { exit bad }'"
+check "callsite table of --width 80 fits 80 columns" -- sh -c "'$STACKCLOCK' report -i '$D2' --by callsite --width 80 | awk 'length > 80 { bad = 1 } END { exit bad }'"
 # which thread left frames open (pthread_exit two frames deep) or needed repairs
 build inst_basic inst_basic.c -O1 -pthread -finstrument-functions -ldl || exit 1
 D3=$TMP/u.data

@@ -39,11 +39,11 @@ fails "unknown --app-time" "unknown --app-time 'precise'" -- $R -i i.data --app-
 fails "unknown option" "unknown option '--bogus'" -- $R --bogus
 fails "option without its value" "option '--by' needs a value" -- $R -i i.data --by
 fails "stray argument" "unexpected argument 'extra'" -- $R -i i.data extra
-fails "--by line of an instrumentation recording" "--by line needs a sampling recording.*--by callsite" -- $R -i i.data --by line
-fails "--by address of an instrumentation recording" "--by address needs a sampling recording" -- $R -i i.data --by address
-fails "--by callsite of a sampling recording" "--by callsite needs an instrumentation recording.*--by line" -- $R -i s.data --by callsite
+fails "--by address of an instrumentation recording" "--by address needs a sampling recording.*--by line or --by callsite" -- $R -i i.data --by address
 fails "--app-time of a sampling recording" "--app-time applies to instrumentation recordings; s.data holds samples" -- $R -i s.data --app-time=exact
 fails "--app-time=exact with --by callsite" "--app-time=exact is not recorded per call site" -- $R -i i.data --by callsite --app-time=exact
+fails "--app-time=exact with --by line" "--app-time=exact is not recorded per call site.*--by line" -- $R -i i.data --by line --app-time=exact
+fails "--raw-times with --by line" "which --by line is made of.*kept only with the probes' cost taken out" -- $R -i i.data --by line --raw-times
 
 check "--help prints the usage" -- sh -c "$R --help | grep -q -- '--app-time'"
 

@@ -102,6 +102,31 @@ check "default sort: largest |delta of EE%| first" -- q "$TMP/diff.json" \
 	"exit(0 if [abs(x['delta_elapsed_exclusive_pct']) for x in rows] == sorted([abs(x['delta_elapsed_exclusive_pct']) for x in rows], reverse=True) else 1)"
 check "diff --sort delta_calls --top 2 --format csv" -- sh -c \
 	"'$STACKCLOCK' diff '$TMP/i.data' '$TMP/i2.data' --sort delta_calls --top 2 --format csv | awk -F, 'NR == 1 && /delta_elapsed_exclusive_pct/ { h = 1 } END { exit !(h && NR == 3) }'"
+"$STACKCLOCK" diff "$TMP/i.data" "$TMP/i2.data" --sort calls >"$TMP/diff_calls.txt"
+ok $? "diff --sort calls (table)"
+check "... the table shows the calls it is sorted by: header, then base, new and delta of each row as in JSON" -- \
+	python3 - "$TMP/diff_calls.txt" "$TMP/diff.json" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert any("rows by |delta calls|" in l for l in lines), lines[:8]
+head = next(i for i, l in enumerate(lines) if l.rstrip().endswith("calls") and "exclusive" in l)
+rows = {x["function"]: x for x in json.load(open(sys.argv[2]))["rows"]}
+def count(v):   # the table's count format, 6 digits at most
+    return str(v) if v < 10**6 else "%.1fM" % (v / 1e6)
+seen = 0
+for l in lines[head + 2:]:
+    f = l.split()
+    if len(f) < 7 or f[-1] not in rows:
+        continue
+    x = rows[f[-1]]
+    d = x["delta_calls"]
+    want = [count(x["base_calls"]) if x["status"] != "new" else "-",
+            count(x["new_calls"]) if x["status"] != "vanished" else "-",
+            ("+" if d > 0 else "-" if d < 0 else "") + count(abs(d))]
+    assert f[3:6] == want, (l, want)
+    seen += 1
+assert seen == len(rows), (seen, len(rows))
+PY
 
 # ---- sampling ----
 build vs views_prog.c -O2 -fno-inline -fno-optimize-sibling-calls || exit 1

@@ -104,6 +104,58 @@ sys.exit(0 if total == want_total and not bad else 1)
 PY
 done
 
+# callgrind_annotate annotates the source with our lines: without a
+# warning, every cost of the program's own functions on a real line (the
+# function's first line, which addr2line gives for its address, and the
+# line of each call)
+for f in main work_a work_b common rec spin; do
+	addr=$(nm "$TMP/vi" | awk -v f="$f" '$3 == f { print $1 }')
+	echo "$f $(addr2line -e "$TMP/vi" "0x$addr" | sed 's/.*://')"
+done >"$TMP/first_lines"
+for m in s i; do
+	callgrind_annotate "$TMP/$m.callgrind" >"$TMP/$m.ann2" 2>"$TMP/$m.ann2.err"
+	ok $? "callgrind_annotate (auto-annotation) reads the $m export"
+	check "... with nothing on stderr$(head -c 300 "$TMP/$m.ann2.err" | tr '\n' ' ')" -- test ! -s "$TMP/$m.ann2.err"
+	check "... and annotates views_prog.c" -- grep -q "Auto-annotated source: .*views_prog.c" "$TMP/$m.ann2"
+done
+check "instrumentation callgrind: own costs on first lines, calls on their lines (work_a:36 calls common 6 times), no line 0" -- \
+	python3 - "$TMP/i.callgrind" "$TMP/first_lines" <<'PY'
+import re, sys
+first = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[2])}
+names, fn, cfn, calls, selfs, edges, zero = {}, None, None, None, {}, [], []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?$", line)
+    if m:
+        if m.group(3):
+            names[m.group(2)] = m.group(3)
+        if m.group(1) == "fn":
+            fn, cfn = names[m.group(2)], None
+        else:
+            cfn = names[m.group(2)]
+        continue
+    m = re.match(r"calls=(\d+) (\d+)$", line)
+    if m:
+        calls = (int(m.group(1)), int(m.group(2)))
+        continue
+    m = re.match(r"(\d+) \d+ \d+$", line)
+    if m and fn in first:
+        if int(m.group(1)) == 0:
+            zero.append((fn, line))
+        if cfn:
+            edges.append((fn, int(m.group(1)), cfn, calls))
+            cfn = None
+        else:
+            selfs[fn] = int(m.group(1))
+assert not zero, zero
+for f in ("work_a", "work_b", "common", "spin"):
+    assert selfs.get(f, first[f]) == first[f], (f, selfs.get(f), first[f])
+assert ("work_a", 36, "common", (6, first["common"])) in edges, edges
+assert ("work_b", 43, "common", (1, first["common"])) in edges, edges
+assert ("common", 31, "spin", (7, first["spin"])) in edges, edges
+assert ("rec", 58, "rec", (6, first["rec"])) in edges, edges
+PY
+
 # ---- folded: the values add up to the session total ----------------------
 check "folded (sampling): stacks end in the leaf, values add up to the samples" -- python3 - \
 	"$TMP/s.json" "$TMP/s.folded" <<'PY'
@@ -194,8 +246,13 @@ for f in pprof callgrind folded html; do
 	check "a damaged data file ($f): status 1, one line, no output file left" -- \
 		sh -c "test $rc = 1 && test \$(wc -l <'$TMP/e3') = 1 && grep -q damaged '$TMP/e3' && ! ls '$TMP'/half.$f* 2>/dev/null"
 done
-"$STACKCLOCK" export -i "$TMP/s.data" --format folded --value calls -o "$TMP/x" 2>/dev/null
-check "--value on a sampling recording is fine, on pprof refused" -- \
+for v in calls application; do
+	"$STACKCLOCK" export -i "$TMP/s.data" --format folded --value $v -o "$TMP/x" 2>"$TMP/e4"
+	rc=$?
+	check "folded --value $v of a sampling recording: status 1, one line saying it needs instrumentation, no file" -- \
+		sh -c "test $rc = 1 && test \$(wc -l <'$TMP/e4') = 1 && grep -q -- '--value $v needs an instrumentation recording; .*s.data holds samples' '$TMP/e4' && ! test -e '$TMP/x'"
+done
+check "--value on pprof refused" -- \
 	sh -c "'$STACKCLOCK' export -i '$TMP/s.data' --format pprof --value calls -o '$TMP/x' 2>/dev/null; test \$? = 2"
 check "-o - writes folded stacks to standard output" -- \
 	sh -c "'$STACKCLOCK' export -i '$TMP/s.data' --format folded -o - | cmp -s - '$TMP/s.folded'"

@@ -1127,11 +1127,66 @@ static void test_hand_callsite(void)
 		is_str(r->rows[0].v[AN_COL_FILE].s, "f0.c", "callsite: file");
 		an_report_free(r);
 	}
-	ok(an_report_build(p, &o, &r, err, sizeof(err)) == -EINVAL && strstr(err, "callsite"),
-	   "--by line of an instrumentation recording is refused, pointing to callsite");
 	o.by = AN_BY_CALLSITE;
 	o.app_time = AN_APP_EXACT;
 	ok(an_report_build(p, &o, &r, err, sizeof(err)) == -EINVAL, "callsite + exact is refused");
+	o.by = AN_BY_LINE;
+	ok(an_report_build(p, &o, &r, err, sizeof(err)) == -EINVAL && strstr(err, "--by line"),
+	   "instrumentation line + exact is refused");
+	o.by = AN_BY_ADDRESS;
+	o.app_time = AN_APP_INTERVAL;
+	ok(an_report_build(p, &o, &r, err, sizeof(err)) == -EINVAL && strstr(err, "--by line"),
+	   "--by address of an instrumentation recording is refused, pointing to line");
+	an_profile_free(p);
+}
+
+/*
+ * Instrumentation by line: a line's calls give it their inclusive time;
+ * a function's own time is on its first line (its entry's), so the
+ * exclusive values add up to the session's.
+ */
+static void test_instr_lines(void)
+{
+	struct an_profile *p;
+	struct an_report *r;
+	struct sc_rec_callsite cs1 = { 1, 1, 0, 0, 3, 30, 20, 25, 15 };
+	struct sc_rec_callsite cs2 = { 1, 1, 0, 0, 2, 10, 10, 0, 0 };
+	char why[256];
+	int m, f;
+
+	fake_reset();
+	fake_fn("unused");                      /* function 0 would have line 0 */
+	m = fake_fn("main");                    /* f1.c, entry line 10 */
+	f = fake_fn("f");                       /* f2.c, entry line 20 */
+	cs1.site = fake_addr(m) + 0x31;         /* line 13 */
+	cs1.callee = fake_addr(f);
+	cs2.site = fake_addr(m) + 0x32;         /* the same line */
+	cs2.callee = fake_addr(f);
+	p = an_profile_new(&fake);
+	root(p, 1, 1);
+	node(p, 1, 1, 1, 0, fake_addr(m), 1, 10, 10, 50);
+	node(p, 1, 1, 2, 1, fake_addr(f), 5, 40, 25, 8);
+	add_rec(p, SC_REC_CALLSITE, &cs1, sizeof(cs1));
+	add_rec(p, SC_REC_CALLSITE, &cs2, sizeof(cs2));
+	r = build(p, AN_BY_LINE, AN_APP_INTERVAL, "instrumentation by line");
+	if (r) {
+		const struct an_row *row;
+
+		is_u64(r->nrows, 3, "lines: the call line and two first lines");
+		is_u64(r->ncols, 13, "lines: file, line, function, module and the values");
+		row = find_row_u(r, AN_COL_LINE, 13);
+		expect_row(r, "f1.c:13 (main's calls of f)", row, 5, 40, 0, 25, 0);
+		ok(row && !strcmp(row->v[AN_COL_FILE].s, "f1.c") && !strcmp(row->v[AN_COL_FUNCTION].s, "main"),
+		   "lines: the call line is main's, in f1.c");
+		row = find_row_u(r, AN_COL_LINE, 10);
+		expect_row(r, "f1.c:10 (main's own time)", row, 0, 10, 10, 10, 10);
+		row = find_row_u(r, AN_COL_LINE, 20);
+		expect_row(r, "f2.c:20 (f's own time)", row, 0, 40, 40, 25, 25);
+		ok(row && !strcmp(row->v[AN_COL_FILE].s, "f2.c") && !strcmp(row->v[AN_COL_FUNCTION].s, "f"),
+		   "lines: f's first line, in f2.c");
+		ok(an_report_check(r, why, sizeof(why)) == 0, "lines: EE adds up to session EI (%s)", why);
+		an_report_free(r);
+	}
 	an_profile_free(p);
 }
 
@@ -1713,12 +1768,42 @@ static void test_sampling_hand(void)
 		ok(val(row, AN_COL_EXCL_SAMPLES) == 15, "address: leaf pc exclusive 15");
 		an_report_free(r);
 	}
-	{
-		char err[256];
-		struct an_report_options o = { AN_BY_CALLSITE, AN_APP_INTERVAL };
+	r = build(p, AN_BY_CALLSITE, AN_APP_INTERVAL, "sampling by call site");
+	if (r) {
+		/* (caller, its line, callee): inclusive / exclusive samples */
+		static const struct {
+			const char *caller;
+			unsigned line;
+			const char *callee;
+			uint64_t incl, excl;
+		} want[] = {
+			{ "main", 2, "mid", 27, 0 },      /* s1, s2, s3 */
+			{ "mid", 13, "leaf", 21, 15 },    /* s1 (leaf on top), s2 */
+			{ "leaf", 27, "helper", 6, 6 },   /* the inlined call */
+			{ "rec", 35, "rec", 6, 6 },       /* twice on s3: once */
+			{ "mid", 17, "rec", 6, 0 },
+		};
+		char why[256];
+		int good = 0;
 
-		ok(an_report_build(p, &o, &r, err, sizeof(err)) == -EINVAL && strstr(err, "line"),
-		   "--by callsite of a sampling recording is refused, pointing to line");
+		is_u64(r->nrows, sizeof(want) / sizeof(want[0]), "sampled call sites: 5 (one-frame stacks make none)");
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			for (size_t i = 0; i < r->nrows; i++) {
+				const struct an_row *row = &r->rows[i];
+
+				good += !strcmp(row->v[AN_COL_FUNCTION].s, want[k].caller) &&
+					val(row, AN_COL_LINE) == want[k].line &&
+					!strcmp(row->v[AN_COL_CALLEE].s, want[k].callee) &&
+					val(row, AN_COL_INCL_SAMPLES) == want[k].incl &&
+					val(row, AN_COL_EXCL_SAMPLES) == want[k].excl;
+			}
+		is_u64(good, sizeof(want) / sizeof(want[0]), "sampled call sites: caller:line -> callee, samples as computed by hand");
+		ok(find_row(r, AN_COL_CALLEE, "mid") &&
+		   !strcmp(find_row(r, AN_COL_CALLEE, "mid")->v[AN_COL_CALLEE_MODULE].s, "/lib/liba.so") &&
+		   !strcmp(find_row(r, AN_COL_CALLEE, "mid")->v[AN_COL_FILE].s, "f0.c"),
+		   "sampled call sites: the caller's file, the callee's module");
+		ok(an_report_check(r, why, sizeof(why)) == 0, "sampled call sites pass --check (%s)", why);
+		an_report_free(r);
 	}
 	an_profile_free(p);
 }
@@ -2098,6 +2183,7 @@ int main(int argc, char **argv)
 	test_hand_threads();
 	test_hand_damaged();
 	test_hand_callsite();
+	test_instr_lines();
 	test_hand_views();
 	test_sort();
 	test_checker();

@@ -147,12 +147,29 @@ static struct an_profile *sample_profile(void)
 	return p;
 }
 
+/* r in fmt, table lines within width (0: no limit), with the highlights h. */
+static char *render_with(const struct out_format *fmt, const struct an_report *r, size_t top,
+			 unsigned width, const struct an_highlights *h)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct out_options o = { .top = top, .width = width, .highlights = h };
+	int ret = fmt->write(f, r, &o);
+
+	fclose(f);
+	if (ret)
+		tap_diag("%s writer returned %d", fmt->name, ret);
+	return buf;
+}
+
+/* As a terminal of 80 columns shows it. */
 static char *render(const struct out_format *fmt, const struct an_report *r, size_t top)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_options o = { .top = top };
+	struct out_options o = { .top = top, .width = 80 };
 	int ret = fmt->write(f, r, &o);
 
 	fclose(f);
@@ -379,7 +396,8 @@ static void test_json(struct an_profile *p, enum sc_method m)
 				keys &= has_key(js, *k);
 			for (size_t i = 0; i < ARRAY_SIZE(instr_row_keys); i++)
 				keys &= has_key(js, instr_row_keys[i]);
-			if (g != AN_BY_CALLSITE)
+			/* per call: functions and the groups of them, not lines or sites */
+			if (g != AN_BY_CALLSITE && g != AN_BY_LINE)
 				for (size_t i = 0; i < ARRAY_SIZE(per_call_keys); i++)
 					keys &= has_key(js, per_call_keys[i]);
 		}
@@ -434,7 +452,8 @@ static void test_json(struct an_profile *p, enum sc_method m)
 		free(js);
 		an_report_free(r);
 	}
-	is_u64(built, m == SC_METHOD_SAMPLE ? 6 : 5, "json %s: every grouping of the method built", method);
+	/* every grouping but address for instrumentation (no instruction addresses) */
+	is_u64(built, m == SC_METHOD_SAMPLE ? 7 : 6, "json %s: every grouping of the method built", method);
 }
 
 /* RFC 4180 parse of one record at *pp into fields; returns the count. */
@@ -639,6 +658,209 @@ static void test_table(struct an_profile *pi, struct an_profile *ps)
 	}
 }
 
+/* The line of t that contains what, or NULL (a static copy). */
+static const char *line_with(const char *t, const char *what)
+{
+	static char line[1024];
+	const char *p = strstr(t, what), *b;
+	size_t n;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > t && b[-1] != '\n'; b--)
+		;
+	n = strcspn(b, "\n");
+	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), b);
+	return line;
+}
+
+static size_t widest_line(const char *t)
+{
+	size_t maxw = 0;
+
+	for (const char *l = t; *l;) {
+		size_t len = strcspn(l, "\n");
+
+		maxw = len > maxw ? len : maxw;
+		l += len + (l[len] == '\n');
+	}
+	return maxw;
+}
+
+/*
+ * Widths: piped output (width 0) keeps every name whole, the long C++
+ * name and the long module included; --width 110 fits 110 columns and
+ * gives the module column more room than 80 does.
+ */
+static void test_table_widths(struct an_profile *pi, struct an_profile *ps)
+{
+	struct an_report *ri = build(pi, AN_BY_FUNCTION), *rs = build(ps, AN_BY_FUNCTION);
+	char *t0, *t80, *t110;
+	const char *row;
+
+	t0 = render_with(&out_table, ri, 0, 0, NULL);
+	ok(strstr(t0, names[1]) != NULL, "table without a width limit: the long C++ name whole");
+	free(t0);
+	t0 = render_with(&out_table, rs, 0, 0, NULL);
+	row = line_with(t0, "std::vector<");
+	ok(row && strstr(row, names[1]) && strstr(row, " libexample.so.1.2.3"),
+	   "sampling table without a limit: the long name whole, then its module whole");
+	{
+		char want[160];
+
+		/* the name column as wide as the longest name, at most 60 */
+		snprintf(want, sizeof(want), "  %-60s %s", "leaf", "app,with\"odd");
+		row = line_with(t0, "  leaf ");
+		ok(row && strlen(row) > strlen(want) && !strcmp(row + strlen(row) - strlen(want), want),
+		   "sampling table without a limit: a short name padded to the 60-column cap");
+	}
+	free(t0);
+
+	t80 = render_with(&out_table, rs, 0, 80, NULL);
+	t110 = render_with(&out_table, rs, 0, 110, NULL);
+	is_u64(widest_line(t110) <= 110, 1, "--width 110: widest line %zu <= 110", widest_line(t110));
+	ok(widest_line(t110) > 80, "--width 110: the room is used (widest line %zu)", widest_line(t110));
+	row = line_with(t80, "  Function");
+	ok(row && !strcmp(strstr(row, "Function"), "Function                      Module"),
+	   "--width 80: function column 29, module 16 ('%s')", row ? row : "");
+	if (!ok(!strstr(t80, "libexample.so.1.2.3") && strstr(t80, " ...mple.so.1.2.3\n"),
+		"--width 80: the 19-character module is cut to 16"))
+		tap_diag("%s", t80);
+	row = line_with(t110, "  Function");
+	ok(row && !strcmp(strstr(row, "Function"),
+			  "Function                                                 Module"),
+	   "--width 110: function column 56 ('%s')", row ? row : "");
+	ok(strstr(t110, " libexample.so.1.2.3\n") != NULL, "--width 110: the module column widens to "
+	   "its longest name (19 of at most 25): the module whole");
+	free(t80);
+	free(t110);
+	an_report_free(ri);
+	an_report_free(rs);
+}
+
+/* ---- the first screen: a hot spot behind wrappers ---------------------------- */
+
+static const char *hot_names[] = { "_start", "wrap", "main", "hot", "leaf", "cold" };
+
+static int hot_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_return,
+		       struct sym_frame *out, int max)
+{
+	int i = (int)((is_return ? addr - 1 : addr) / 0x1000) - 1;
+
+	(void)ctx;
+	(void)proc_id;
+	if (i < 0 || i >= (int)ARRAY_SIZE(hot_names) || max < 1)
+		return 0;
+	out[0] = (struct sym_frame){ .function = hot_names[i], .module = "/bin/hotprog",
+				     .file = "/src/hot.c", .line = 10 * (unsigned)(i + 1) };
+	return 1;
+}
+
+/*
+ * _start > wrap > main > { hot > leaf, cold }: own values _start 0, wrap 0,
+ * main 10, hot 600, leaf 200, cold 100 (ns or samples), total 910.
+ */
+static struct an_profile *hot_profile(enum sc_method m)
+{
+	static const struct an_resolver res = { hot_resolve, NULL, NULL };
+	static const struct { int func, parent; uint64_t own; } nodes[] = {
+		{ 0, -1, 0 }, { 1, 0, 0 }, { 2, 1, 10 }, { 3, 2, 600 }, { 4, 3, 200 }, { 5, 2, 100 },
+	};
+	struct an_profile *p = an_profile_new(&res);
+
+	add_session(p, m, 0, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		if (m == SC_METHOD_INSTRUMENT) {
+			struct sc_rec_cct_node n = {
+				.proc_id = 1, .tid = 42, .id = (uint32_t)i + 1,
+				.parent = (uint32_t)(nodes[i].parent + 1), .func = F(nodes[i].func),
+				.calls = 1, .elapsed_excl = nodes[i].own, .app_excl = nodes[i].own / 2,
+				.app_excl_exact = nodes[i].own / 2,
+			};
+
+			if (!i)
+				add_rec(p, SC_REC_CCT_NODE, &(struct sc_rec_cct_node){ .proc_id = 1, .tid = 42,
+					.parent = UINT32_MAX }, sizeof(struct sc_rec_cct_node));
+			add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
+		} else if (nodes[i].own) {
+			struct {
+				struct sc_rec_stack h;
+				uint64_t ip[8];
+			} st = { { (uint32_t)i + 1, 0, SC_STACK_ROOT }, { 0 } };
+			struct sc_rec_samples sm = { 1, 42, (uint32_t)i + 1, 0, nodes[i].own };
+
+			/* leaf first: the pc, then return addresses */
+			for (int k = (int)i; k >= 0; k = nodes[k].parent, st.h.nframes++)
+				st.ip[st.h.nframes] = F(nodes[k].func) + (st.h.nframes ? 0x11 : 0x10);
+			add_rec(p, SC_REC_STACK, &st, sizeof(st.h) + st.h.nframes * sizeof(uint64_t));
+			add_rec(p, SC_REC_SAMPLES, &sm, sizeof(sm));
+		}
+	}
+	return p;
+}
+
+static void test_highlights(enum sc_method m)
+{
+	struct an_profile *p = hot_profile(m);
+	struct an_report *r = build(p, AN_BY_FUNCTION), *rm = build(p, AN_BY_MODULE);
+	struct an_highlights *h = NULL;
+	const char *what = m == SC_METHOD_SAMPLE ? "sampling" : "instrumentation";
+	char err[256] = "", *t, *t_json;
+
+	if (!ok(r && an_highlights_build(p, AN_APP_INTERVAL, 5, &h, err, sizeof(err)) == 0,
+		"%s highlights build (%s)", what, err))
+		goto out;
+	is_u64(h->ntop, 4, "%s: 4 functions with own work (of 6; _start and wrap have none)", what);
+	ok(h->ntop == 4 && !strcmp(h->top[0].v[AN_COL_FUNCTION].s, "hot") &&
+	   !strcmp(h->top[1].v[AN_COL_FUNCTION].s, "leaf") && !strcmp(h->top[2].v[AN_COL_FUNCTION].s, "cold") &&
+	   !strcmp(h->top[3].v[AN_COL_FUNCTION].s, "main"), "%s: hot, leaf, cold, main by exclusive value", what);
+	is_u64(h->npath, 4, "%s: the hot path has 4 nodes (leaf holds 200 of hot's 800: < half)", what);
+	t = render_with(&out_table, r, 0, 80, h);
+	if (m == SC_METHOD_SAMPLE) {
+		ok(strstr(t, "Functions doing most individual work (largest exclusive samples first):\n"
+			  " Inclusive     % Exclusive     %  Function                               Module\n"
+			  "       800  87.9       600  65.9  hot                                    hotprog\n"
+			  "       200  22.0       200  22.0  leaf                                   hotprog\n"
+			  "       100  11.0       100  11.0  cold                                   hotprog\n"
+			  "       910 100.0        10   1.1  main                                   hotprog\n"
+			  "Hot path (inclusive % of samples): _start > wrap > main 100.0% > hot 87.9%\n\n"
+			  " Inclusive     % Exclusive     %  Function") != NULL,
+		   "sampling table: the work and the hot path, then the full table");
+	} else {
+		ok(strstr(t, "EI/EE elapsed incl./excl., % of session EI; AI/AE application, % of session AI\n"
+			  "Functions doing most individual work (largest EE first):\n"
+			  "  Calls     EI  EI%     EE  EE%     AI  AI%     AE  AE%  Function\n"
+			  "      1  800ns 87.9  600ns 65.9  400ns 87.9  300ns 65.9  hot\n"
+			  "      1  200ns 22.0  200ns 22.0  100ns 22.0  100ns 22.0  leaf\n"
+			  "      1  100ns 11.0  100ns 11.0   50ns 11.0   50ns 11.0  cold\n"
+			  "      1  910ns  100   10ns  1.1  455ns  100    5ns  1.1  main\n"
+			  "Hot path (EI % of session EI): _start > wrap > main 100.0% > hot 87.9%\n\n"
+			  "  Calls     EI  EI%") != NULL,
+		   "instrumentation table: the work and the hot path, then the full table");
+	}
+	if (!ok(strstr(t, "Hot path") != NULL, "%s: the table names the hot path", what))
+		tap_diag("%s", t);
+	puts("# ---- first screen ----");
+	for (char *l = strtok(t, "\n"); l; l = strtok(NULL, "\n"))
+		printf("# %s\n", l);
+	free(t);
+	/* grouped by module, the first screen is still about functions */
+	t = render_with(&out_table, rm, 0, 80, h);
+	ok(strstr(t, "Hot path") && strstr(t, "  Module\n"), "%s by module: highlights, then module rows", what);
+	free(t);
+	/* JSON is not changed by them */
+	t = render_with(&out_json, r, 0, 0, h);
+	t_json = render_with(&out_json, r, 0, 0, NULL);
+	ok(!strcmp(t, t_json), "%s: JSON is the same with or without highlights", what);
+	free(t);
+	free(t_json);
+out:
+	an_highlights_free(h);
+	an_report_free(rm);
+	an_report_free(r);
+	an_profile_free(p);
+}
+
 static void test_times(void)
 {
 	static const struct {
@@ -672,7 +894,7 @@ static char *render_view(const struct out_format *fmt, int view, const void *obj
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct out_options o = { 0 };
+	struct out_options o = { .width = 80 };
 	int ret = view == 0 ? fmt->write_tree(f, obj, &o) :
 		view == 1 ? fmt->write_callers(f, obj, &o) : fmt->write_diff(f, obj, &o);
 
@@ -787,6 +1009,9 @@ int main(void)
 	test_json(ps, SC_METHOD_SAMPLE);
 	test_csv(pi, ps);
 	test_table(pi, ps);
+	test_table_widths(pi, ps);
+	test_highlights(SC_METHOD_INSTRUMENT);
+	test_highlights(SC_METHOD_SAMPLE);
 	test_times();
 	test_views(pi, "instrumentation");
 	test_views(ps, "sampling");
