@@ -481,16 +481,15 @@ const SUMMARY = [
 /* unnamed_modules: in the advice below the summary (renderHint) */
 const SUMMARY_SKIP = new Set(['by', 'rows_total', 'unnamed_modules']);
 
-/* A list of "name count" items, in the document's order (the CLI's). */
+/* "name count, name count" in the document's order (the CLI's). */
 function countList(entries) {
-  const ul = el('ul', 'plain');
-  for (const [name, v] of entries) {
-    const li = el('li');
-    li.appendChild(el('span', 'k', name));
-    li.appendChild(document.createTextNode(' ' + fmtCount(v)));
-    ul.appendChild(li);
-  }
-  return ul;
+  const span = el('span');
+  entries.forEach(([name, v], i) => {
+    if (i) span.appendChild(document.createTextNode(', '));
+    span.appendChild(el('span', 'k', name));
+    span.appendChild(document.createTextNode(' ' + fmtCount(v)));
+  });
+  return span;
 }
 
 /* os_events: the counts of the categories observed, then those the kernel
@@ -576,29 +575,30 @@ function genericValue(key, v) {
 function renderSummary() {
   const dl = $('summary'), session = M.session;
   dl.textContent = '';
-  const add = (label, value, cls, title) => {
+  /* field: the session's key, "page:..." for what the page adds */
+  const add = (field, label, value, cls, title) => {
     dl.appendChild(el('dt', null, label));
     const dd = el('dd', cls);
     if (typeof value === 'string') dd.textContent = value; else dd.appendChild(value);
     if (title) dd.title = title;
-    dd.dataset.key = label;
+    dd.dataset.field = field;
     dl.appendChild(dd);
   };
   const known = new Set(SUMMARY.map(([k]) => k));
   for (const [key, label, kind] of SUMMARY) {
     const v = session[key];
     if (v === undefined || v === null) continue;
-    add(label, summaryValue(key, kind, v), key === 'damaged' ? 'warn' : null,
+    add(key, label, summaryValue(key, kind, v), key === 'damaged' ? 'warn' : null,
       kind === 'time' && typeof v === 'number' ? fmtCount(v) + ' ns' : null);
   }
   for (const [key, v] of Object.entries(session)) {
     if (known.has(key) || SUMMARY_SKIP.has(key) || v === null || v === undefined) continue;
-    add(key.replace(/_/g, ' '), genericValue(key, v));
+    add(key, key.replace(/_/g, ' '), genericValue(key, v));
   }
-  add('functions', fmtCount(M.funcs.length));
-  add('call-tree nodes', fmtCount(B.n));
+  add('page:functions', 'functions', fmtCount(M.funcs.length));
+  add('page:nodes', 'call-tree nodes', fmtCount(B.n));
   if (B.mismatches)
-    add('warning', fmtCount(B.mismatches) + ' tree nodes whose inclusive value differs from the sum over their subtree', 'warn');
+    add('page:warning', 'warning', fmtCount(B.mismatches) + ' tree nodes whose inclusive value differs from the sum over their subtree', 'warn');
   renderHint();
 }
 
@@ -1291,9 +1291,11 @@ window.stackclock = {
   /* [value, label] of the thread/process selector's choices */
   scopes: () => [...$('scope').options].map((o) => [o.value, o.textContent]),
   setScope,
+  threads: () => B.threads,
   /* the scope of the thread with this tid (and pid), e.g. "t:3" */
-  threadScope: (tid, pid) => {
-    const i = B.threads.findIndex((t) => t.tid === tid && (pid === undefined || t.pid === pid));
+  threadScope: (tid, pid, name) => {
+    const i = B.threads.findIndex((t) => t.tid === tid && (pid === undefined || t.pid === pid) &&
+      (name === undefined || t.name === name));
     return i < 0 ? null : 't:' + i;
   },
   select: (name) => { const r = select(byName(name)); return r ? true : false; },
