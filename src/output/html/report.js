@@ -69,6 +69,7 @@ const COLUMNS = {
     ['min_elapsed_inclusive_ns', 'min EI/call', 'time'], ['mean_elapsed_inclusive_ns', 'mean EI/call', 'time'],
     ['max_elapsed_inclusive_ns', 'max EI/call', 'time'], ['min_elapsed_exclusive_ns', 'min EE/call', 'time'],
     ['mean_elapsed_exclusive_ns', 'mean EE/call', 'time'], ['max_elapsed_exclusive_ns', 'max EE/call', 'time'],
+    ['completed', 'returned', 'count'],
   ],
   sampling: [
     ['function', 'Function', 'name'], ['module', 'Module', 'module'],
@@ -220,15 +221,21 @@ function buildView(b, keep) {
   const nf = b.fams.length, nfun = b.funcs.length;
   const of = new Int32Array(b.n), ids = new Map();
   const tParent = [], tFn = [], tCalls = [], tEx = b.fams.map(() => []);
+  /* One thread's tree (or a document without threads) has no two
+   * siblings of one function: nothing to merge, the nodes are kept as
+   * they are (in preorder still: whole trees are kept or left). */
+  let kept = 0;
+  b.threads.forEach((t, i) => { if (!keep || keep[i]) kept++; });
+  const merge = kept > 1;
   for (let i = 0; i < b.n; i++) {
     const p = b.parent[i];
     if (keep && (b.thread[i] < 0 || !keep[b.thread[i]])) { of[i] = -1; continue; }
     const vp = p < 0 ? -1 : of[p];
     const key = (vp + 1) * nfun + b.fn[i];
-    let v = ids.get(key);
+    let v = merge ? ids.get(key) : undefined;
     if (v === undefined) {
       v = tParent.length;
-      ids.set(key, v);
+      if (merge) ids.set(key, v);
       tParent.push(vp);
       tFn.push(b.fn[i]);
       tCalls.push(0);
@@ -527,8 +534,8 @@ function summaryValue(key, kind, v) {
   case 'bool': return v ? 'yes' : 'no';
   case 'exit': return typeof v === 'number' && v > 128 ? v + ' (signal ' + (v - 128) + ')' : String(v);
   case 'apptime':
-    return v === 'exact' ? 'exact: measured OS time removed' :
-      v === 'interval' ? 'interval rule: an interval with OS work is not application time' : String(v);
+    return v === 'exact' ? 'exact (measured OS time removed)' :
+      v === 'interval' ? 'interval rule (OS-bound intervals removed)' : String(v);
   case 'os': return osEvents(v);
   case 'reasons': {
     const entries = Object.entries(v).filter(([, c]) => typeof c === 'number');
@@ -644,7 +651,7 @@ function viewRows() {
 
 /* Column widths (table-layout: fixed): the function's name takes what the
  * others leave, so the table never gets wider than the window. */
-const COL_WIDTH = { module: '7em', count: '5.6em', time: '4.9em', pct: '3.9em' };
+const COL_WIDTH = { module: '7em', count: '6em', time: '4.9em', pct: '4.9em' };
 
 function setupTable(data) {
   givenRows = Array.isArray(data.rows) && data.rows.length ? data.rows : null;
@@ -1030,7 +1037,7 @@ function ccTable(title, entries, sumLabel, sum) {
   th('text', 'Function');
   th('text', 'Module', COL_WIDTH.module);
   M.fams.forEach((fam) => {
-    th(null, instr ? fam.name : 'samples', '6em');
+    th(null, instr ? fam.name : 'samples', '7em');
     th(null, '%', COL_WIDTH.pct);
   });
   if (instr) th(null, 'calls', COL_WIDTH.count);
