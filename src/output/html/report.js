@@ -13,7 +13,12 @@
  *    "rows":    [...],   optional: the flat function rows of SPEC section 5
  *                        (report --by function --format json); derived from
  *                        the tree when missing
- *    "tree":    [...]}   SPEC section 6 tree nodes (report --tree --format json)
+ *    "threads": [...],   optional: {"pid", "tid", "name", "process"}; then
+ *    "processes": [...], {"pid", "executable"} and "thread_stats" (per-call
+ *                        statistics per thread and function) go with it
+ *    "tree":    [...]}   SPEC section 6 tree nodes (report --tree --format json);
+ *                        with "threads", each thread's tree, its roots
+ *                        carrying "thread": INDEX (merged here by path)
  *
  * A tree node is {"function", "module", "children": [node...], values...},
  * or, to keep large profiles small, {"row": i, ...} naming the function of
@@ -27,6 +32,11 @@
  * application_inclusive_ns, or samples; sums of the roots when absent)
  * exactly as SPEC section 6 defines them.  A function is the pair
  * (function, module).
+ *
+ * VIEWS.  The forest is read once (B); what is shown (M) is the tree
+ * merged over the threads selected ("show:": all, a process, a thread),
+ * and the table, tree, flame graph and callers/callees are all computed
+ * from it; percentages stay of the session totals.
  *
  * RENDERING.  Names are only ever inserted with textContent or drawn on a
  * canvas, never parsed as HTML.  For large profiles the call tree renders
