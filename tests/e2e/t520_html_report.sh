@@ -223,16 +223,23 @@ cc -O2 -fomit-frame-pointer -o shares "$PROGS/e2e_shares.c" && strip shares &&
 	"$STACKCLOCK" record -F 999 -o shares.data -- ./shares 300 >/dev/null 2>&1
 check "stripped program, sampling: exported" -- export_all shares.data shares
 "$STACKCLOCK" report -i shares.data >shares.txt
+# sampling, two threads and a forked child
+cc -O2 -g -fomit-frame-pointer -pthread -o cput "$PROGS/e2e_cputhreads.c" &&
+	"$STACKCLOCK" record -F 999 -o cput.data -- ./cput >/dev/null 2>&1
+check "sampling, 3 threads in 2 processes: exported" -- export_all cput.data cput
 
 TREE=$TMP/thr.tree.json
 drive "$TMP/real.out" thr.html 'size:1400x900' "eval:$SUMMARY_JS" "eval:$(scope_js work)" \
 	'eval:stackclock.scopes()' "eval:stackclock.setScope('all') && stackclock.tableRows()" "eval:$WIDTH_JS" \
+	'eval:document.getElementById("symbols-hint").hidden' \
 	open:exact.html "eval:$SUMMARY_JS" \
 	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()' \
 	"eval:stackclock.setScope('all') && $WIDTH_JS" \
 	open:shares.html "eval:$SUMMARY_JS" \
 	'eval:[...document.querySelectorAll("#symbols-hint > div")].map(d => d.textContent)' \
-	'eval:document.getElementById("symbols-hint").hidden' "eval:$WIDTH_JS"
+	'eval:document.getElementById("symbols-hint").hidden' "eval:$WIDTH_JS" \
+	open:cput.html "eval:$(TREE=$TMP/cput.tree.json scope_js spin_for)" \
+	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()'
 python3 -c '
 import json, sys
 out = None
@@ -256,6 +263,7 @@ rcheck "instrumentation: the table shows a thread's calls of work, with separato
 rcheck "instrumentation: the selector offers all, the process and the 4 threads, with their shares" \
 	'[v for v, _ in a[4]] == ["all", "p:0", "t:0", "t:1", "t:2", "t:3"] and all("%" in l for _, l in a[4][1:])'
 rcheck "instrumentation: back to all threads, the report's own rows" 'x.same_scope_rows(a[5], R["rows"]) == []'
+rcheck "instrumentation: every function named: no advice for missing symbols" 'a[7] is True and R["session"]["unnamed_modules"] == []'
 rcheck "instrumentation: fits a 1400-px window (document.documentElement.scrollWidth) with every tree line open and a function selected" \
 	'a[6][0] <= 1400 and a[6][1] == 3 and a[6][2] > 3 or a[6]'
 
@@ -276,3 +284,10 @@ rcheck "stripped program: every session field in words (percentages with one dec
 rcheck "stripped program: the page gives the advice of report, line for line (apt install sharespkg-dbgsym, DEBUGINFOD_URLS)" \
 	'a[2] == x.cli_hint(open("shares.txt").read()) and any("apt install sharespkg-dbgsym" in l for l in a[2]) and a[3] is False or [a[2], x.cli_hint(open("shares.txt").read())]'
 rcheck "stripped program: fits a 1400-px window" 'a[4][0] <= 1400 or a[4]'
+
+ANS=$TMP/cput.out REP=$TMP/cput.json TREE=$TMP/cput.tree.json
+rcheck "sampling, 3 threads: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+rcheck "sampling: each thread selected shows exactly its own function rows, tree, hot path and callers/callees" \
+	'len(a[1]) == len(T["tree"]) >= 3 and all(a[1]) and (bad := [(x.same_scope_rows(s["rows"], x.scope_rows(T, [t])), s["nodes"] == sum(1 for _ in x.paths(t["children"])), s["hot"] == ";".join(n["function"] for n in x.hot_path(t["children"], "inclusive_samples")), s["cc"] == next(([r["inclusive_samples"]] for r in x.scope_rows(T, [t]) if r["function"] == "spin_for"), [0])) for s, t in zip(a[1], T["tree"])]) == [([], True, True, True)] * len(T["tree"]) or bad'
+rcheck "sampling: each of the 2 processes selected shows exactly the rows of its threads" \
+	'len(a[2]) == 2 and (bad := [x.same_scope_rows(p["rows"], x.scope_rows(T, [t for t in T["tree"] if [t["tid"], t["pid"], t["thread_name"]] in p["threads"]])) for p in a[2]]) == [[]] * 2 or bad'
