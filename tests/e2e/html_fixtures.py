@@ -422,6 +422,23 @@ def scope_rows(by_thread, tops):
     return rows
 
 
+def valid_hot_path(tree, names, inc):
+    """names (joined by ';') is a hot path of tree as SPEC 6 defines it,
+    whichever of equal children it took: from a largest root, a largest
+    child while it holds at least half of its parent."""
+    names = names.split(";") if names else []
+    level, parent = tree, None
+    for k, name in enumerate(names):
+        if not level or (parent is not None and 2 * max(c[inc] for c in level) < parent[inc]):
+            return False
+        best = max(c[inc] for c in level)
+        pick = [c for c in level if c["function"] == name and c[inc] == best]
+        if not pick:
+            return False
+        parent, level = pick[0], pick[0]["children"]
+    return not (level and (parent is None or 2 * max(c[inc] for c in level) >= parent[inc]))
+
+
 def same_scope_rows(got, want):
     """The page's table rows equal want: values exactly, percentages to
     1e-3, only the fields want has; the same set of functions."""
