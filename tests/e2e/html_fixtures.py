@@ -424,19 +424,23 @@ def scope_rows(by_thread, tops):
 
 def valid_hot_path(tree, names, inc):
     """names (joined by ';') is a hot path of tree as SPEC 6 defines it,
-    whichever of equal children it took: from a largest root, a largest
-    child while it holds at least half of its parent."""
-    names = names.split(";") if names else []
-    level, parent = tree, None
-    for k, name in enumerate(names):
-        if not level or (parent is not None and 2 * max(c[inc] for c in level) < parent[inc]):
+    whichever of equal children it took (and whichever module a name is
+    of): from a largest root, a largest child while it holds at least
+    half of its parent."""
+    def goes_on(parent, level):
+        return bool(level) and (parent is None or 2 * max(c[inc] for c in level) >= parent[inc])
+
+    cands = [(None, tree)]
+    for name in names.split(";") if names else []:
+        nxt = []
+        for parent, level in cands:
+            if goes_on(parent, level):
+                best = max(c[inc] for c in level)
+                nxt += [(c, c["children"]) for c in level if c["function"] == name and c[inc] == best]
+        if not nxt:
             return False
-        best = max(c[inc] for c in level)
-        pick = [c for c in level if c["function"] == name and c[inc] == best]
-        if not pick:
-            return False
-        parent, level = pick[0], pick[0]["children"]
-    return not (level and (parent is None or 2 * max(c[inc] for c in level) >= parent[inc]))
+        cands = nxt
+    return any(not goes_on(parent, level) for parent, level in cands)
 
 
 def same_scope_rows(got, want):
