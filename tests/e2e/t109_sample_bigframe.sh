@@ -65,8 +65,10 @@ check "... which sorted them" -- sh -c "seq 500000 | cmp -s - '$TMP/sorted'"
 entry=$(readelf -h "$(command -v sort)" | awk '/Entry point/ { sub(/^0x0*/, "", $4); print $4 }')
 facts "$TMP/s.data" "sort+0x$entry" >"$TMP/s.txt"
 r=$(fact root_pct "$TMP/s.txt")
-atleast "$r" 95; ok $? "sort -n: $r% of $(fact samples "$TMP/s.txt") stacks reach the root (>= 95%)"
+# 97.9-98.8 % on a quiet machine; a loaded one delays the recorder's first
+# reading of each new thread's stack pages (93.6 % seen under CI-like load)
+atleast "$r" 90; ok $? "sort -n: $r% of $(fact samples "$TMP/s.txt") stacks reach the root (>= 90%)"
 w=$(fact worker_root_pct "$TMP/s.txt")
-atleast "$w" 95; ok $? "sort -n: $w% of its worker threads' $(fact worker_samples "$TMP/s.txt") stacks (>= 95%)"
+atleast "$w" 85; ok $? "sort -n: $w% of its worker threads' $(fact worker_samples "$TMP/s.txt") stacks (>= 85%)"
 bad=$(fact bad_roots "$TMP/s.txt")
 ok $([ -z "$bad" ]; echo $?) "sort -n: every stack counted as reaching the root begins at the program's entry (sort+0x$entry) or a thread's start${bad:+ (not: $bad)}"
