@@ -485,6 +485,16 @@ uint32_t an_cct_group_pid(const struct an_cct *c, uint32_t g)
 	return g < c->ntops ? an_proc_pid(c->p, c->groups[g].proc_id) : 0;
 }
 
+const char *an_cct_group_exe(const struct an_cct *c, uint32_t g)
+{
+	return g < c->ntops ? an_proc_exe(c->p, c->groups[g].proc_id) : NULL;
+}
+
+const char *an_cct_group_thread_name(const struct an_cct *c, uint32_t g)
+{
+	return g < c->ntops ? an_thread_name(c->p, c->groups[g].proc_id, c->groups[g].tid) : NULL;
+}
+
 size_t an_cct_nfuncs(const struct an_cct *c)
 {
 	return c->p->nfuncs;

@@ -102,6 +102,10 @@ void an_cct_group(const struct an_cct *c, uint32_t g, uint32_t *proc_id, uint32_
 
 /* The pid of top group g's process (its image id when not recorded). */
 uint32_t an_cct_group_pid(const struct an_cct *c, uint32_t g);
+/* The executable of top group g's process image and the name of its thread
+ * (by thread only), or NULL when not recorded; owned by the profile. */
+const char *an_cct_group_exe(const struct an_cct *c, uint32_t g);
+const char *an_cct_group_thread_name(const struct an_cct *c, uint32_t g);
 
 /* Function ids: dense, shared with the profile's flat rows. */
 size_t an_cct_nfuncs(const struct an_cct *c);

@@ -148,10 +148,14 @@ int html_write(FILE *out, const char *json, size_t len, enum html_embed how)
 
 /*
  * The viewer's document (docs/html-report.md): the flat function report
- * ("session", "rows") and the merged calling-context tree in the compact
- * form, each node {"row": INDEX, own values, "children": [...]}, where
- * INDEX is its function's row; the viewer adds up inclusive values and
- * percentages itself.  Written into memory, then embedded by html_write().
+ * ("session", "rows"), the threads and processes, and the calling-context
+ * trees of the threads in the compact form, each node {"row": INDEX, own
+ * values, "children": [...]}, where INDEX is its function's row, the roots
+ * of thread T carrying "thread": T.  The viewer merges the threads it is
+ * asked for (all of them, a process's, one) and adds up inclusive values
+ * and percentages itself; for instrumentation "thread_stats" gives the
+ * per-call statistics of each function in each thread, which a tree node
+ * does not carry.  Written into memory, then embedded by html_write().
  */
 struct row_key {
 	const char *function, *module;
@@ -169,13 +173,20 @@ static int cmp_row_key(const void *a, const void *b)
 	return 0;
 }
 
-static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node *nd,
-		      const struct row_key *keys, size_t nkeys)
+/* The row of function func, or 0 (every function of the tree has one). */
+static size_t func_row(const struct an_cct *c, uint32_t func, const struct row_key *keys, size_t nkeys)
 {
-	struct row_key want = { an_cct_func_name(c, nd->func), an_cct_func_module(c, nd->func), 0 };
+	struct row_key want = { an_cct_func_name(c, func), an_cct_func_module(c, func), 0 };
 	const struct row_key *k = bsearch(&want, keys, nkeys, sizeof(*keys), cmp_row_key);
 
-	fprintf(f, "{\"row\": %zu", k ? k->row : 0);
+	return k ? k->row : 0;
+}
+
+static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node *nd, size_t row)
+{
+	fprintf(f, "{\"row\": %zu", row);
+	if (an_cct_node(c, nd->parent)->parent == AN_CCT_NONE)
+		fprintf(f, ", \"thread\": %" PRIu32, nd->group);
 	if (an_cct_method(c) == SC_METHOD_SAMPLE)
 		fprintf(f, ", \"exclusive_samples\": %" PRIu64, nd->excl);
 	else
@@ -184,10 +195,115 @@ static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node 
 	fputs(", \"children\": [", f);
 }
 
+static void json_string_or_null(FILE *f, const char *s)
+{
+	if (s)
+		out_json_string(f, s);
+	else
+		fputs("null", f);
+}
+
+/*
+ * "threads": one per top of the by-thread tree, in its order (the index
+ * the roots' "thread" names), each with the index of its process in
+ * "processes" (one per process image, in the order first met).
+ */
+static void threads_json(FILE *f, const struct an_cct *c, size_t ntops)
+{
+	uint32_t *procs = xcalloc(ntops ? ntops : 1, sizeof(*procs));
+	size_t nprocs = 0;
+
+	fputs(",\n  \"threads\": [", f);
+	for (uint32_t g = 0; g < ntops; g++) {
+		uint32_t proc_id, tid, k;
+
+		an_cct_group(c, g, &proc_id, &tid);
+		for (k = 0; k < nprocs; k++) {
+			uint32_t pid0, tid0;
+
+			an_cct_group(c, procs[k], &pid0, &tid0);
+			if (pid0 == proc_id)
+				break;
+		}
+		if (k == nprocs)
+			procs[nprocs++] = g;
+		fprintf(f, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ",
+			g ? "," : "", an_cct_group_pid(c, g), tid);
+		json_string_or_null(f, an_cct_group_thread_name(c, g));
+		fprintf(f, ", \"process\": %" PRIu32 "}", k);
+	}
+	fputs(ntops ? "\n  ],\n  \"processes\": [" : "],\n  \"processes\": [", f);
+	for (size_t k = 0; k < nprocs; k++) {
+		fprintf(f, "%s\n    {\"pid\": %" PRIu32 ", \"executable\": ", k ? "," : "",
+			an_cct_group_pid(c, procs[k]));
+		json_string_or_null(f, an_cct_group_exe(c, procs[k]));
+		fputc('}', f);
+	}
+	fputs(nprocs ? "\n  ]" : "]", f);
+	free(procs);
+}
+
+/*
+ * "thread_stats": [[thread, row, completed, incl_min, incl_max, incl_sum,
+ * excl_min, excl_max, excl_sum], ...] for every function with a call that
+ * returned in that thread: the per-call statistics over its nodes there,
+ * as the flat report folds them (instrumentation only).
+ */
+static void thread_stats_json(FILE *f, const struct an_cct *c, const uint32_t *tops, size_t ntops,
+			      const struct row_key *keys, size_t nkeys)
+{
+	size_t nfuncs = an_cct_nfuncs(c), ntouched, nout = 0;
+	struct an_fold *acc = xcalloc(nfuncs ? nfuncs : 1, sizeof(*acc));
+	uint32_t *touched = xcalloc(nfuncs ? nfuncs : 1, sizeof(*touched));
+
+	fputs(",\n  \"thread_stats\": [", f);
+	for (size_t t = 0; t < ntops; t++) {
+		uint32_t left;
+
+		ntouched = 0;
+		for (uint32_t id = an_cct_node(c, tops[t])->first_child; id != AN_CCT_NONE;
+		     id = an_cct_next(c, id, &left)) {
+			const struct an_cct_node *nd = an_cct_node(c, id);
+			struct an_fold *a = &acc[nd->func];
+
+			if (!nd->call.completed)
+				continue;
+			if (!a->completed) {
+				touched[ntouched++] = nd->func;
+				a->incl_min = nd->call.incl_min;
+				a->excl_min = nd->call.excl_min;
+			}
+			if (nd->call.incl_min < a->incl_min)
+				a->incl_min = nd->call.incl_min;
+			if (nd->call.excl_min < a->excl_min)
+				a->excl_min = nd->call.excl_min;
+			if (nd->call.incl_max > a->incl_max)
+				a->incl_max = nd->call.incl_max;
+			if (nd->call.excl_max > a->excl_max)
+				a->excl_max = nd->call.excl_max;
+			a->incl_sum += nd->call.incl_sum;
+			a->excl_sum += nd->call.excl_sum;
+			a->completed += nd->call.completed;
+		}
+		for (size_t k = 0; k < ntouched; k++) {
+			struct an_fold *a = &acc[touched[k]];
+
+			fprintf(f, "%s\n    [%zu, %zu, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+				", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", nout++ ? "," : "", t,
+				func_row(c, touched[k], keys, nkeys), a->completed, a->incl_min,
+				a->incl_max, a->incl_sum, a->excl_min, a->excl_max, a->excl_sum);
+			memset(a, 0, sizeof(*a));
+		}
+	}
+	fputs(nout ? "\n  ]" : "]", f);
+	free(acc);
+	free(touched);
+}
+
 static int write_html_export(FILE *f, struct an_profile *p, const struct exp_options *o,
 			     char *err, size_t errlen)
 {
-	const struct an_cct *c = an_profile_cct(p, AN_CCT_MERGED, o->app_time);
+	const struct an_cct *c = an_profile_cct(p, AN_CCT_BY_THREAD, o->app_time);
 	struct an_report_options ro = { .by = AN_BY_FUNCTION, .app_time = o->app_time };
 	struct an_report *flat;
 	struct row_key *keys;
@@ -219,15 +335,20 @@ static int write_html_export(FILE *f, struct an_profile *p, const struct exp_opt
 	}
 	fputs("{\n", m);
 	out_json_report_fields(m, flat);
+	threads_json(m, c, ntops);
+	if (an_cct_method(c) != SC_METHOD_SAMPLE)
+		thread_stats_json(m, c, tops, ntops, keys, flat->nrows);
 	fputs(",\n  \"tree\": [", m);
 	/* depth first, iteratively: a million levels of recursion is fine */
 	for (size_t t = 0, first = 1; t < ntops; t++) {
 		uint32_t left;
 
 		for (uint32_t id = an_cct_node(c, tops[t])->first_child; id != AN_CCT_NONE;) {
+			const struct an_cct_node *nd = an_cct_node(c, id);
+
 			if (!first)
 				fputc(',', m);
-			node_json(m, c, an_cct_node(c, id), keys, flat->nrows);
+			node_json(m, c, nd, func_row(c, nd->func, keys, flat->nrows));
 			id = an_cct_next(c, id, &left);
 			first = !left;         /* going down: no comma before a first child */
 			while (left--)

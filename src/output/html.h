@@ -6,8 +6,10 @@
  * Makefile); html_write() writes head, the profile as one JSON document
  * in a <script type="application/json"> element, and tail.  The JSON is the
  * viewer's data contract, docs/html-report.md:
- *   {"session": {...}, "rows": [...], "tree": [...]}
- * (SPEC sections 5 and 6).  The viewer needs no network.
+ *   {"session": {...}, "rows": [...], "threads": [...], "processes": [...],
+ *    "thread_stats": [...], "tree": [...]}
+ * (SPEC sections 5 and 6; the tree is each thread's, for the page's thread
+ * and process selector).  The viewer needs no network.
  *
  * Embedding: HTML_EMBED_JSON writes the text with every '<', '>' and '&' as
  * \u003c, \u003e, \u0026 (valid JSON wherever those bytes can occur, i.e.

@@ -15,9 +15,12 @@ line per step:
     wait:EXPR     poll until EXPR is truthy (at most 20 s)
     shot:FILE     PNG screenshot of the window
     size:WxH      resize the window
-The first line is {"load_ms": wall time from navigation to ready, "state": ...};
-the last is {"console_errors": [...]}: exceptions, console.error/assert and
-browser log errors seen while the page was open.
+    open:PAGE     the console errors line of the page open, then PAGE is
+                  opened in its place (one browser for several pages)
+A page's first line is {"load_ms": wall time from navigation to ready,
+"state": ..., "page": its file name}; its last {"console_errors": [...]}:
+exceptions, console.error/assert and browser log errors seen while it was
+open.
 """
 import fcntl
 import json
@@ -128,6 +131,29 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+def open_page(b, page):
+    """Navigate to page, wait until it is no longer loading, print the load line."""
+    start = time.monotonic()
+    b.send("Page.navigate", {"url": "file://" + page})
+    state = None
+    while time.monotonic() - start < 60:
+        state = b.evaluate("document.body ? document.body.dataset.state || '' : ''")
+        if state and state != "loading":
+            break
+        time.sleep(0.02)
+    print(json.dumps({"load_ms": round((time.monotonic() - start) * 1000), "state": state,
+                      "page": os.path.basename(page)}), flush=True)
+
+
+def end_page(b):
+    """The console errors of the page open (pending events, late exceptions,
+    given time to arrive), forgotten after."""
+    b.evaluate("new Promise(r => setTimeout(r, 100))")
+    out = {"console_errors": b.console_errors()}
+    b.events = []
+    return out
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -144,17 +170,13 @@ def main():
             b.send(domain + ".enable")
         b.send("Emulation.setDeviceMetricsOverride",
                {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-        start = time.monotonic()
-        b.send("Page.navigate", {"url": "file://" + page})
-        state = None
-        while time.monotonic() - start < 60:
-            state = b.evaluate("document.body ? document.body.dataset.state || '' : ''")
-            if state and state != "loading":
-                break
-            time.sleep(0.02)
-        print(json.dumps({"load_ms": round((time.monotonic() - start) * 1000), "state": state}), flush=True)
+        open_page(b, page)
         for step in sys.argv[2:]:
             kind, _, arg = step.partition(":")
+            if kind == "open":
+                print(json.dumps(end_page(b)), flush=True)
+                open_page(b, os.path.abspath(arg))
+                continue
             if kind == "eval":
                 out = b.evaluate(arg)
             elif kind in ("click", "press"):
@@ -194,9 +216,7 @@ def main():
             else:
                 sys.exit("html_drive.py: unknown step %r" % step)
             print(json.dumps(out), flush=True)
-        # Let pending events (late exceptions) arrive before counting them.
-        b.evaluate("new Promise(r => setTimeout(r, 100))")
-        print(json.dumps({"console_errors": b.console_errors()}), flush=True)
+        print(json.dumps(end_page(b)), flush=True)
     finally:
         b.close()
 

@@ -4,7 +4,7 @@ them, computed here independently of the viewer (straight from the
 definitions, one stack at a time).
 
     html_fixtures.py small instrumentation|sampling OUT.json [--no-rows]
-    html_fixtures.py big N instrumentation|sampling OUT.json [--slim]
+    html_fixtures.py big N instrumentation|sampling OUT.json [--slim] [--threads T]
     html_fixtures.py demo OUT.json               a plausible program (screenshot)
     html_fixtures.py deep N OUT.json             recursion N deep (sampling)
     html_fixtures.py expect IN.json FUNCTION     callers/callees of FUNCTION
@@ -16,6 +16,7 @@ the node's path, which is all SPEC sections 2, 3 and 6 need.
 """
 import json
 import random
+import re
 import sys
 
 sys.setrecursionlimit(100000)   # json.dumps of the deep fixture
@@ -28,6 +29,16 @@ FAMS = {
 
 # Names that would break a page that parsed them as HTML.
 HOSTILE = ["spin<script>", "</script><b>bold</b>", "std::map<int, a&b>::operator<", "x></div>"]
+
+
+# A name as long as C++ gives them (std::vector<std::string>::push_back's
+# slow path): 400 characters on one line.
+REALLOC = ("std::vector<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+           "std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > > >"
+           "::_M_realloc_insert<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+           "const&>(__gnu_cxx::__normal_iterator<std::__cxx11::basic_string<char, std::char_traits<char>, "
+           "std::allocator<char> >*, std::vector<std::__cxx11::basic_string<char> > >, "
+           "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)")
 
 
 def small(method):
@@ -59,7 +70,8 @@ def small(method):
             node("std::map<int, a&b>::operator<", 35, [node("fact", 12, calls=3)], calls=11),
             node("x></div>", 8, calls=2),
         ], calls=1, app=90),
-        node("clone3", 5, [node("worker", 70, [node("fact", 33, [node("helper", 9, [node("fact", 4)])])])],
+        node("clone3", 5, [node("worker", 70, [node("fact", 33, [node("helper", 9, [node("fact", 4)])]),
+                                               node(REALLOC, 6, calls=2)])],
              mod="/lib/x86_64-linux-gnu/libc.so.6"),
     ]
     return finish(method, tree, {"command": ["./prog", "--flag=<x>"], "processes": 1, "threads": 2})
@@ -107,15 +119,18 @@ def demo():
         ], calls=1)], mod=libc)]),
         n("clone3", 1000, [n("start_thread", 1000, [n("pool::worker_loop(pool::Queue&)", 300000, [
             n("pthread_cond_wait", 15000000, app=200000, calls=40, mod=libc),
-            n("img::resize_bilinear(img::Image const&, int, int)", 22000000, [n(blur, 7000000, calls=512)], calls=8)],
+            n("img::resize_bilinear(img::Image const&, int, int)", 22000000, [n(blur, 7000000, calls=512)], calls=8),
+            n(REALLOC, 3000000, calls=200)],
         )], mod=libc)], mod=libc),
     ]
     return finish("instrumentation", tree, {"command": ["imgtool", "--blur=5", "in.png", "out.jpg"],
                                             "processes": 1, "threads": 2, "duration_ns": 302119000})
 
 
-def big(n, method):
-    """n nodes, functions from a pool of C++-like names, depth at most 48."""
+def big(n, method, threads=1):
+    """n nodes, functions from a pool of C++-like names, depth at most 48;
+    with threads > 1, that many trees of n / threads nodes each, as the
+    exporter writes threads (roots naming their thread)."""
     instr = method == "instrumentation"
     rnd = random.Random(9)
     pool = ["ns%d::Widget<std::vector<int>, %d>::method_%d(unsigned long) const" % (k % 37, k % 11, k)
@@ -140,18 +155,28 @@ def big(n, method):
             nodes[parent]["children"].append(x)
             used[parent].add(fn)
 
-    make("_start", None)
-    make("main", 0)
-    while len(nodes) < n:
-        i = len(nodes)
-        p = rnd.randrange(max(1, i - 40), i) if rnd.random() < 0.8 else rnd.randrange(1, i)
-        if depth[p] >= 48:
-            continue
-        fn = pool[rnd.randrange(len(pool))]
-        if fn in used[p]:
-            continue
-        make(fn, p)
-    return finish(method, [nodes[0]], {"command": ["./bigprog"], "processes": 1, "threads": 1})
+    roots = []
+    for t in range(threads):
+        nodes, depth, used = [], [], []
+        make("_start", None)
+        make("main", 0)
+        while len(nodes) < n // threads:
+            i = len(nodes)
+            p = rnd.randrange(max(1, i - 40), i) if rnd.random() < 0.8 else rnd.randrange(1, i)
+            if depth[p] >= 48:
+                continue
+            fn = pool[rnd.randrange(len(pool))]
+            if fn in used[p]:
+                continue
+            make(fn, p)
+        roots.append(nodes[0])
+    doc = finish(method, roots, {"command": ["./bigprog"], "processes": 1, "threads": threads})
+    if threads > 1:
+        for t, r in enumerate(roots):
+            r["thread"] = t
+        doc["threads"] = [{"pid": 1000, "tid": 1000 + t, "name": "w%d" % t, "process": 0} for t in range(threads)]
+        doc["processes"] = [{"pid": 1000, "executable": mods[0]}]
+    return doc
 
 
 def paths(tree):
@@ -204,7 +229,7 @@ def slim(doc):
     """Tree nodes in the viewer's compact form: the function as an index in
     "rows", exclusive values, calls, children (the viewer derives the rest)."""
     index = {(r["function"], r["module"]): i for i, r in enumerate(doc["rows"])}
-    keep = {"children", "calls", "elapsed_exclusive_ns", "application_exclusive_ns", "exclusive_samples"}
+    keep = {"children", "calls", "elapsed_exclusive_ns", "application_exclusive_ns", "exclusive_samples", "thread"}
     for _, t in paths(doc["tree"]):
         t["row"] = index[(t["function"], t["module"])]
         for k in [k for k in t if k not in keep and k != "row"]:
@@ -363,6 +388,135 @@ def same_rows(got, want):
     return True
 
 
+# ---- checks of pages exported from real recordings ----------------------
+
+PER_CALL = ("min_elapsed_inclusive_ns", "max_elapsed_inclusive_ns", "min_elapsed_exclusive_ns",
+            "max_elapsed_exclusive_ns")
+
+
+def scope_rows(by_thread, tops):
+    """The function rows of the threads `tops` (top nodes of `report --tree
+    --by thread --format json`), folded here from their trees as SPEC 2/3
+    define them (percentages of the session totals), with the per-call
+    minimum and maximum over their nodes, and the mean where one node of
+    the function returned calls (the mean of several cannot be rebuilt
+    from their rounded means)."""
+    session = by_thread["session"]
+    method = session["method"]
+    forest = [c for t in tops for c in t["children"]]
+    rows = flat_rows(method, forest, session)
+    if method == "instrumentation":
+        per = {}
+        for _, t in paths(forest):
+            if t.get("completed"):
+                per.setdefault((t["function"], t["module"]), []).append(t)
+        for r in rows:
+            nodes = per.get((r["function"], r["module"]), [])
+            r["completed"] = sum(t["completed"] for t in nodes)
+            for k in PER_CALL:
+                pick = min if k.startswith("min") else max
+                r[k] = pick(t[k] for t in nodes) if nodes else 0
+            if len(nodes) == 1:
+                r["mean_elapsed_inclusive_ns"] = nodes[0]["mean_elapsed_inclusive_ns"]
+                r["mean_elapsed_exclusive_ns"] = nodes[0]["mean_elapsed_exclusive_ns"]
+    return rows
+
+
+def valid_hot_path(tree, names, inc):
+    """names (joined by ';') is a hot path of tree as SPEC 6 defines it,
+    whichever of equal children it took (and whichever module a name is
+    of): from a largest root, a largest child while it holds at least
+    half of its parent."""
+    def goes_on(parent, level):
+        return bool(level) and (parent is None or 2 * max(c[inc] for c in level) >= parent[inc])
+
+    cands = [(None, tree)]
+    for name in names.split(";") if names else []:
+        nxt = []
+        for parent, level in cands:
+            if goes_on(parent, level):
+                best = max(c[inc] for c in level)
+                nxt += [(c, c["children"]) for c in level if c["function"] == name and c[inc] == best]
+        if not nxt:
+            return False
+        cands = nxt
+    return any(not goes_on(parent, level) for parent, level in cands)
+
+
+def same_scope_rows(got, want):
+    """The page's table rows equal want: values exactly, percentages to
+    1e-3, only the fields want has; the same set of functions."""
+    key = lambda r: (r["function"], r["module"])
+    g = {key(r): r for r in got}
+    bad = []
+    if set(g) != {key(r) for r in want}:
+        bad.append("functions %s != %s" % (sorted(g), sorted(key(r) for r in want)))
+    for w in want:
+        r = g.get(key(w), {})
+        for k, v in w.items():
+            x = r.get(k)
+            if k.endswith("_pct"):
+                if x is None or abs(x - v) > 1e-3:
+                    bad.append("%s %s: %s != %s" % (w["function"], k, x, v))
+            elif x != v:
+                bad.append("%s %s: %s != %s" % (w["function"], k, x, v))
+    return bad
+
+
+SUMMARY_SKIPPED = {"by", "rows_total", "unnamed_modules"}
+TIME = re.compile(r"^-?[0-9]+(\.[0-9]+)? (ns|\u00b5s|ms|s)$")
+
+
+def summary_problems(session, shown):
+    """What is wrong with the summary the page shows ({field: text}) for
+    the session of `report --format json`: a field left out (null ones
+    and the report's own by/rows_total excepted) or shown that is not in
+    it; counts not written with thousands separators; times without a
+    unit; percentages not with one decimal and %; JSON or [object Object]
+    anywhere."""
+    bad = []
+    want = {k for k, v in session.items() if v is not None and k not in SUMMARY_SKIPPED}
+    if set(shown) != want:
+        bad.append("fields shown %s, expected %s" % (sorted(set(shown) - want), sorted(want - set(shown))))
+    for k, text in shown.items():
+        v = session.get(k)
+        if "[object" in text or re.search(r'[{}\[\]]|":', text):
+            bad.append("%s shown as %r" % (k, text))
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif k.endswith("_ns") and isinstance(v, (int, float)):
+            if not TIME.match(text):
+                bad.append("%s: time %r has no unit" % (k, text))
+        elif k == "unnamed_pct":
+            mods = session.get("unnamed_modules")
+            if text != ("%.1f%% of %s" % (v, "samples" if session["method"] == "sampling" else "time") +
+                        ", in %d module%s (below)" % (len(mods), "s" if len(mods) > 1 else "") if mods else "none"):
+                bad.append("%s: %r" % (k, text))
+        elif k.endswith("_pct"):
+            if text != "%.1f%%" % v:
+                bad.append("%s: percentage %r, not %.1f%%" % (k, text, v))
+        elif k == "frequency_hz":
+            if text != "{:,} Hz".format(v):
+                bad.append("%s: %r" % (k, text))
+        elif isinstance(v, int) and k != "exit_status":
+            if text != "{:,}".format(v):
+                bad.append("%s: count %r, not %s" % (k, text, "{:,}".format(v)))
+        elif isinstance(v, dict):
+            for name, c in v.items():
+                if isinstance(c, int) and "%s %s" % (name, "{:,}".format(c)) not in text:
+                    bad.append("%s: no %r in %r" % (k, "%s %s" % (name, "{:,}".format(c)), text))
+    return bad
+
+
+def cli_hint(table_text):
+    """The lines of `stackclock report` (table) from "Without symbols" to
+    the DEBUGINFOD_URLS line, as they are."""
+    lines = table_text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("Without symbols"))
+    end = next(i for i, l in enumerate(lines) if "DEBUGINFOD_URLS" in l)
+    return lines[start:end + 1]
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["small"]:
@@ -375,7 +529,7 @@ def main():
     elif a[:1] == ["demo"]:
         open(a[1], "w").write(json.dumps(demo()))
     elif a[:1] == ["big"]:
-        doc = big(int(a[1]), a[2])
+        doc = big(int(a[1]), a[2], int(a[a.index("--threads") + 1]) if "--threads" in a else 1)
         if "--slim" in a:
             slim(doc)
         open(a[3], "w").write(json.dumps(doc, separators=(",", ":")))

@@ -43,6 +43,52 @@ if not ok:
 sys.exit(0 if ok else 1)
 EOF
 }
+# rcheck MESSAGE PYTHON-EXPR: true of a = the answers in $ANS, R = the
+# report ($REP, `report --format json`), T = its calls trees by thread
+# ($TREE, `report --tree --by thread --format json`), x = html_fixtures.py.
+rcheck() {
+	check "$1" -- python3 - "$ANS" "$REP" "$TREE" "$2" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.environ["E2E_DIR"])
+import html_fixtures as x
+a = [json.loads(l) for l in open(sys.argv[1])]
+R = json.load(open(sys.argv[2]))
+T = json.load(open(sys.argv[3])) if os.path.getsize(sys.argv[3]) else None
+ok = eval(sys.argv[4])
+if ok is not True:
+    print("answers:", json.dumps(a)[:3000])
+    print("result:", str(ok)[:3000])
+sys.exit(0 if ok is True else 1)
+EOF
+}
+# export_all DATA NAME: NAME.html, NAME.json (report) and NAME.tree.json
+export_all() {
+	"$STACKCLOCK" export -i "$1" --format html -o "$2.html" &&
+		"$STACKCLOCK" report -i "$1" --format json >"$2.json" &&
+		"$STACKCLOCK" report -i "$1" --format json --tree --by thread >"$2.tree.json"
+}
+# the summary as {session field: text shown}
+SUMMARY_JS='Object.fromEntries([...document.querySelectorAll("#summary dd")].filter(d => !d.dataset.field.startsWith("page:")).map(d => [d.dataset.field, d.textContent]))'
+# every tree line opened, the function with the longest name selected: the
+# page's width, the tree lines shown
+WIDTH_JS='(() => { for (let k = 0; k < 30; k++) document.querySelectorAll(".tn-toggle").forEach(t => { if (t.textContent === "\u25b8") t.click(); }); const f = stackclock.model.funcs.reduce((a, b) => b.name.length > a.name.length ? b : a); stackclock.select(f.name); return [document.documentElement.scrollWidth, document.querySelectorAll(".tn-line").length, document.querySelectorAll("#cc tr").length]; })()'
+# scope_js FUNC: for each thread of the CLI's tree by thread ($TREE), that
+# thread selected: the page's table rows, node count, hot path, FUNC's
+# inclusive values in the callers/callees panel, the text of its calls cell
+scope_js() {
+	local tops
+	tops=$(python3 -c 'import json,sys; print(json.dumps([[t["tid"], t["pid"], t["thread_name"]] for t in json.load(open(sys.argv[1]))["tree"]]))' "$TREE")
+	echo "(() => { const out = []; for (const top of $tops) {
+		const s = stackclock.threadScope(top[0], top[1], top[2]);
+		if (!s || !stackclock.setScope(s)) { out.push(null); continue; }
+		stackclock.select('$1');
+		const cc = document.getElementById('cc').dataset;
+		out.push({scope: s, rows: stackclock.tableRows(), nodes: stackclock.model.n,
+			hot: document.getElementById('tree').dataset.hotPath, cc: cc.inclusive.split(',').map(Number),
+			calls: [...document.querySelectorAll('#functions tbody tr')].filter((tr) => tr.cells[0].textContent === '$1').map((tr) => tr.cells[2].textContent)});
+	} return out; })()"
+}
+
 export E2E_DIR
 cd "$TMP"
 
@@ -70,7 +116,8 @@ drive "$ANS" si.html \
 	"eval:(() => { const out = {}; for (const f of $NAMES) { stackclock.select(f); const d = document.getElementById('cc').dataset; out[f] = {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), calls: Number(d.calls), callers: JSON.parse(d.callers), callees: JSON.parse(d.callees), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; } return out; })()" \
 	'press:input[value=ae]' \
 	'eval:[document.getElementById("functions").dataset.sort, document.getElementById("functions").dataset.first, document.getElementById("tree").dataset.hotPath]' \
-	'eval:[...document.querySelectorAll("#functions th")].map(th => { th.click(); const t = document.getElementById("functions"); return [th.dataset.field, t.dataset.sort, t.dataset.first]; })'
+	'eval:[...document.querySelectorAll("#functions th")].map(th => { th.click(); const t = document.getElementById("functions"); return [th.dataset.field, t.dataset.sort, t.dataset.first]; })' \
+	'size:1400x900' "eval:$WIDTH_JS" "eval:$SUMMARY_JS"
 check "page opened (driver ran)" -- test -s "$ANS"
 jcheck "state ready" 'a[0]["state"] == "ready"'
 jcheck "no console errors" 'a[-1] == {"console_errors": []}'
@@ -91,6 +138,11 @@ jcheck "the AE selector sorts the table by application exclusive time" \
 	'a[17][0] == "application_exclusive_ns desc" and a[17][1] == max(D["rows"], key=lambda r: r["application_exclusive_ns"])["function"] and a[17][2] == x.hot_path_names(D, 1)'
 jcheck "the table sorts by every column" \
 	'len(a[18]) == 11 and all(x.sorted_first(D["rows"], f, s, first) for f, s, first in a[18])'
+
+jcheck "a 400-character name: the page fits a 1400-px window (scrollWidth) with every tree line open and it selected" \
+	'a[20][0] <= 1400 and a[20][1] == sum(1 for _ in x.paths(D["tree"])) and a[20][2] >= 4 or a[20]'
+jcheck "the summary: every field in words, no JSON" \
+	'(bad := x.summary_problems(D["session"], a[21])) == [] or bad'
 
 ANS=$TMP/sn.out DOC=$TMP/si.json
 page json si-norows.json sn.html
@@ -149,3 +201,93 @@ jcheck "100,000 nodes: search counts every match" \
 	'a[4] == x.count_matches(D, "method_12")'
 jcheck "100,000 nodes: callers/callees sums exact" \
 	'a[5]["callersSum"] == a[5]["inclusive"] and [c + e for c, e in zip(a[5]["calleesSum"], a[5]["exclusive"])] == a[5]["inclusive"]'
+
+# ---- the page of real recordings: `stackclock export --format html` --------
+# Three recordings, exported, then opened one after the other in one
+# browser (its start is most of a drive's time); the answers are split
+# into NAME.out per page.
+# instrumentation, hooks compiled in, three threads besides main
+cc -g -O1 -finstrument-functions -pthread -o thr "$PROGS/e2e_threads.c" &&
+	"$STACKCLOCK" record -m instrument -o thr.data -- ./thr 3 20000 >/dev/null 2>&1
+check "instrumentation, 4 threads: exported" -- export_all thr.data thr
+# instrumentation of a program built without hooks (patched at run time,
+# some functions not: "unpatched"), 4 processes (fork, exec) and 8 threads
+export STACKCLOCK_CACHE_DIR=$TMP/cache
+gcc -O2 -g -pthread -rdynamic -o exact "$PROGS/patch_exact.c" &&
+	"$STACKCLOCK" record -m instrument -o exact.data -- ./exact 100 >/dev/null 2>&1
+check "patched program, 4 processes: exported" -- export_all exact.data exact
+# sampling of a stripped program (a dpkg list says a package owns it)
+mkdir -p dpkg && echo "$TMP/shares" >dpkg/sharespkg:amd64.list
+export STACKCLOCK_DPKG_INFO=$TMP/dpkg
+cc -O2 -fomit-frame-pointer -o shares "$PROGS/e2e_shares.c" && strip shares &&
+	"$STACKCLOCK" record -F 999 -o shares.data -- ./shares 300 >/dev/null 2>&1
+check "stripped program, sampling: exported" -- export_all shares.data shares
+"$STACKCLOCK" report -i shares.data >shares.txt
+# sampling, two threads and a forked child
+cc -O2 -g -fomit-frame-pointer -pthread -o cput "$PROGS/e2e_cputhreads.c" &&
+	"$STACKCLOCK" record -F 999 -o cput.data -- ./cput >/dev/null 2>&1
+check "sampling, 3 threads in 2 processes: exported" -- export_all cput.data cput
+
+TREE=$TMP/thr.tree.json
+drive "$TMP/real.out" thr.html 'size:1400x900' "eval:$SUMMARY_JS" "eval:$(scope_js work)" \
+	'eval:stackclock.scopes()' "eval:stackclock.setScope('all') && stackclock.tableRows()" "eval:$WIDTH_JS" \
+	'eval:document.getElementById("symbols-hint").hidden' \
+	open:exact.html "eval:$SUMMARY_JS" \
+	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()' \
+	"eval:stackclock.setScope('all') && $WIDTH_JS" \
+	open:shares.html "eval:$SUMMARY_JS" \
+	'eval:[...document.querySelectorAll("#symbols-hint > div")].map(d => d.textContent)' \
+	'eval:document.getElementById("symbols-hint").hidden' "eval:$WIDTH_JS" \
+	open:cput.html "eval:$(TREE=$TMP/cput.tree.json scope_js spin_for)" \
+	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()'
+python3 -c '
+import json, sys
+out = None
+for line in open(sys.argv[1]):
+    page = json.loads(line).get("page") if line.startswith("{") else None
+    if page:
+        out = open(page[:-len(".html")] + ".out", "w")
+    out.write(line)
+' "$TMP/real.out"
+
+ANS=$TMP/thr.out REP=$TMP/thr.json TREE=$TMP/thr.tree.json
+rcheck "instrumentation: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+rcheck "instrumentation: every session field in words (times with units, counts with separators, no JSON)" \
+	'x.summary_problems(R["session"], a[2]) == [] or x.summary_problems(R["session"], a[2])'
+rcheck "instrumentation: each thread selected shows exactly its own function rows (report --tree --by thread)" \
+	'all(a[3]) and (bad := [x.same_scope_rows(s["rows"], x.scope_rows(T, [t])) for s, t in zip(a[3], T["tree"])]) == [[]] * len(T["tree"]) or bad'
+rcheck "instrumentation: a thread's tree, hot path (one of equal children) and callers/callees are its own" \
+	'all(s["nodes"] == sum(1 for _ in x.paths(t["children"])) and x.valid_hot_path(t["children"], s["hot"], "elapsed_inclusive_ns") and s["cc"] == next(([r["elapsed_inclusive_ns"], r["application_inclusive_ns"]] for r in x.scope_rows(T, [t]) if r["function"] == "work"), [0, 0]) for s, t in zip(a[3], T["tree"]))'
+rcheck "instrumentation: the table shows a thread's calls of work, with separators" \
+	'[s["calls"] for s in a[3]] == [["{:,}".format(r["calls"]) for r in x.scope_rows(T, [t]) if r["function"] == "work"] for t in T["tree"]] and ["20,000"] in [s["calls"] for s in a[3]]'
+rcheck "instrumentation: the selector offers all, the process and the 4 threads, with their shares" \
+	'[v for v, _ in a[4]] == ["all", "p:0", "t:0", "t:1", "t:2", "t:3"] and all("%" in l for _, l in a[4][1:])'
+rcheck "instrumentation: back to all threads, the report's own rows" 'x.same_scope_rows(a[5], R["rows"]) == []'
+rcheck "instrumentation: every function named: no advice for missing symbols" 'a[7] is True and R["session"]["unnamed_modules"] == []'
+rcheck "instrumentation: fits a 1400-px window (document.documentElement.scrollWidth) with every tree line open and a function selected" \
+	'a[6][0] <= 1400 and a[6][1] == 3 and a[6][2] > 3 or a[6]'
+
+ANS=$TMP/exact.out REP=$TMP/exact.json TREE=$TMP/exact.tree.json
+rcheck "patched program: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+rcheck "patched program: every session field in words (unpatched counts by reason, OS events)" \
+	'(bad := x.summary_problems(R["session"], a[1])) == [] and R["session"]["unpatched"] and R["session"]["processes"] == 4 or bad'
+rcheck "patched program: each process selected shows exactly the function rows of its threads" \
+	'len(a[2]) == 4 and (bad := [x.same_scope_rows(p["rows"], x.scope_rows(T, [t for t in T["tree"] if [t["tid"], t["pid"], t["thread_name"]] in p["threads"]])) for p in a[2]]) == [[]] * 4 and sum(len(p["threads"]) for p in a[2]) == len(T["tree"]) or bad'
+rcheck "patched program: the table (every per-call column) fits a 1400-px window" \
+	'a[3][0] <= 1400 or a[3]'
+
+
+ANS=$TMP/shares.out REP=$TMP/shares.json TREE=$TMP/shares.tree.json
+rcheck "stripped program: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+rcheck "stripped program: every session field in words (percentages with one decimal and %)" \
+	'(bad := x.summary_problems(R["session"], a[1])) == [] and "%" in a[1]["root_reached_pct"] or bad'
+rcheck "stripped program: the page gives the advice of report, line for line (apt install sharespkg-dbgsym, DEBUGINFOD_URLS)" \
+	'a[2] == x.cli_hint(open("shares.txt").read()) and any("apt install sharespkg-dbgsym" in l for l in a[2]) and a[3] is False or [a[2], x.cli_hint(open("shares.txt").read())]'
+rcheck "stripped program: fits a 1400-px window" 'a[4][0] <= 1400 or a[4]'
+
+ANS=$TMP/cput.out REP=$TMP/cput.json TREE=$TMP/cput.tree.json
+rcheck "sampling, 3 threads: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
+rcheck "sampling: each thread selected shows exactly its own function rows, tree, a hot path of its tree and callers/callees" \
+	'len(a[1]) == len(T["tree"]) >= 3 and all(a[1]) and (bad := [(x.same_scope_rows(s["rows"], x.scope_rows(T, [t])), s["nodes"] == sum(1 for _ in x.paths(t["children"])), x.valid_hot_path(t["children"], s["hot"], "inclusive_samples"), s["cc"] == next(([r["inclusive_samples"]] for r in x.scope_rows(T, [t]) if r["function"] == "spin_for"), [0])) for s, t in zip(a[1], T["tree"])]) == [([], True, True, True)] * len(T["tree"]) or bad'
+rcheck "sampling: each of the 2 processes selected shows exactly the rows of its threads" \
+	'len(a[2]) == 2 and (bad := [x.same_scope_rows(p["rows"], x.scope_rows(T, [t for t in T["tree"] if [t["tid"], t["pid"], t["thread_name"]] in p["threads"]])) for p in a[2]]) == [[]] * 2 or bad'

@@ -15,6 +15,8 @@
  *   test_html --write json|gzip|auto IN.json OUT.html
  */
 #include "output/html.h"
+#include "analysis/analysis.h"
+#include "output/export.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -211,6 +213,150 @@ static void test_errors(void)
 	fclose(f);
 }
 
+/* ---- export --format html: the document ------------------------------- */
+
+/* Two functions of /bin/app: main at 0x1000, work at 0x2000. */
+static int two_funcs(void *ctx, uint32_t proc_id, uint64_t addr, bool is_return,
+		     struct sym_frame *out, int max)
+{
+	uint64_t a = is_return ? addr - 1 : addr;
+
+	(void)ctx;
+	(void)proc_id;
+	if (max < 1 || a < 0x1000 || a >= 0x3000)
+		return 0;
+	out[0] = (struct sym_frame){ .function = a < 0x2000 ? "main" : "work", .module = "/bin/app",
+				     .module_offset = a };
+	return 1;
+}
+
+static void add_rec(struct an_profile *p, enum sc_rec_type type, const void *d, size_t size)
+{
+	struct sc_record rec = { type, (uint32_t)size, d };
+
+	an_profile_add(p, &rec);
+}
+
+static void add_proc(struct an_profile *p, uint32_t proc_id, uint32_t pid, const char *exe)
+{
+	struct {
+		struct sc_rec_process r;
+		char exe[16];
+	} r = { { .proc_id = proc_id, .pid = pid, .parent_proc_id = UINT32_MAX }, "" };
+
+	snprintf(r.exe, sizeof(r.exe), "%s", exe);
+	add_rec(p, SC_REC_PROCESS, &r, sizeof(r));
+}
+
+static void add_thread(struct an_profile *p, uint32_t proc_id, uint32_t tid, const char *name)
+{
+	struct {
+		struct sc_rec_thread t;
+		char name[16];
+	} t = { { .proc_id = proc_id, .tid = tid }, "" };
+
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	add_rec(p, SC_REC_THREAD, &t, sizeof(t));
+}
+
+/* Node id under parent in thread (proc_id, tid): calls, EE (= AE), and the
+ * per-call statistics of its completed calls, inclusive = exclusive. */
+static void add_node(struct an_profile *p, uint32_t proc_id, uint32_t tid, uint32_t id, uint32_t parent,
+		     uint64_t func, uint64_t calls, uint64_t ee, uint64_t completed, uint64_t min,
+		     uint64_t max, uint64_t sum)
+{
+	struct sc_rec_cct_node n = {
+		.proc_id = proc_id, .tid = tid, .id = id, .parent = parent, .func = func,
+		.calls = calls, .elapsed_excl = ee, .app_excl = ee, .app_excl_exact = ee,
+		.completed = completed, .incl_min = min, .incl_max = max, .incl_sum = sum,
+		.excl_min = min, .excl_max = max, .excl_sum = sum,
+	};
+
+	add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
+}
+
+/*
+ * Three threads in two processes: (pid 100: tid 100 "main" runs main ->
+ * work, tid 101 "worker" runs work; pid 200 tid 200 "child" runs main,
+ * whose call never returned).  The document carries each thread's tree
+ * apart (its roots name the thread), the threads and processes, and each
+ * thread's per-call statistics by function.
+ */
+static void test_export_document(void)
+{
+	static const struct an_resolver res = { two_funcs, NULL, NULL };
+	struct an_profile *p = an_profile_new(&res);
+	struct {
+		struct sc_rec_session s;
+		char argv[8];
+	} s = { { .method = SC_METHOD_INSTRUMENT, .os_requested = SC_OS_ALL, .argc = 1 }, "./app" };
+	struct sc_rec_session_end e = { .duration_ns = 1000000 };
+	struct exp_options o = { .app_time = AN_APP_INTERVAL };
+	char err[256] = "", *text = NULL, *doc;
+	size_t len = 0, dlen;
+	FILE *f;
+
+	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
+	add_proc(p, 1, 100, "/bin/app");
+	add_proc(p, 2, 200, "/bin/other");
+	add_thread(p, 1, 100, "main");
+	add_thread(p, 1, 101, "worker");
+	add_thread(p, 2, 200, "child");
+	add_node(p, 1, 100, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
+	add_node(p, 1, 100, 1, 0, 0x1000, 1, 1000, 1, 3000, 3000, 3000);
+	add_node(p, 1, 100, 2, 1, 0x2000, 4, 2000, 4, 100, 900, 2000);
+	add_node(p, 1, 101, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
+	add_node(p, 1, 101, 1, 0, 0x2000, 2, 600, 2, 200, 400, 600);
+	add_node(p, 2, 200, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
+	add_node(p, 2, 200, 1, 0, 0x1000, 1, 50, 0, 0, 0, 0);
+	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
+
+	f = open_memstream(&text, &len);
+	is_u64((uint64_t)exp_html.write(f, p, &o, err, sizeof(err)), 0, "export --format html of three threads");
+	fclose(f);
+	an_profile_free(p);
+	/* the data element, JSON-embedded (small) */
+	const char *open = strstr(text, "<script id=\"sc-data\"");
+	const char *gt = open ? strchr(open, '>') : NULL;
+	const char *close = gt ? strstr(gt, "</script>") : NULL;
+	const char *enc = open ? strstr(open, "data-encoding=\"json\"") : NULL;
+
+	ok(close && enc && enc < gt, "the page has its data element, JSON");
+	if (!close) {
+		free(text);
+		return;
+	}
+	doc = unescape(gt + 1, (size_t)(close - gt - 1), &dlen);
+	ok(strstr(doc, "\"threads\": [\n"
+		       "    {\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"process\": 0},\n"
+		       "    {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"process\": 0},\n"
+		       "    {\"pid\": 200, \"tid\": 200, \"name\": \"child\", \"process\": 1}\n  ]") != NULL,
+	   "threads: pid, tid, name and process of each, in the trees' order");
+	ok(strstr(doc, "\"processes\": [\n    {\"pid\": 100, \"executable\": \"/bin/app\"},\n"
+		       "    {\"pid\": 200, \"executable\": \"/bin/other\"}\n  ]") != NULL,
+	   "processes: pid and executable");
+	/* rows by EI: main (4050) before work (2600) */
+	const char *rmain = strstr(doc, "{\"function\": \"main\""), *rwork = strstr(doc, "{\"function\": \"work\"");
+	ok(rmain && rwork && rmain < rwork, "rows: main is row 0, work row 1");
+	ok(strstr(doc, "\"thread_stats\": [\n"
+		       "    [0, 0, 1, 3000, 3000, 3000, 3000, 3000, 3000],\n"
+		       "    [0, 1, 4, 100, 900, 2000, 100, 900, 2000],\n"
+		       "    [1, 1, 2, 200, 400, 600, 200, 400, 600]\n  ]") != NULL,
+	   "thread_stats: per thread and function, completed, min/max/sum (none for a call that never returned)");
+	ok(strstr(doc, "\"tree\": [{\"row\": 0, \"thread\": 0, \"calls\": 1, \"elapsed_exclusive_ns\": 1000, "
+		       "\"application_exclusive_ns\": 1000, \"children\": [{\"row\": 1, \"calls\": 4, "
+		       "\"elapsed_exclusive_ns\": 2000, \"application_exclusive_ns\": 2000, \"children\": []}]},"
+		       "{\"row\": 1, \"thread\": 1, \"calls\": 2, \"elapsed_exclusive_ns\": 600, "
+		       "\"application_exclusive_ns\": 600, \"children\": []},"
+		       "{\"row\": 0, \"thread\": 2, \"calls\": 1, \"elapsed_exclusive_ns\": 50, "
+		       "\"application_exclusive_ns\": 50, \"children\": []}]") != NULL,
+	   "tree: each thread's tree apart, its roots naming the thread, the others not");
+	if (!strstr(doc, "\"tree\": [{\"row\": 0, \"thread\": 0"))
+		tap_diag("document: %s", doc);
+	free(doc);
+	free(text);
+}
+
 static int write_page(const char *mode, const char *in, const char *out)
 {
 	enum html_embed how = !strcmp(mode, "json") ? HTML_EMBED_JSON :
@@ -252,5 +398,6 @@ int main(int argc, char **argv)
 	test_json_embedding();
 	test_gzip_embedding();
 	test_errors();
+	test_export_document();
 	return tap_done();
 }

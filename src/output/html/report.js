@@ -13,7 +13,12 @@
  *    "rows":    [...],   optional: the flat function rows of SPEC section 5
  *                        (report --by function --format json); derived from
  *                        the tree when missing
- *    "tree":    [...]}   SPEC section 6 tree nodes (report --tree --format json)
+ *    "threads": [...],   optional: {"pid", "tid", "name", "process"}; then
+ *    "processes": [...], {"pid", "executable"} and "thread_stats" (per-call
+ *                        statistics per thread and function) go with it
+ *    "tree":    [...]}   SPEC section 6 tree nodes (report --tree --format json);
+ *                        with "threads", each thread's tree, its roots
+ *                        carrying "thread": INDEX (merged here by path)
  *
  * A tree node is {"function", "module", "children": [node...], values...},
  * or, to keep large profiles small, {"row": i, ...} naming the function of
@@ -27,6 +32,11 @@
  * application_inclusive_ns, or samples; sums of the roots when absent)
  * exactly as SPEC section 6 defines them.  A function is the pair
  * (function, module).
+ *
+ * VIEWS.  The forest is read once (B); what is shown (M) is the tree
+ * merged over the threads selected ("show:": all, a process, a thread),
+ * and the table, tree, flame graph and callers/callees are all computed
+ * from it; percentages stay of the session totals.
  *
  * RENDERING.  Names are only ever inserted with textContent or drawn on a
  * canvas, never parsed as HTML.  For large profiles the call tree renders
@@ -69,19 +79,13 @@ const COLUMNS = {
     ['min_elapsed_inclusive_ns', 'min EI/call', 'time'], ['mean_elapsed_inclusive_ns', 'mean EI/call', 'time'],
     ['max_elapsed_inclusive_ns', 'max EI/call', 'time'], ['min_elapsed_exclusive_ns', 'min EE/call', 'time'],
     ['mean_elapsed_exclusive_ns', 'mean EE/call', 'time'], ['max_elapsed_exclusive_ns', 'max EE/call', 'time'],
+    ['completed', 'returned', 'count'],
   ],
   sampling: [
     ['function', 'Function', 'name'], ['module', 'Module', 'module'],
     ['inclusive_samples', 'Inclusive', 'count'], ['inclusive_pct', 'Incl %', 'pct'],
     ['exclusive_samples', 'Exclusive', 'count'], ['exclusive_pct', 'Excl %', 'pct'],
   ],
-};
-const SUMMARY_LABELS = {
-  method: 'method', command: 'command', processes: 'processes', threads: 'threads',
-  duration_ns: 'duration', elapsed_inclusive_ns: 'session EI', application_inclusive_ns: 'session AI',
-  samples: 'samples', frequency_hz: 'frequency (Hz)', lost_samples: 'lost samples',
-  root_reached_pct: 'stacks reaching the root (%)', os_events: 'OS events', repairs: 'repairs',
-  open_frames: 'open frames', lost_events: 'lost events',
 };
 const TREE_CHUNK = 100, TABLE_CHUNK = 100, HOT_EXPANDED = 40;
 /* Flame graph: row height, narrowest box drawn, deepest row drawn, and how
@@ -99,15 +103,17 @@ function el(tag, cls, text) {
 const num = (v) => (typeof v === 'number' && isFinite(v) ? v : 0);
 const basename = (p) => String(p || '').split('/').pop();
 
+/* 3 significant digits and a unit; below a microsecond the nanoseconds
+ * (one decimal when not whole: the probe cost per event). */
 function fmtTime(ns) {
   const a = Math.abs(ns);
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s']];
   for (const [u, s] of units)
     if (a >= u) return (ns / u).toPrecision(3) + ' ' + s;
-  return Math.round(ns) + ' ns';
+  return (Number.isInteger(ns) ? String(ns) : ns.toFixed(1)) + ' ns';
 }
 const fmtCount = (v) => Math.round(v).toLocaleString('en-US');
-const fmtPct = (p) => (isFinite(p) ? p.toFixed(Math.abs(p) < 10 ? 2 : 1) + ' %' : '-');
+const fmtPct = (p) => (isFinite(p) ? p.toFixed(1) + '%' : '-');
 function fmtKind(kind, v) {
   if (typeof v !== 'number') return v === undefined || v === null ? '' : String(v);
   if (kind === 'time') return fmtTime(v);
@@ -118,14 +124,22 @@ function fmtKind(kind, v) {
 
 /* ---- the model: the tree as preorder arrays ----------------------------- */
 
-let M = null;            /* the model, built once */
+let B = null;            /* every thread's tree, built once */
+let M = null;            /* the view: the tree of the threads shown */
 const S = {              /* what the user chose */
   fam: 0,
   sortField: null, sortAsc: false, tableShown: TABLE_CHUNK,
   zoom: -1, search: '', selected: -1,
+  scope: 'all',          /* "all", "p:PROCESS" or "t:THREAD" (indexes) */
 };
 
-function buildModel(data) {
+/*
+ * The document's trees as one forest in preorder (B, built once): the
+ * trees of every thread when the exporter wrote them apart (their roots
+ * carry "thread"), or the merged tree.  A view (M) is the tree merged over
+ * the threads chosen (all, one process's, one), built from B by path.
+ */
+function buildBase(data) {
   const session = data && data.session;
   if (!session || !FAMS[session.method])
     throw new Error('the embedded profile has no session.method "instrumentation" or "sampling"');
@@ -153,9 +167,11 @@ function buildModel(data) {
     if (f === undefined) throw new Error('a tree node refers to row ' + o.row + ', which does not exist');
     return f;
   };
+  const threads = Array.isArray(data.threads) ? data.threads : [];
+  const processes = Array.isArray(data.processes) ? data.processes : [];
 
   /* Preorder walk with an explicit stack (recursion depth is the profile's). */
-  const parent = [], depth = [], fn = [], calls = [];
+  const parent = [], fn = [], calls = [], thread = [];
   const ex = fams.map(() => []), given = fams.map(() => []);
   const roots = Array.isArray(data.tree) ? data.tree : [];
   const stack = [];
@@ -164,9 +180,12 @@ function buildModel(data) {
     const p = stack.pop(), o = stack.pop();
     const i = parent.length;
     parent.push(p);
-    depth.push(p < 0 ? 0 : depth[p] + 1);
     fn.push(funcOf(o));
     calls.push(num(o.calls));
+    if (p >= 0) thread.push(thread[p]);
+    else if (o.thread === undefined) thread.push(-1);
+    else if (threads[o.thread]) thread.push(o.thread);
+    else throw new Error('a tree root refers to thread ' + o.thread + ', which does not exist');
     for (let f = 0; f < nf; f++) {
       ex[f].push(num(o[fams[f].ex]));
       const g = o[fams[f].inc];
@@ -177,14 +196,95 @@ function buildModel(data) {
       for (let k = ch.length - 1; k >= 0; k--) stack.push(ch[k], i);
   }
   const n = parent.length;
-  const m = {
-    method, session, fams, funcs, funcIds, intern, n,
-    parent: Int32Array.from(parent), depth: Int32Array.from(depth), fn: Int32Array.from(fn),
+  const b = {
+    method, session, fams, funcs, funcIds, intern, rowFid, threads, processes, n,
+    parent: Int32Array.from(parent), fn: Int32Array.from(fn), thread: Int32Array.from(thread),
     calls: Float64Array.from(calls), ex: ex.map((a) => Float64Array.from(a)),
-    inc: [], size: new Int32Array(n).fill(1), kids: new Array(n), roots: [],
+    stats: Array.isArray(data.thread_stats) ? data.thread_stats : [],
+    threadValue: fams.map(() => new Float64Array(threads.length)),
     mismatches: 0, totals: [],
   };
-  for (let i = 0; i < n; i++) m.kids[i] = [];
+  for (let f = 0; f < nf; f++) {
+    const inc = Float64Array.from(b.ex[f]);
+    let rootSum = 0;
+    for (let i = n - 1; i >= 0; i--) {
+      if (b.parent[i] >= 0) inc[b.parent[i]] += inc[i];
+      else rootSum += inc[i];
+      if (b.thread[i] >= 0) b.threadValue[f][b.thread[i]] += b.ex[f][i];
+    }
+    const g = given[f];
+    for (let k = 0; k < g.length; k += 2)
+      if (Math.abs(g[k + 1] - inc[g[k]]) > 0.5) b.mismatches++;
+    const t = session[fams[f].total];
+    b.totals.push(typeof t === 'number' && t > 0 ? t : rootSum);
+  }
+  return b;
+}
+
+/*
+ * The tree of the threads keep selects (a Uint8Array over B.threads; null:
+ * every node), merged by path: children keyed by function, values added
+ * up.  Nodes are numbered in preorder again (parents before children,
+ * each subtree contiguous), which every walk below relies on.
+ */
+function buildView(b, keep) {
+  const nf = b.fams.length, nfun = b.funcs.length;
+  const of = new Int32Array(b.n), ids = new Map();
+  const tParent = [], tFn = [], tCalls = [], tEx = b.fams.map(() => []);
+  /* One thread's tree (or a document without threads) has no two
+   * siblings of one function: nothing to merge, the nodes are kept as
+   * they are (in preorder still: whole trees are kept or left). */
+  let kept = 0;
+  b.threads.forEach((t, i) => { if (!keep || keep[i]) kept++; });
+  const merge = kept > 1;
+  for (let i = 0; i < b.n; i++) {
+    const p = b.parent[i];
+    if (keep && (b.thread[i] < 0 || !keep[b.thread[i]])) { of[i] = -1; continue; }
+    const vp = p < 0 ? -1 : of[p];
+    const key = (vp + 1) * nfun + b.fn[i];
+    let v = merge ? ids.get(key) : undefined;
+    if (v === undefined) {
+      v = tParent.length;
+      if (merge) ids.set(key, v);
+      tParent.push(vp);
+      tFn.push(b.fn[i]);
+      tCalls.push(0);
+      for (let f = 0; f < nf; f++) tEx[f].push(0);
+    }
+    of[i] = v;
+    tCalls[v] += b.calls[i];
+    for (let f = 0; f < nf; f++) tEx[f][v] += b.ex[f][i];
+  }
+  /* preorder: children in the order first met */
+  const n = tParent.length, tKids = new Array(n), order = new Int32Array(n), newId = new Int32Array(n);
+  const tRoots = [];
+  for (let v = 0; v < n; v++) tKids[v] = [];
+  for (let v = 0; v < n; v++) (tParent[v] < 0 ? tRoots : tKids[tParent[v]]).push(v);
+  const stack = [];
+  for (let r = tRoots.length - 1; r >= 0; r--) stack.push(tRoots[r]);
+  for (let k = 0; stack.length; k++) {
+    const v = stack.pop();
+    order[k] = v;
+    newId[v] = k;
+    const ch = tKids[v];
+    for (let c = ch.length - 1; c >= 0; c--) stack.push(ch[c]);
+  }
+  const m = {
+    method: b.method, session: b.session, fams: b.fams, funcs: b.funcs, funcIds: b.funcIds,
+    intern: b.intern, n, totals: b.totals,
+    parent: new Int32Array(n), depth: new Int32Array(n), fn: new Int32Array(n),
+    calls: new Float64Array(n), ex: b.fams.map(() => new Float64Array(n)),
+    inc: [], size: new Int32Array(n).fill(1), kids: new Array(n), roots: [],
+  };
+  for (let k = 0; k < n; k++) {
+    const v = order[k], p = tParent[v];
+    m.parent[k] = p < 0 ? -1 : newId[p];
+    m.depth[k] = p < 0 ? 0 : m.depth[m.parent[k]] + 1;
+    m.fn[k] = tFn[v];
+    m.calls[k] = tCalls[v];
+    for (let f = 0; f < nf; f++) m.ex[f][k] = tEx[f][v];
+    m.kids[k] = [];
+  }
   for (let i = 0; i < n; i++) {
     const p = m.parent[i];
     if (p < 0) m.roots.push(i); else m.kids[p].push(i);
@@ -195,14 +295,7 @@ function buildModel(data) {
     const inc = Float64Array.from(m.ex[f]);
     for (let i = n - 1; i > 0; i--)
       if (m.parent[i] >= 0) inc[m.parent[i]] += inc[i];
-    const g = given[f];
-    for (let k = 0; k < g.length; k += 2)
-      if (Math.abs(g[k + 1] - inc[g[k]]) > 0.5) m.mismatches++;
     m.inc.push(inc);
-    let rootSum = 0;
-    for (const r of m.roots) rootSum += inc[r];
-    const t = session[fams[f].total];
-    m.totals.push(typeof t === 'number' && t > 0 ? t : rootSum);
   }
   return m;
 }
@@ -210,13 +303,13 @@ function buildModel(data) {
 /*
  * Per function: exclusive values and calls summed over its nodes; inclusive
  * values over its outermost occurrences only (SPEC 2 and 3: a function is
- * charged once per stack).
+ * charged once per stack).  Only the functions with a node in m.
  */
 function deriveFunctionRows(m) {
   const nf = m.fams.length, nfun = m.funcs.length;
   const ex = m.fams.map(() => new Float64Array(nfun));
   const inc = m.fams.map(() => new Float64Array(nfun));
-  const calls = new Float64Array(nfun);
+  const calls = new Float64Array(nfun), used = new Uint8Array(nfun);
   const onPath = new Int32Array(nfun), path = [];
   for (let i = 0; i < m.n; i++) {
     const d = m.depth[i], f = m.fn[i];
@@ -224,6 +317,7 @@ function deriveFunctionRows(m) {
     const outermost = onPath[f] === 0;
     onPath[f]++;
     path.push(f);
+    used[f] = 1;
     calls[f] += m.calls[i];
     for (let k = 0; k < nf; k++) {
       ex[k][f] += m.ex[k][i];
@@ -232,6 +326,7 @@ function deriveFunctionRows(m) {
   }
   const rows = [];
   for (let f = 0; f < nfun; f++) {
+    if (!used[f]) continue;
     const row = { function: m.funcs[f].name, module: m.funcs[f].module };
     if (m.method === 'instrumentation') row.calls = calls[f];
     m.fams.forEach((fam, k) => {
@@ -245,6 +340,41 @@ function deriveFunctionRows(m) {
     rows.push(row);
   }
   return rows;
+}
+
+/*
+ * The per-call columns of rows for the threads keep selects, from
+ * "thread_stats" ([thread, row, completed, incl_min, incl_max, incl_sum,
+ * excl_min, excl_max, excl_sum]): minimum and maximum over the threads, the
+ * mean over their completed calls, rounded as the report rounds it.
+ */
+function addPerCall(b, rows, keep) {
+  const acc = new Map();
+  for (const s of b.stats) {
+    if (!Array.isArray(s) || s.length < 9 || !keep[s[0]]) continue;
+    const fid = b.rowFid[s[1]];
+    let a = acc.get(fid);
+    if (!a) acc.set(fid, (a = { c: 0, imin: 0, imax: 0, isum: 0, emin: 0, emax: 0, esum: 0 }));
+    if (!a.c || s[3] < a.imin) a.imin = s[3];
+    if (!a.c || s[6] < a.emin) a.emin = s[6];
+    a.imax = Math.max(a.imax, s[4]);
+    a.emax = Math.max(a.emax, s[7]);
+    a.isum += s[5];
+    a.esum += s[8];
+    a.c += s[2];
+  }
+  const mean = (sum, c) => (c ? Math.floor((sum + Math.floor(c / 2)) / c) : 0);
+  for (const r of rows) {
+    const a = acc.get(b.funcIds.get(r.function + '\u0000' + r.module)) ||
+      { c: 0, imin: 0, imax: 0, isum: 0, emin: 0, emax: 0, esum: 0 };
+    r.completed = a.c;
+    r.min_elapsed_inclusive_ns = a.imin;
+    r.max_elapsed_inclusive_ns = a.imax;
+    r.mean_elapsed_inclusive_ns = mean(a.isum, a.c);
+    r.min_elapsed_exclusive_ns = a.emin;
+    r.max_elapsed_exclusive_ns = a.emax;
+    r.mean_elapsed_exclusive_ns = mean(a.esum, a.c);
+  }
 }
 
 function pct(v, fam, m) {
@@ -334,34 +464,208 @@ function callerCallee(F) {
 
 /* ---- the session summary ------------------------------------------------ */
 
-function renderSummary() {
-  const dl = $('summary');
-  dl.textContent = '';
-  const add = (label, value, cls) => {
-    dl.appendChild(el('dt', null, label));
-    dl.appendChild(el('dd', cls, value));
-  };
-  for (const [key, v] of Object.entries(M.session)) {
-    let text;
-    if (Array.isArray(v)) text = v.join(' ');
-    else if (v && typeof v === 'object') text = JSON.stringify(v);
-    else if (typeof v === 'number' && /_ns$/.test(key)) text = fmtTime(v) + '  (' + fmtCount(v) + ' ns)';
-    else text = String(v);
-    add(SUMMARY_LABELS[key] || key, text);
+/*
+ * Every field of SPEC 5's session in words: [key, label, kind].  Fields
+ * not listed (a newer exporter's) are shown by their JSON name, formatted
+ * by their type and suffix (_ns, _pct, _hz); null fields are left out;
+ * "by" and "rows_total" describe the report the page was made from, not
+ * the profile.
+ */
+const SUMMARY = [
+  ['command', 'command', 'command'], ['method', 'method', 'text'],
+  ['duration_ns', 'duration', 'time'], ['processes', 'processes', 'count'],
+  ['threads', 'threads', 'count'], ['exit_status', 'exit status', 'exit'],
+  ['complete', 'recording complete', 'bool'], ['attached', 'attached to a running process', 'bool'],
+  ['elapsed_inclusive_ns', 'session EI (elapsed)', 'time'],
+  ['application_inclusive_ns', 'session AI (application)', 'time'],
+  ['app_time', 'application time', 'apptime'],
+  ['samples', 'samples', 'count'], ['frequency_hz', 'frequency', 'hz'],
+  ['lost_samples', 'lost samples', 'count'], ['root_reached_pct', 'stacks reaching the root', 'pct'],
+  ['truncated_pct', 'stacks truncated', 'pct'], ['unwind_failures', 'unwind failures', 'count'],
+  ['os_events', 'OS events', 'os'], ['repairs', 'repairs', 'count'],
+  ['open_frames', 'frames open at the end', 'count'], ['lost_events', 'lost events', 'count'],
+  ['lost_os_records', 'OS records lost by the kernel', 'count'], ['events', 'events', 'count'],
+  ['probe_cost_ns', 'probe cost removed per event', 'time'],
+  ['probe_removed_ns', 'probe cost removed in all', 'time'],
+  ['raw_times', 'raw times (probe cost left in)', 'bool'],
+  ['patched', 'functions patched at run time', 'count'],
+  ['unhooked_returns', 'returns left alone (exits inferred)', 'count'],
+  ['unpatched', 'functions not patched, by reason', 'reasons'],
+  ['unnamed_pct', 'without symbols', 'unnamedpct'],
+  ['damaged', 'DAMAGED FILE, read up to', 'text'],
+  ['bad_records', 'malformed records skipped', 'count'],
+];
+/* unnamed_modules: in the advice below the summary (renderHint) */
+const SUMMARY_SKIP = new Set(['by', 'rows_total', 'unnamed_modules']);
+
+/* "name count, name count" in the document's order (the CLI's). */
+function countList(entries) {
+  const span = el('span');
+  entries.forEach(([name, v], i) => {
+    if (i) span.appendChild(document.createTextNode(', '));
+    span.appendChild(el('span', 'k', name));
+    span.appendChild(document.createTextNode(' ' + fmtCount(v)));
+  });
+  return span;
+}
+
+/* os_events: the counts of the categories observed, then those the kernel
+ * refused and those not asked for (SPEC 2). */
+function osEvents(v) {
+  const box = el('div');
+  const counts = Object.entries(v).filter(([, c]) => typeof c === 'number');
+  const refused = Array.isArray(v.not_observed) ? v.not_observed : Array.isArray(v.unobserved) ? v.unobserved : [];
+  const requested = Array.isArray(v.requested) ? v.requested : null;
+  box.appendChild(counts.length ? countList(counts) : el('span', null, 'none observed'));
+  const missing = refused.filter((c) => !requested || requested.includes(c));
+  const unasked = refused.filter((c) => requested && !requested.includes(c));
+  if (missing.length)
+    box.appendChild(el('div', 'warn', 'not observed (the kernel refused): ' + missing.join(', ') +
+      '; their time counts as application'));
+  if (unasked.length)
+    box.appendChild(el('div', 'info', 'not requested (--os-events): ' + unasked.join(', ')));
+  return box;
+}
+
+function summaryValue(key, kind, v) {
+  switch (kind) {
+  case 'command':
+    return Array.isArray(v) ? v.map((a) => (/[\s"'\\]/.test(a) || a === '' ? JSON.stringify(a) : a)).join(' ') : String(v);
+  case 'time': return typeof v === 'number' ? fmtTime(v) : String(v);
+  case 'count': return typeof v === 'number' ? fmtCount(v) : String(v);
+  case 'pct': return typeof v === 'number' ? fmtPct(v) : String(v);
+  case 'unnamedpct': {
+    const mods = M.session.unnamed_modules;
+    if (!(Array.isArray(mods) && mods.length)) return 'none';
+    return fmtPct(num(v)) + ' of ' + (M.method === 'sampling' ? 'samples' : 'time') + ', in ' +
+      mods.length + ' module' + (mods.length > 1 ? 's' : '') + ' (below)';
   }
-  add('call-tree nodes', fmtCount(M.n));
-  add('functions', fmtCount(M.funcs.length));
-  if (M.mismatches)
-    add('warning', M.mismatches + ' tree nodes whose inclusive value differs from the sum over their subtree', 'warn');
+  case 'hz': return fmtCount(v) + ' Hz';
+  case 'bool': return v ? 'yes' : 'no';
+  case 'exit': return typeof v === 'number' && v > 128 ? v + ' (signal ' + (v - 128) + ')' : String(v);
+  case 'apptime':
+    return v === 'exact' ? 'exact (measured OS time removed)' :
+      v === 'interval' ? 'interval rule (OS-bound intervals removed)' : String(v);
+  case 'os': return osEvents(v);
+  case 'reasons': {
+    const entries = Object.entries(v).filter(([, c]) => typeof c === 'number');
+    return entries.length ? countList(entries) : 'none';
+  }
+  default: return genericValue(key, v);
+  }
+}
+
+/* A field this page does not know: by its type and name. */
+function genericValue(key, v) {
+  if (typeof v === 'number') {
+    if (/_ns$/.test(key)) return fmtTime(v);
+    if (/_pct$/.test(key)) return fmtPct(v);
+    if (/_hz$/.test(key)) return fmtCount(v) + ' Hz';
+    return Number.isInteger(v) ? fmtCount(v) : String(Number(v.toFixed(3)));
+  }
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (Array.isArray(v)) {
+    if (!v.length) return 'none';
+    if (v.every((x) => x === null || typeof x !== 'object')) return v.join(', ');
+    const ul = el('ul', 'plain');
+    for (const x of v) {
+      const li = el('li');
+      li.appendChild(x && typeof x === 'object' ? genericValue(key, x) : document.createTextNode(String(x)));
+      ul.appendChild(li);
+    }
+    return ul;
+  }
+  if (v && typeof v === 'object') {
+    const span = el('span');
+    Object.entries(v).filter(([, x]) => x !== null).forEach(([k, x], i) => {
+      if (i) span.appendChild(document.createTextNode(', '));
+      span.appendChild(el('span', 'k', k.replace(/_/g, ' ')));
+      const val = genericValue(k, x);
+      span.appendChild(document.createTextNode(' '));
+      span.appendChild(typeof val === 'string' ? document.createTextNode(val) : val);
+    });
+    return span;
+  }
+  return String(v);
+}
+
+function renderSummary() {
+  const dl = $('summary'), session = M.session;
+  dl.textContent = '';
+  /* field: the session's key, "page:..." for what the page adds */
+  const add = (field, label, value, cls, title) => {
+    dl.appendChild(el('dt', null, label));
+    const dd = el('dd', cls);
+    if (typeof value === 'string') dd.textContent = value; else dd.appendChild(value);
+    if (title) dd.title = title;
+    dd.dataset.field = field;
+    dl.appendChild(dd);
+  };
+  const known = new Set(SUMMARY.map(([k]) => k));
+  for (const [key, label, kind] of SUMMARY) {
+    const v = session[key];
+    if (v === undefined || v === null) continue;
+    add(key, label, summaryValue(key, kind, v), key === 'damaged' ? 'warn' : null,
+      kind === 'time' && typeof v === 'number' ? fmtCount(v) + ' ns' : null);
+  }
+  for (const [key, v] of Object.entries(session)) {
+    if (known.has(key) || SUMMARY_SKIP.has(key) || v === null || v === undefined) continue;
+    add(key, key.replace(/_/g, ' '), genericValue(key, v));
+  }
+  add('page:functions', 'functions', fmtCount(M.funcs.length));
+  add('page:nodes', 'call-tree nodes', fmtCount(B.n));
+  if (B.mismatches)
+    add('page:warning', 'warning', fmtCount(B.mismatches) + ' tree nodes whose inclusive value differs from the sum over their subtree', 'warn');
+  renderHint();
+}
+
+/*
+ * The advice `stackclock report` prints for code without symbols (the same
+ * lines: output/table.c), from session.unnamed_modules.
+ */
+function renderHint() {
+  const box = $('symbols-hint'), s = M.session, mods = s.unnamed_modules;
+  box.textContent = '';
+  box.hidden = !(Array.isArray(mods) && mods.length);
+  if (box.hidden) return;
+  const line = (text, cls) => box.appendChild(el('div', cls, text));
+  line('Without symbols ' + num(s.unnamed_pct).toFixed(1) + '% of ' +
+    (M.method === 'sampling' ? 'samples' : 'time') + ', in functions named FILE+0xOFFSET:', 'hint-head');
+  let dbgsym = false;
+  for (const m of mods) {
+    const hint = String(m.hint || '');
+    line('  ' + basename(m.module) + ' ' + num(m.pct).toFixed(1) + '%: ' + hint, 'hint-line').title = m.module;
+    dbgsym = dbgsym || hint.includes('-dbgsym');
+  }
+  if (dbgsym) line("  (-dbgsym packages are in Debian's debian-debug archive)", 'hint-line');
+  line('  or fetch debug files: DEBUGINFOD_URLS=https://debuginfod.debian.net', 'hint-line');
 }
 
 /* ---- the function table ------------------------------------------------- */
 
-let tableRows = null, tableCols = null;
+let tableRows = null, tableCols = null, givenRows = null;
+
+/* The function rows of the view: the document's own for all threads,
+ * derived from the view's tree (and "thread_stats") for a selection. */
+function viewRows() {
+  let rows;
+  if (S.scope === 'all' && givenRows) {
+    rows = givenRows;
+  } else {
+    rows = deriveFunctionRows(M);
+    const keep = scopeThreads(S.scope);
+    if (keep && M.method === 'instrumentation') addPerCall(B, rows, keep);
+  }
+  return rows.map((r) => ({ r, fid: M.intern(r.function, r.module) }));
+}
+
+/* Column widths (table-layout: fixed): the function's name takes what the
+ * others leave, so the table never gets wider than the window. */
+const COL_WIDTH = { module: '7em', count: '6em', time: '4.9em', pct: '4.9em' };
 
 function setupTable(data) {
-  const given = Array.isArray(data.rows) && data.rows.length ? data.rows : null;
-  tableRows = (given || deriveFunctionRows(M)).map((r) => ({ r, fid: M.intern(r.function, r.module) }));
+  givenRows = Array.isArray(data.rows) && data.rows.length ? data.rows : null;
+  tableRows = viewRows();
   const known = COLUMNS[M.method];
   const present = new Set();
   for (const { r } of tableRows) for (const k of Object.keys(r)) present.add(k);
@@ -371,10 +675,15 @@ function setupTable(data) {
     if (knownSet.has(k)) continue;
     const sample = tableRows.find(({ r }) => r[k] !== undefined).r[k];
     if (sample === null || typeof sample === 'object') continue;
-    tableCols.push([k, k, typeof sample === 'number' ? (/_ns$/.test(k) ? 'time' : 'count') : 'name']);
+    tableCols.push([k, k.replace(/_/g, ' '), typeof sample === 'number' ?
+      (/_ns$/.test(k) ? 'time' : /_pct$/.test(k) ? 'pct' : 'count') : typeof sample === 'boolean' ? 'bool' : 'name']);
   }
-  const tr = el('tr');
+  const cols = el('colgroup'), tr = el('tr');
   for (const [field, label, kind] of tableCols) {
+    const col = el('col');
+    if (COL_WIDTH[kind]) col.style.width = COL_WIDTH[kind];
+    else if (kind !== 'name' || field !== 'function') col.style.width = '6em';
+    cols.appendChild(col);
     const th = el('th', kind === 'name' || kind === 'module' ? 'text' : null, label);
     th.title = field;
     th.dataset.field = field;
@@ -386,7 +695,9 @@ function setupTable(data) {
     });
     tr.appendChild(th);
   }
-  $('functions').tHead.appendChild(tr);
+  const table = $('functions');
+  table.insertBefore(cols, table.tHead);
+  table.tHead.appendChild(tr);
 }
 
 function renderTable() {
@@ -412,8 +723,10 @@ function renderTable() {
     for (const [f, , kind] of tableCols) {
       if (kind === 'name') {
         const td = el('td', 'text name', r[f]);
-        td.title = r[f];
+        td.title = r[f] === undefined || r[f] === null ? '' : String(r[f]);
         tr.appendChild(td);
+      } else if (kind === 'bool') {
+        tr.appendChild(el('td', 'text', r[f] === undefined ? '' : r[f] ? 'yes' : 'no'));
       } else if (kind === 'module') {
         const td = el('td', 'text', basename(r[f]));
         td.title = r[f] || '';
@@ -727,13 +1040,17 @@ function ccTable(title, entries, sumLabel, sum) {
   frag.appendChild(el('h3', null, title));
   const table = el('table');
   const head = el('tr');
-  head.appendChild(el('th', 'text', 'Function'));
-  head.appendChild(el('th', 'text', 'Module'));
+  const th = (cls, text, width) => {
+    const h = head.appendChild(el('th', cls, text));
+    if (width) h.style.width = width;
+  };
+  th('text', 'Function');
+  th('text', 'Module', COL_WIDTH.module);
   M.fams.forEach((fam) => {
-    head.appendChild(el('th', null, instr ? fam.name : 'samples'));
-    head.appendChild(el('th', null, '%'));
+    th(null, instr ? fam.name : 'samples', '7em');
+    th(null, '%', COL_WIDTH.pct);
   });
-  if (instr) head.appendChild(el('th', null, 'calls'));
+  if (instr) th(null, 'calls', COL_WIDTH.count);
   table.appendChild(head);
   entries.sort((a, b) => b.values[S.fam] - a.values[S.fam] || b.calls - a.calls);
   for (const e of entries) {
@@ -807,6 +1124,93 @@ function select(fid) {
   return r;
 }
 
+/* ---- the thread and process selector ------------------------------------ */
+
+/* The threads a scope keeps (Uint8Array over B.threads), null for all. */
+function scopeThreads(scope) {
+  const m = /^([pt]):(\d+)$/.exec(scope || '');
+  if (!m) return null;
+  const k = Number(m[2]), keep = new Uint8Array(B.threads.length);
+  B.threads.forEach((t, i) => {
+    if (m[1] === 't' ? i === k : t.process === k) keep[i] = 1;
+  });
+  return keep;
+}
+
+function threadLabel(t) {
+  return 'thread ' + t.tid + (t.name ? ' ' + t.name : '');
+}
+
+function processLabel(k) {
+  const p = B.processes[k] || {};
+  return 'process ' + (p.pid === undefined ? k : p.pid) + (p.executable ? ' ' + basename(p.executable) : '');
+}
+
+/* The share of the session total (first value family) under a scope. */
+function scopeShare(keep) {
+  let v = 0;
+  keep.forEach((on, i) => { if (on) v += B.threadValue[0][i]; });
+  return fmtPct(pct(v, 0, B));
+}
+
+/* The selector: all, each process (when there are several, or several
+ * threads in it) and each thread, with its share of the session. */
+function setupScope() {
+  const sel = $('scope');
+  if (B.threads.length < 2) return;
+  sel.textContent = '';
+  const nproc = B.processes.length;
+  sel.appendChild(el('option', null, 'all ' + fmtCount(B.threads.length) + ' threads' +
+    (nproc > 1 ? ' of ' + fmtCount(nproc) + ' processes' : ''))).value = 'all';
+  const byProc = new Map();
+  B.threads.forEach((t, i) => {
+    const k = typeof t.process === 'number' ? t.process : -1;
+    if (!byProc.has(k)) byProc.set(k, []);
+    byProc.get(k).push(i);
+  });
+  for (const [k, list] of byProc) {
+    const group = el('optgroup');
+    group.label = k >= 0 ? processLabel(k) : 'threads';
+    if (k >= 0 && (nproc > 1 || list.length > 1)) {
+      const opt = el('option', null, processLabel(k) + (list.length > 1 ? ': all ' + list.length +
+        ' threads' : ': its thread') + ', ' + scopeShare(scopeThreads('p:' + k)));
+      opt.value = 'p:' + k;
+      group.appendChild(opt);
+    }
+    for (const i of list) {
+      const opt = el('option', null, threadLabel(B.threads[i]) + ', ' + scopeShare(scopeThreads('t:' + i)));
+      opt.value = 't:' + i;
+      group.appendChild(opt);
+    }
+    sel.appendChild(group);
+  }
+  sel.addEventListener('change', () => setScope(sel.value));
+  $('scope-box').hidden = false;
+}
+
+/* Show the tree, table, flame graph and callers/callees of a scope. */
+function setScope(scope) {
+  const keep = scopeThreads(scope);
+  if (scope !== 'all' && !keep) return false;
+  S.scope = scope;
+  $('scope').value = scope;
+  M = buildView(B, keep);
+  S.zoom = -1;
+  S.tableShown = TABLE_CHUNK;
+  tableRows = viewRows();
+  sortKids();
+  renderTable();
+  renderTree();
+  if (S.search) search(S.search); else drawFlame();
+  if (S.selected >= 0) select(S.selected);
+  const info = $('scope-info');
+  info.textContent = keep ? 'showing ' + $('scope').selectedOptions[0].textContent +
+    ' of the session (percentages are of the whole session)' : '';
+  document.body.dataset.scope = scope;
+  document.body.dataset.viewNodes = M.n;
+  return true;
+}
+
 /* ---- the value selector ------------------------------------------------- */
 
 function setMetric(name) {
@@ -859,10 +1263,13 @@ async function main() {
   const mark = (name) => phases.push(name + ' ' + Math.round(performance.now()));
   mark('start');
   const data = await readData(mark);
-  M = buildModel(data);
+  B = buildBase(data);
+  M = buildView(B, null);
   mark('model');
   document.body.dataset.method = M.method;
-  document.body.dataset.nodes = M.n;
+  document.body.dataset.nodes = B.n;
+  document.body.dataset.viewNodes = M.n;
+  document.body.dataset.scope = S.scope;
   document.body.dataset.functions = M.funcs.length;
   document.body.dataset.totals = M.totals.join(',');
   S.sortField = COLUMNS[M.method][M.method === 'instrumentation' ? 3 : 2][0];
@@ -871,6 +1278,7 @@ async function main() {
   setupTableClicks();
   setupTreeClicks();
   setupFlame();
+  setupScope();
   $('status').hidden = true;
   $('main').hidden = false;
   if (M.method === 'instrumentation') {
@@ -895,6 +1303,18 @@ const byName = (name) => M.funcs.findIndex((f) => f.name === name);
 window.stackclock = {
   get model() { return M; },
   functionRows: () => deriveFunctionRows(M),
+  /* the function table's rows (all of them, values as the page has them) */
+  tableRows: () => tableRows.map(({ r }) => r),
+  /* [value, label] of the thread/process selector's choices */
+  scopes: () => [...$('scope').options].map((o) => [o.value, o.textContent]),
+  setScope,
+  threads: () => B.threads,
+  /* the scope of the thread with this tid (and pid), e.g. "t:3" */
+  threadScope: (tid, pid, name) => {
+    const i = B.threads.findIndex((t) => t.tid === tid && (pid === undefined || t.pid === pid) &&
+      (name === undefined || t.name === name));
+    return i < 0 ? null : 't:' + i;
+  },
   select: (name) => { const r = select(byName(name)); return r ? true : false; },
   search,
   setMetric,
