@@ -148,6 +148,7 @@ enum an_col {
 	AN_COL_EXCL_SAMPLES,
 	AN_COL_INCL_PCT,
 	AN_COL_EXCL_PCT,
+	AN_COL_BELOW_RES,       /* instrumentation: mean EE per call under resolution_ns */
 	AN_NCOLS
 };
 
@@ -157,6 +158,7 @@ enum an_type {
 	AN_T_NS,        /* v.u, nanoseconds */
 	AN_T_PCT,       /* v.d, a percentage */
 	AN_T_ADDR,      /* v.u, an address (hex in text formats) */
+	AN_T_BOOL,      /* v.u, 0 or 1 (true/false in text formats) */
 };
 
 struct an_column_info {
@@ -236,6 +238,10 @@ struct an_session {
 	uint64_t repairs, open_frames, lost_events, events;
 	uint64_t lost_os_records;             /* OS-event records the kernel dropped */
 	double probe_cost_ns;                 /* calibrated cost taken out per event, 0: none */
+	/* SPEC section 14: the per-call time below which a row's interval
+	 * values are not reliable: the probe cost removed from one call (its
+	 * entry's and its exit's), 0 when no cost was measured */
+	uint64_t resolution_ns;
 	uint64_t probe_removed_ns;            /* taken out in all */
 	bool raw_times;                       /* values shown with the cost left in */
 	/* run-time patching (SPEC section 10): functions patched, and left

@@ -90,6 +90,8 @@ static void combine(const struct an_report *r, struct an_row *a, const struct an
 			if (ca + cb)
 				x->u = (x->u * ca + y->u * cb + (ca + cb) / 2) / (ca + cb);
 			break;
+		case AN_COL_BELOW_RES:
+			break;             /* made again from the sums below */
 		default:
 			if (an_column_info(c)->type == AN_T_PCT)
 				x->d += y->d;
@@ -98,6 +100,8 @@ static void combine(const struct an_report *r, struct an_row *a, const struct an
 			break;
 		}
 	}
+	if (a->v[AN_COL_BELOW_RES].present)
+		an_row_set_resolution(a, &r->session);
 }
 
 int an_diff_build(const struct an_report *base, const struct an_report *new,
@@ -130,8 +134,8 @@ int an_diff_build(const struct an_report *base, const struct an_report *new,
 	for (unsigned i = 0; i < base->ncols; i++) {
 		if (an_col_is_key(base->cols[i]))
 			kcols[d->nkeys++] = base->cols[i];
-		else
-			vcols[d->nvals++] = base->cols[i];
+		else if (an_column_info(base->cols[i])->type != AN_T_BOOL)
+			vcols[d->nvals++] = base->cols[i];   /* a mark has no delta */
 	}
 	d->keys = kcols;
 	d->vals = vcols;

@@ -61,6 +61,7 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	an_row_set_d(row, AN_COL_EE_PCT, an_pct(a->ee, s->elapsed_inclusive_ns));
 	an_row_set_d(row, AN_COL_AI_PCT, an_pct(a->ai, s->application_inclusive_ns));
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(a->ae, s->application_inclusive_ns));
+	an_row_set_resolution(row, s);
 	if (!per_call)
 		return;
 	/*

@@ -221,6 +221,9 @@ const char *an_thread_name(const struct an_profile *p, uint32_t proc_id, uint32_
 struct an_row *an_report_add_row(struct an_report *r, size_t *alloc);
 void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v);
 void an_row_set_d(struct an_row *row, enum an_col c, double v);
+/* AN_COL_BELOW_RES of an instrumentation row from its calls and EE (rows
+ * without calls are not marked). */
+void an_row_set_resolution(struct an_row *row, const struct an_session *s);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
 

@@ -48,6 +48,7 @@ static const struct an_column_info columns[AN_NCOLS] = {
 	[AN_COL_EXCL_SAMPLES]  = { "exclusive_samples", AN_T_U64, "exclusive excl self ee" },
 	[AN_COL_INCL_PCT]      = { "inclusive_pct", AN_T_PCT, "inclusive% incl%" },
 	[AN_COL_EXCL_PCT]      = { "exclusive_pct", AN_T_PCT, "exclusive% excl%" },
+	[AN_COL_BELOW_RES]     = { "below_resolution", AN_T_BOOL, "" },
 };
 
 const struct an_column_info *an_column_info(enum an_col c)
@@ -117,16 +118,19 @@ static int column_lookup_in(const struct an_report *r, const char *name)
 	AN_COL_MIN_EE, AN_COL_MAX_EE, AN_COL_MEAN_EE, AN_COL_COMPLETED
 #define SAMPLE_VALUES AN_COL_INCL_SAMPLES, AN_COL_EXCL_SAMPLES, AN_COL_INCL_PCT, AN_COL_EXCL_PCT
 
-static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
-static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+/* below_resolution (SPEC section 14) where a row is calls of code: not by
+ * thread or process */
+static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES,
+	PER_CALL };
+static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES, PER_CALL };
 static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, PER_CALL,
 	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL,
 	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
-	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
+	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES, AN_COL_BELOW_RES };
 static const enum an_col i_line[] = { AN_COL_FILE, AN_COL_LINE, AN_COL_FUNCTION, AN_COL_MODULE,
-	INSTR_VALUES };
+	INSTR_VALUES, AN_COL_BELOW_RES };
 static const enum an_col s_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, SAMPLE_VALUES };
 static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
@@ -247,6 +251,17 @@ void an_row_set_u(struct an_row *row, enum an_col c, uint64_t v)
 	row->v[c].present = true;
 }
 
+void an_row_set_resolution(struct an_row *row, const struct an_session *s)
+{
+	uint64_t calls = row->v[AN_COL_CALLS].u, ee = row->v[AN_COL_EE].u;
+
+	if (row->v[AN_COL_TID].present || row->v[AN_COL_PID].present)
+		return;                    /* a thread's or process's calls are not one code's */
+
+	/* ee / calls < resolution, without the division's rounding */
+	an_row_set_u(row, AN_COL_BELOW_RES, calls && s->resolution_ns && ee < calls * s->resolution_ns);
+}
+
 void an_row_set_d(struct an_row *row, enum an_col c, double v)
 {
 	row->v[c].d = v;
@@ -352,6 +367,7 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 		s->probe_cost_ns = sum / 4 / 1000;
 	}
 	s->probe_removed_ns = p->removed_ns;
+	s->resolution_ns = (uint64_t)(2 * s->probe_cost_ns + 0.5);
 	s->raw_times = p->raw_times;
 	s->have_patch = p->have_patch;
 	s->patched = p->patched;

@@ -66,6 +66,7 @@ static void node_values(const struct an_session *s, const struct an_cct_node *nd
 	an_row_set_d(row, AN_COL_EE_PCT, an_pct(nd->excl, s->elapsed_inclusive_ns));
 	an_row_set_d(row, AN_COL_AI_PCT, an_pct(nd->app_incl, s->application_inclusive_ns));
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(nd->app_excl, s->application_inclusive_ns));
+	an_row_set_resolution(row, s);
 	if (!per_call || nd->parent == AN_CCT_NONE)
 		return;
 	{

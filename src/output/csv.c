@@ -42,6 +42,9 @@ static void field(FILE *f, const struct an_value *v, enum an_col c)
 	case AN_T_ADDR:
 		fprintf(f, "0x%" PRIx64, v->u);
 		break;
+	case AN_T_BOOL:
+		fputs(v->u ? "true" : "false", f);
+		break;
 	default:
 		fprintf(f, "%" PRIu64, v->u);
 		break;

@@ -28,6 +28,9 @@ static void value(FILE *f, const struct an_value *v, enum an_type type)
 	case AN_T_ADDR:
 		fprintf(f, "\"0x%" PRIx64 "\"", v->u);
 		break;
+	case AN_T_BOOL:
+		fputs(v->u ? "true" : "false", f);
+		break;
 	default:
 		fprintf(f, "%" PRIu64, v->u);
 		break;
@@ -126,6 +129,7 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 		key(f, "probe_cost_ns");
 		fprintf(f, "%.3f", s->probe_cost_ns);
 		u64_field(f, "probe_removed_ns", s->probe_removed_ns);
+		u64_field(f, "resolution_ns", s->resolution_ns);
 		key(f, "raw_times");
 		fputs(s->raw_times ? "true" : "false", f);
 		if (s->have_patch) {

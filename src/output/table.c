@@ -462,6 +462,22 @@ static size_t name_room(unsigned width, size_t fixed)
 static const char instr_legend[] =
 	"EI/EE elapsed incl./excl., % of session EI; AI/AE application, % of session AI\n";
 
+/*
+ * SPEC section 14: rows whose mean exclusive time per call is under the
+ * resolution carry '~' before their name; one line says what it means
+ * when any row shown has it.
+ */
+static void resolution_note(FILE *f, uint64_t res, size_t k)
+{
+	char t[32];
+
+	if (!k)
+		return;
+	out_fmt_time(t, sizeof(t), res);
+	fprintf(f, "~ below the resolution: %zu shown take under %s of EE a call (the probe cost\n"
+		"  removed from one call): their times are not reliable, their counts are\n", k, t);
+}
+
 static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned width)
 {
 	static const enum an_col vals[4][2] = {
@@ -485,7 +501,7 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 			fprintf(f, " %6s %4s", t, p);
 		}
 		name = label(w, r, row);
-		fprintf(f, "  %s\n", name);
+		fprintf(f, " %c%s\n", row->v[AN_COL_BELOW_RES].u ? '~' : ' ', name);
 		free(name);
 	}
 }
@@ -635,8 +651,16 @@ static int write_table(FILE *f, const struct an_report *r, const struct out_opti
 
 	summary(f, r, o->width ? o->width : 80);
 	fputc('\n', f);
-	if (r->session.method != SC_METHOD_SAMPLE)
+	if (r->session.method != SC_METHOD_SAMPLE) {
+		size_t k = 0;
+
 		fputs(instr_legend, f);
+		for (size_t i = 0; i < n; i++)
+			k += r->rows[i].v[AN_COL_BELOW_RES].u != 0;
+		for (size_t i = 0; o->highlights && i < o->highlights->ntop; i++)
+			k += o->highlights->top[i].v[AN_COL_BELOW_RES].u != 0;
+		resolution_note(f, r->session.resolution_ns, k);
+	}
 	if (o->highlights)
 		highlights(f, &r->session, o->highlights, o->width);
 	value_rows(f, r, n, o->width);
@@ -725,7 +749,7 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 		size_t indent;
 		bool only;
 	} *st;
-	size_t sp = 0, cap = 64;
+	size_t sp = 0, cap = 64, below = 0;
 	struct an_row row;
 	char *name;
 	bool smp = t->session.method == SC_METHOD_SAMPLE;
@@ -766,8 +790,9 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 		mark = fr->parent == UINT32_MAX ? "" : fr->only ? "> " : "+ ";
 		w = namew > fr->indent + strlen(mark) ? namew - fr->indent - strlen(mark) : 1;
 		name = tree_node_label(o->width ? w : 0, t, &row);
-		fprintf(f, " %5u %c %*s%s%s\n", nd->depth, t->hot[id] ? '*' : ' ', (int)fr->indent, "",
-			mark, name);
+		below += row.v[AN_COL_BELOW_RES].u != 0;
+		fprintf(f, " %5u%c%c %*s%s%s\n", nd->depth, row.v[AN_COL_BELOW_RES].u ? '~' : ' ',
+			t->hot[id] ? '*' : ' ', (int)fr->indent, "", mark, name);
 		free(name);
 		nk = an_tree_children(t, id, &kids);
 		if (sp == cap) {
@@ -794,6 +819,7 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 	free(st);
 	if (t->root_hidden)
 		hidden_line(f, t, 0, t->root_hidden, t->root_hidden_value);
+	resolution_note(f, t->session.resolution_ns, below);
 	if (!t->nroots)
 		fprintf(f, "(no nodes above the threshold)\n");
 	else if (nroots < t->nroots)

@@ -818,6 +818,23 @@ static inline void rt_vec_restore(uint64_t m)
  * remembers that its module is in the image's list, so a new calling
  * context costs a binary search.
  */
+/* The span of an object's PT_LOAD segments, as link-time addresses. */
+static void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_vaddr < *lo)
+			*lo = ph->p_vaddr;
+		if (ph->p_vaddr + ph->p_memsz > *hi)
+			*hi = ph->p_vaddr + ph->p_memsz;
+	}
+}
+
 struct rt_modrange {
 	uint64_t lo, hi;               /* mapped [lo, hi) */
 	uint64_t base;                 /* where its first page is (dli_fbase) */
@@ -836,23 +853,14 @@ static int rt_mods_lock, rt_mods_stale;
 static int modtab_add(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct rt_modtab *m = arg;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo, hi;
 	struct rt_modrange *x;
 	uint32_t i;
 
 	(void)size;
 	m->adds = info->dlpi_adds;
 	m->subs = info->dlpi_subs;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_vaddr < lo)
-			lo = ph->p_vaddr;
-		if (ph->p_vaddr + ph->p_memsz > hi)
-			hi = ph->p_vaddr + ph->p_memsz;
-	}
+	load_span(info, &lo, &hi);
 	if (hi <= lo || m->n >= m->cap)
 		return 0;
 	/* sorted insertion: objects are few */
@@ -1726,24 +1734,14 @@ struct obj_range {
 static int find_obj(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct obj_range *r = arg;
-	uint64_t lo = UINT64_MAX, hi = 0;
-	int i;
+	uint64_t lo, hi;
 
 	(void)size;
 	if (info->dlpi_addr != r->bias || !info->dlpi_name ||
 	    rt_strlen(info->dlpi_name) != rt_strlen(r->name) ||
 	    !rt_memeq(info->dlpi_name, r->name, rt_strlen(r->name)))
 		return 0;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (ph->p_vaddr < lo)
-			lo = ph->p_vaddr;
-		if (ph->p_vaddr + ph->p_memsz > hi)
-			hi = ph->p_vaddr + ph->p_memsz;
-	}
+	load_span(info, &lo, &hi);
 	r->lo = info->dlpi_addr + (lo & ~(PAGE - 1));
 	r->hi = info->dlpi_addr + hi;
 	r->found = 1;

@@ -54,3 +54,16 @@ build_patch_dl() {
 		gcc -O2 -g -finstrument-functions -o patch_dl_hooks "$PROGS/patch_dl.c" -L. -lpdla \
 			-Wl,-rpath,"$TMP" -ldl
 }
+
+# The builds a runtime test runs, NAME:CC:FLAGS: the hooks with gcc and
+# with clang (their -finstrument-functions differ), and gcc without them
+# (patched at run time).
+BUILD_VARIANTS=("gcc:gcc:-finstrument-functions" "clang:clang:-finstrument-functions" "patched:gcc:")
+
+# rec DATA OUT ERR PROG ARGS...: record -m instrument, the program's output
+# into OUT and ERR, record's status into $TMP/rc.
+rec() {
+	local data=$1 out=$2 err=$3; shift 3
+	"$STACKCLOCK" record -m instrument -o "$data" -- "$@" >"$out" 2>"$err"
+	echo $? >"$TMP/rc"
+}

@@ -11,14 +11,7 @@
 # san: skip (the runtime and the targets are never sanitized)
 . "$(dirname "$0")/lib.sh"
 PROG_CFLAGS="-O1 -pthread"
-# variants NAME:CC:FLAGS: hooks with gcc and clang; patched: gcc without hooks
-variants=("gcc:gcc:-finstrument-functions" "clang:clang:-finstrument-functions" "patched:gcc:")
-
-rec() {	# rec DATA OUT ERR PROG ARGS...: record, status into $TMP/rc
-	local data=$1 out=$2 err=$3; shift 3
-	"$STACKCLOCK" record -m instrument -o "$data" -- "$@" >"$out" 2>"$err"
-	echo $? >"$TMP/rc"
-}
+variants=("${BUILD_VARIANTS[@]}")
 calls() { q "$1" "row('$2')['calls']"; }
 
 # ---- siglongjmp out of a signal handler ------------------------------------

@@ -17,3 +17,31 @@ for cc in gcc clang; do
 	check "$cc: the inlined functions are children of host, inner a child of the odd ones" -- \
 		q "$TMP/${cc}_tree.json" "exit(0 if node('host', 'in100')['calls'] == 1000 and node('host', 'in101', 'inner')['calls'] == 1000 and node('host', 'in101', 'inner', 'leaf')['calls'] == 1000 else 1)"
 done
+
+# SPEC section 14: the session's resolution (the probe cost removed from one
+# call) and the rows under it marked in every view: leaf (a few ns a call)
+# is, main (the whole run in one call) is not
+data=$TMP/gcc.data json=$TMP/gcc.json
+check "resolution_ns is twice the probe cost per event ($(q "$json" "s['resolution_ns']") ns)" -- \
+	q "$json" "exit(0 if s['resolution_ns'] == int(2 * s['probe_cost_ns'] + 0.5) > 0 else 1)"
+check "JSON: leaf below the resolution, main not; the flag is EE per call < resolution on every row" -- \
+	q "$json" "exit(0 if row('leaf')['below_resolution'] and not row('main')['below_resolution'] and all(x['below_resolution'] == (x['calls'] > 0 and x['elapsed_exclusive_ns'] < x['calls'] * s['resolution_ns']) for x in rows) else 1)"
+"$STACKCLOCK" report -i "$data" --format csv >"$TMP/r.csv"
+check "CSV: a below_resolution column, true for leaf and false for main" -- \
+	python3 -c "import csv,sys; r={x['function']: x for x in csv.DictReader(open('$TMP/r.csv'))}; sys.exit(0 if (r['leaf']['below_resolution'], r['main']['below_resolution']) == ('true', 'false') else 1)"
+"$STACKCLOCK" report -i "$data" --top 0 >"$TMP/r.txt"
+check "table: '~' before leaf, not before main, and the note says what it means" -- \
+	sh -c "grep -qE ' ~leaf\$' '$TMP/r.txt' && grep -qE '  main\$' '$TMP/r.txt' && grep -q '^~ below the resolution' '$TMP/r.txt'"
+"$STACKCLOCK" report -i "$data" --tree --threshold 0 >"$TMP/t.txt"
+check "tree: leaf's nodes marked '~', main's not" -- \
+	sh -c "grep -qE '^ +[0-9.]+.* [0-9]+~. +.*leaf\$' '$TMP/t.txt' && grep -qE '^ .* +1 \\* main\$' '$TMP/t.txt'"
+if command -v chromium >/dev/null; then
+	"$STACKCLOCK" export -i "$data" --format html -o "$TMP/r.html"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$TMP/chr" \
+		--dump-dom "file://$TMP/r.html" >"$TMP/dom.html" 2>/dev/null
+	check "HTML: leaf's table cell marked below the resolution, main's not" -- \
+		sh -c "grep -q 'class=\"text name below-res\"[^>]*>~ leaf<' '$TMP/dom.html' && grep -q 'class=\"text name\"[^>]*>main<' '$TMP/dom.html'"
+else
+	echo "ok # skip HTML check: no chromium"
+fi

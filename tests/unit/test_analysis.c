@@ -1173,7 +1173,7 @@ static void test_instr_lines(void)
 		const struct an_row *row;
 
 		is_u64(r->nrows, 3, "lines: the call line and two first lines");
-		is_u64(r->ncols, 13, "lines: file, line, function, module and the values");
+		is_u64(r->ncols, 14, "lines: file, line, function, module, the values and below_resolution");
 		row = find_row_u(r, AN_COL_LINE, 13);
 		expect_row(r, "f1.c:13 (main's calls of f)", row, 5, 40, 0, 25, 0);
 		ok(row && !strcmp(row->v[AN_COL_FILE].s, "f1.c") && !strcmp(row->v[AN_COL_FUNCTION].s, "main"),
@@ -1188,6 +1188,63 @@ static void test_instr_lines(void)
 		an_report_free(r);
 	}
 	an_profile_free(p);
+}
+
+/*
+ * SPEC section 14: resolution_ns is the probe cost removed from one call
+ * (2 x the mean cost per event); a row whose EE per call is under it is
+ * marked, in the flat rows and the tree, and nothing is marked without a
+ * measured cost.
+ */
+static void test_resolution(void)
+{
+	struct sc_rec_probe_cost pc = { .samples = 3, .cost_ps = { 9000, 11000, 10000, 10000 } };
+	struct an_tree_options to = { .by = AN_BY_FUNCTION };
+	struct an_profile *p;
+	struct an_report *r;
+	struct an_tree *t;
+	const uint32_t *kids;
+	struct an_row row;
+	char err[256];
+	int m, f, g;
+
+	fake_reset();
+	m = fake_fn("main");
+	f = fake_fn("f");
+	g = fake_fn("g");
+	for (int with_cost = 1; with_cost >= 0; with_cost--) {
+		p = an_profile_new(&fake);
+		if (with_cost)
+			add_rec(p, SC_REC_PROBE_COST, &pc, sizeof(pc));
+		root(p, 1, 1);
+		node(p, 1, 1, 1, 0, fake_addr(m), 1, 1000, 1000, 1390);
+		node(p, 1, 1, 2, 1, fake_addr(f), 10, 190, 190, 19);   /* 19 ns a call: under 20 */
+		node(p, 1, 1, 3, 1, fake_addr(g), 10, 200, 200, 20);   /* 20 ns a call: not under */
+		r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "resolution");
+		if (r) {
+			is_u64(r->session.resolution_ns, with_cost ? 20 : 0, "resolution: %s", with_cost ?
+			       "2 x the 10 ns mean cost per event" : "none without a measured cost");
+			is_u64(val(find_row(r, AN_COL_FUNCTION, "f"), AN_COL_BELOW_RES), with_cost,
+			       "resolution: f (19 ns a call) %s", with_cost ? "below" : "not marked");
+			is_u64(val(find_row(r, AN_COL_FUNCTION, "g"), AN_COL_BELOW_RES), 0,
+			       "resolution: g (20 ns a call) not below");
+			is_u64(val(find_row(r, AN_COL_FUNCTION, "main"), AN_COL_BELOW_RES), 0,
+			       "resolution: main (1000 ns a call) not below");
+			an_report_free(r);
+		}
+		if (with_cost && ok(an_tree_build(p, &to, &t, err, sizeof(err)) == 0, "resolution: tree builds")) {
+			int marked = 0, n = 0;
+
+			n = (int)an_tree_children(t, t->roots[0], &kids);
+			for (int i = 0; i < n; i++) {
+				an_tree_row(t, kids[i], &row);
+				marked += (int)row.v[AN_COL_BELOW_RES].u * (strcmp(row.v[AN_COL_FUNCTION].s, "f") ? 10 : 1);
+			}
+			is_u64((uint64_t)marked, 1, "resolution: in the tree, f's node marked and g's not");
+			an_tree_free(t);
+		}
+		an_profile_free(p);
+	}
 }
 
 static void test_sort(void)
@@ -2184,6 +2241,7 @@ int main(int argc, char **argv)
 	test_hand_damaged();
 	test_hand_callsite();
 	test_instr_lines();
+	test_resolution();
 	test_hand_views();
 	test_sort();
 	test_checker();

@@ -513,9 +513,9 @@ static void test_csv(struct an_profile *pi, struct an_profile *ps)
 		{ SC_METHOD_INSTRUMENT, AN_BY_FUNCTION,
 		  "function,module,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,application_inclusive_ns,"
 		  "application_exclusive_ns,elapsed_inclusive_pct,elapsed_exclusive_pct,"
-		  "application_inclusive_pct,application_exclusive_pct,min_elapsed_inclusive_ns,"
-		  "max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,min_elapsed_exclusive_ns,"
-		  "max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed" },
+		  "application_inclusive_pct,application_exclusive_pct,below_resolution,"
+		  "min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,"
+		  "min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed" },
 		{ SC_METHOD_INSTRUMENT, AN_BY_THREAD,
 		  "tid,pid,thread_name,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,"
 		  "application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,"

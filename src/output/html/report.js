@@ -487,6 +487,7 @@ const SUMMARY = [
   ['lost_os_records', 'OS records lost by the kernel', 'count'], ['events', 'events', 'count'],
   ['probe_cost_ns', 'probe cost removed per event', 'time'],
   ['probe_removed_ns', 'probe cost removed in all', 'time'],
+  ['resolution_ns', 'resolution (a call\u2019s EE below it: times not reliable, marked ~)', 'time'],
   ['raw_times', 'raw times (probe cost left in)', 'bool'],
   ['patched', 'functions patched at run time', 'count'],
   ['unhooked_returns', 'returns left alone (exits inferred)', 'count'],
@@ -672,7 +673,7 @@ function setupTable(data) {
   tableCols = known.filter(([f]) => present.has(f));
   const knownSet = new Set(known.map(([f]) => f));
   for (const k of present) {
-    if (knownSet.has(k)) continue;
+    if (knownSet.has(k) || k === 'below_resolution') continue;   /* a mark on the name */
     const sample = tableRows.find(({ r }) => r[k] !== undefined).r[k];
     if (sample === null || typeof sample === 'object') continue;
     tableCols.push([k, k.replace(/_/g, ' '), typeof sample === 'number' ?
@@ -700,6 +701,15 @@ function setupTable(data) {
   table.tHead.appendChild(tr);
 }
 
+/* SPEC section 14: a function whose elapsed exclusive time per call is
+ * under the session's resolution is marked (~): its times are not
+ * reliable, its counts are. */
+const BELOW_RES_NOTE = ' \u2014 below the resolution: under it a call\u2019s times are not reliable, its count is';
+function belowResolution(calls, ee) {
+  const res = M.session && M.session.resolution_ns;
+  return M.method === 'instrumentation' && res > 0 && calls > 0 && ee < calls * res;
+}
+
 function renderTable() {
   const field = S.sortField, dir = S.sortAsc ? 1 : -1;
   tableRows.sort((a, b) => {
@@ -722,8 +732,10 @@ function renderTable() {
     if (fid === S.selected) tr.className = 'selected';
     for (const [f, , kind] of tableCols) {
       if (kind === 'name') {
-        const td = el('td', 'text name', r[f]);
-        td.title = r[f] === undefined || r[f] === null ? '' : String(r[f]);
+        const below = f === 'function' && belowResolution(r.calls, r.elapsed_exclusive_ns);
+        const td = el('td', below ? 'text name below-res' : 'text name', (below ? '~ ' : '') +
+          (r[f] === undefined || r[f] === null ? '' : r[f]));
+        td.title = (r[f] === undefined || r[f] === null ? '' : String(r[f])) + (below ? BELOW_RES_NOTE : '');
         tr.appendChild(td);
       } else if (kind === 'bool') {
         tr.appendChild(el('td', 'text', r[f] === undefined ? '' : r[f] ? 'yes' : 'no'));
@@ -781,8 +793,9 @@ function treeNode(i) {
   line.appendChild(el('span', 'tn-pct', fmtPct(pct(inc, f))));
   line.appendChild(el('span', 'tn-self', 'self ' + valueText(ex, f)));
   const func = M.funcs[M.fn[i]];
-  const name = el('span', 'tn-name', func.name);
-  name.title = func.name;
+  const below = belowResolution(M.calls[i], M.ex[0][i]);
+  const name = el('span', below ? 'tn-name below-res' : 'tn-name', (below ? '~ ' : '') + func.name);
+  name.title = func.name + (below ? BELOW_RES_NOTE : '');
   line.appendChild(name);
   line.appendChild(el('span', 'tn-mod', basename(func.module)));
   box.appendChild(line);
