@@ -118,8 +118,9 @@ static int column_lookup_in(const struct an_report *r, const char *name)
 	AN_COL_MIN_EE, AN_COL_MAX_EE, AN_COL_MEAN_EE, AN_COL_COMPLETED
 #define SAMPLE_VALUES AN_COL_INCL_SAMPLES, AN_COL_EXCL_SAMPLES, AN_COL_INCL_PCT, AN_COL_EXCL_PCT
 
-/* below_resolution (SPEC section 14) where a row is calls of code: not by
- * thread or process */
+/* below_resolution (SPEC section 14) where a row is the calls of code:
+ * by function and module (a line's or call site's EE is not its calls'
+ * own time, and a thread's calls are not one code's) */
 static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES,
 	PER_CALL };
 static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES, PER_CALL };
@@ -128,9 +129,9 @@ static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NA
 static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL,
 	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
-	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES, AN_COL_BELOW_RES };
+	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
 static const enum an_col i_line[] = { AN_COL_FILE, AN_COL_LINE, AN_COL_FUNCTION, AN_COL_MODULE,
-	INSTR_VALUES, AN_COL_BELOW_RES };
+	INSTR_VALUES };
 static const enum an_col s_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, SAMPLE_VALUES };
 static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
@@ -255,8 +256,9 @@ void an_row_set_resolution(struct an_row *row, const struct an_session *s)
 {
 	uint64_t calls = row->v[AN_COL_CALLS].u, ee = row->v[AN_COL_EE].u;
 
-	if (row->v[AN_COL_TID].present || row->v[AN_COL_PID].present)
-		return;                    /* a thread's or process's calls are not one code's */
+	if (row->v[AN_COL_TID].present || row->v[AN_COL_PID].present || row->v[AN_COL_LINE].present ||
+	    row->v[AN_COL_CALLEE].present)
+		return;                    /* see i_function above */
 
 	/* ee / calls < resolution, without the division's rounding */
 	an_row_set_u(row, AN_COL_BELOW_RES, calls && s->resolution_ns && ee < calls * s->resolution_ns);

@@ -1173,7 +1173,7 @@ static void test_instr_lines(void)
 		const struct an_row *row;
 
 		is_u64(r->nrows, 3, "lines: the call line and two first lines");
-		is_u64(r->ncols, 14, "lines: file, line, function, module, the values and below_resolution");
+		is_u64(r->ncols, 13, "lines: file, line, function, module and the values");
 		row = find_row_u(r, AN_COL_LINE, 13);
 		expect_row(r, "f1.c:13 (main's calls of f)", row, 5, 40, 0, 25, 0);
 		ok(row && !strcmp(row->v[AN_COL_FILE].s, "f1.c") && !strcmp(row->v[AN_COL_FUNCTION].s, "main"),

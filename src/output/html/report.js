@@ -733,8 +733,7 @@ function renderTable() {
     for (const [f, , kind] of tableCols) {
       if (kind === 'name') {
         const below = f === 'function' && belowResolution(r.calls, r.elapsed_exclusive_ns);
-        const td = el('td', below ? 'text name below-res' : 'text name', (below ? '~ ' : '') +
-          (r[f] === undefined || r[f] === null ? '' : r[f]));
+        const td = el('td', below ? 'text name below-res' : 'text name', r[f]);
         td.title = (r[f] === undefined || r[f] === null ? '' : String(r[f])) + (below ? BELOW_RES_NOTE : '');
         tr.appendChild(td);
       } else if (kind === 'bool') {
@@ -794,7 +793,7 @@ function treeNode(i) {
   line.appendChild(el('span', 'tn-self', 'self ' + valueText(ex, f)));
   const func = M.funcs[M.fn[i]];
   const below = belowResolution(M.calls[i], M.ex[0][i]);
-  const name = el('span', below ? 'tn-name below-res' : 'tn-name', (below ? '~ ' : '') + func.name);
+  const name = el('span', below ? 'tn-name below-res' : 'tn-name', func.name);
   name.title = func.name + (below ? BELOW_RES_NOTE : '');
   line.appendChild(name);
   line.appendChild(el('span', 'tn-mod', basename(func.module)));
