@@ -66,9 +66,13 @@ entry=$(readelf -h "$(command -v sort)" | awk '/Entry point/ { sub(/^0x0*/, "", 
 facts "$TMP/s.data" "sort+0x$entry" >"$TMP/s.txt"
 r=$(fact root_pct "$TMP/s.txt")
 # 97.9-98.8 % on a quiet machine; a loaded one delays the recorder's first
-# reading of each new thread's stack pages (93.6 % seen under CI-like load)
-atleast "$r" 90; ok $? "sort -n: $r% of $(fact samples "$TMP/s.txt") stacks reach the root (>= 90%)"
+# reading of each new thread's stack pages (93.6 % seen under CI-like
+# load), and so does a recorder built with the sanitizers (84 % seen: the
+# run is 0.3 s, its first 50 ms are a sixth of it)
+lo=90 wlo=85
+case $STACKCLOCK in */build-san/*) lo=75 wlo=70 ;; esac
+atleast "$r" $lo; ok $? "sort -n: $r% of $(fact samples "$TMP/s.txt") stacks reach the root (>= $lo%)"
 w=$(fact worker_root_pct "$TMP/s.txt")
-atleast "$w" 85; ok $? "sort -n: $w% of its worker threads' $(fact worker_samples "$TMP/s.txt") stacks (>= 85%)"
+atleast "$w" $wlo; ok $? "sort -n: $w% of its worker threads' $(fact worker_samples "$TMP/s.txt") stacks (>= $wlo%)"
 bad=$(fact bad_roots "$TMP/s.txt")
 ok $([ -z "$bad" ]; echo $?) "sort -n: every stack counted as reaching the root begins at the program's entry (sort+0x$entry) or a thread's start${bad:+ (not: $bad)}"
