@@ -922,8 +922,14 @@ static struct rt_modrange *module_range(uint64_t addr)
 
 	if (x)
 		return x;
-	if (__atomic_exchange_n(&rt_mods_lock, 1, __ATOMIC_ACQUIRE))
-		return NULL;                   /* another thread remakes it: rare */
+	if (__atomic_exchange_n(&rt_mods_lock, 1, __ATOMIC_ACQUIRE)) {
+		/* another thread remakes it (rare, and short): wait for its
+		 * table, a while at most (never this thread: a signal handler's
+		 * probes are queued, not run inside ours) */
+		for (int i = 0; i < 10000 && __atomic_load_n(&rt_mods_lock, __ATOMIC_ACQUIRE); i++)
+			rt_sys0(SYS_sched_yield);
+		return modtab_find(__atomic_load_n(&rt_mods, __ATOMIC_ACQUIRE), addr);
+	}
 	__atomic_store_n(&rt_mods_stale, 0, __ATOMIC_RELEASE);
 	m = modtab_make();
 	__atomic_store_n(&rt_mods_lock, 0, __ATOMIC_RELEASE);
