@@ -563,6 +563,11 @@ static void fold_own(struct an_fold *a, const struct an_cct_node *nd, bool calls
 	if (!calls)
 		return;
 	a->calls += nd->calls;
+	an_fold_call_stats(a, nd);
+}
+
+void an_fold_call_stats(struct an_fold *a, const struct an_cct_node *nd)
+{
 	if (!nd->call.completed)
 		return;
 	if (!a->completed || nd->call.incl_min < a->incl_min)

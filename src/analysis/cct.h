@@ -153,6 +153,9 @@ struct an_fold {
 	uint64_t completed, incl_min, incl_max, incl_sum, excl_min, excl_max, excl_sum;
 };
 void an_cct_fold(const struct an_cct *c, const uint32_t *key, size_t nkeys, struct an_fold *acc);
+/* Fold one node's per-call statistics (completed calls, min, max, sums)
+ * into a; nothing for a node none of whose calls returned. */
+void an_fold_call_stats(struct an_fold *a, const struct an_cct_node *nd);
 
 /*
  * Call edges between functions, for call graphs (callgrind): for each pair

@@ -268,22 +268,9 @@ static void thread_stats_json(FILE *f, const struct an_cct *c, const uint32_t *t
 
 			if (!nd->call.completed)
 				continue;
-			if (!a->completed) {
+			if (!a->completed)
 				touched[ntouched++] = nd->func;
-				a->incl_min = nd->call.incl_min;
-				a->excl_min = nd->call.excl_min;
-			}
-			if (nd->call.incl_min < a->incl_min)
-				a->incl_min = nd->call.incl_min;
-			if (nd->call.excl_min < a->excl_min)
-				a->excl_min = nd->call.excl_min;
-			if (nd->call.incl_max > a->incl_max)
-				a->incl_max = nd->call.incl_max;
-			if (nd->call.excl_max > a->excl_max)
-				a->excl_max = nd->call.excl_max;
-			a->incl_sum += nd->call.incl_sum;
-			a->excl_sum += nd->call.excl_sum;
-			a->completed += nd->call.completed;
+			an_fold_call_stats(a, nd);
 		}
 		for (size_t k = 0; k < ntouched; k++) {
 			struct an_fold *a = &acc[touched[k]];
