@@ -1189,9 +1189,17 @@ int record_instrument(const struct record_opts *opts)
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
-	env[0] = xasprintf("LD_PRELOAD=%s%s%s%s%s", elf_asan_runtime(prog, asan, sizeof(asan)) ? asan : "",
-			   elf_asan_runtime(prog, asan, sizeof(asan)) ? ":" : "", runtime,
-			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "");
+	/* first in the list, as ASan insists; elf_asan_runtime leaves room */
+	if (elf_asan_runtime(prog, asan, sizeof(asan) - 1)) {
+		size_t n = strlen(asan);
+
+		asan[n] = ':';
+		asan[n + 1] = 0;
+	} else {
+		asan[0] = 0;
+	}
+	env[0] = xasprintf("LD_PRELOAD=%s%s%s%s", asan, runtime, old_preload && *old_preload ? ":" : "",
+			   old_preload ? old_preload : "");
 	env[1] = xasprintf("%s=%s/%s", SC_SHM_ENV_PREFIX, dir, stem);
 	env[2] = xasprintf("%s=%u", SC_SHM_ENV_OS, opts->os_events);
 	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);

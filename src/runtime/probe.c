@@ -146,6 +146,12 @@ static void jumps_resolve(void);
 struct sc_eng_thread;
 static inline void probe_done(struct sc_eng_thread *t);
 
+/* The thread's engine state, whether its TSC is on (tls.t) or off. */
+static inline struct sc_eng_thread *rt_thread(void)
+{
+	return tls.t ? tls.t : tls.t_notsc;
+}
+
 /* The TSC, or 0 where it is off (the engine counts a reading below the
  * previous one as equal: no time passes). */
 static inline uint64_t rt_clock(void)
@@ -1524,7 +1530,7 @@ static struct sc_eng_thread *thread_start(uintptr_t sp)
 /* Before fork(), in the forking thread: its stack, into private memory. */
 static void rt_atfork_prepare(void)
 {
-	struct sc_eng_thread *t = tls.t ? tls.t : tls.t_notsc;
+	struct sc_eng_thread *t = rt_thread();
 	struct rt_snap *s;
 	uint64_t depth, i, n = 0, len;
 	long map;
@@ -1592,7 +1598,7 @@ static void rt_atfork_parent(void)
 static void child_start(uintptr_t sp)
 {
 	struct sc_eng_arena old_arena = rt.arena;
-	struct sc_eng_thread *old_t = tls.t ? tls.t : tls.t_notsc, *t = NULL;
+	struct sc_eng_thread *old_t = rt_thread(), *t = NULL;
 	struct sc_shm_header *old_hdr = rt.hdr;
 	char old_name[256];
 	uint64_t off, now, i;
@@ -2143,7 +2149,7 @@ static uint64_t jmpbuf_sp(const void *env)
 
 static void jump_seen(const void *env)
 {
-	struct sc_eng_thread *t = tls.t ? tls.t : tls.t_notsc;
+	struct sc_eng_thread *t = rt_thread();
 	uintptr_t busy = tls.busy, here = stack_pointer();
 	uint64_t to, now;
 
@@ -2245,7 +2251,7 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 
 	if (!*rt_alive && rt.state == RT_ON) {
 		child_start(sp);
-		t = tls.t ? tls.t : tls.t_notsc;
+		t = rt_thread();
 		if (t && tls.state == RT_ON && !tls.busy) {
 			tls.busy = sp;
 			barrier();
