@@ -30,6 +30,8 @@ static const struct {
 	[SC_REC_LOST]         = { "lost",         sizeof(struct sc_rec_lost),         TAIL_NONE },
 	[SC_REC_PROBE_COST]   = { "probe_cost",   sizeof(struct sc_rec_probe_cost),   TAIL_NONE },
 	[SC_REC_CCT_REMOVED]  = { "cct_removed",  sizeof(struct sc_rec_cct_removed),  TAIL_NONE },
+	[SC_REC_CCT_SAMPLES]  = { "cct_samples",  sizeof(struct sc_rec_cct_samples),  TAIL_NONE },
+	[SC_REC_THREAD_MORE]  = { "thread_more",  sizeof(struct sc_rec_thread_more),  TAIL_NONE },
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 };
 
@@ -96,4 +98,18 @@ int sc_record_check(const struct sc_record *rec)
 		       ((const struct sc_rec_stack *)rec->data)->nframes ? -EINVAL : 0;
 	}
 	return -EINVAL;
+}
+
+const char *sc_repair_cause_name(unsigned cause)
+{
+	static const char *const names[SC_REPAIR_NCAUSE] = {
+		[SC_REPAIR_LONGJMP]   = "longjmp",
+		[SC_REPAIR_EXCEPTION] = "exception",
+		[SC_REPAIR_SIGNAL]    = "signal",
+		[SC_REPAIR_OTHER]     = "other",
+		[SC_REPAIR_EXIT]      = "exit",
+		[SC_REPAIR_KILL]      = "kill",
+	};
+
+	return cause < SC_REPAIR_NCAUSE ? names[cause] : NULL;
 }

@@ -97,6 +97,8 @@ enum sc_rec_type {
 	SC_REC_PATCHED      = 12,  /* struct sc_rec_patched */
 	SC_REC_PROBE_COST   = 13,  /* struct sc_rec_probe_cost */
 	SC_REC_CCT_REMOVED  = 14,  /* struct sc_rec_cct_removed */
+	SC_REC_CCT_SAMPLES  = 15,  /* struct sc_rec_cct_samples */
+	SC_REC_THREAD_MORE  = 16,  /* struct sc_rec_thread_more */
 	SC_REC_MAX
 };
 
@@ -128,7 +130,9 @@ const char *sc_os_cat_name(unsigned cat);
 
 struct sc_rec_session {
 	uint32_t method;          /* enum sc_method */
-	uint32_t frequency_hz;    /* sampling rate asked for; 0 for instrument */
+	uint32_t frequency_hz;    /* sampling rate asked for; for instrument,
+	                             of its sampled shares (SPEC section 14),
+	                             0 if they were turned off */
 	uint32_t os_requested;    /* SC_OS_BIT mask selected with --os-events */
 	uint32_t flags;           /* SC_SESS_* */
 	uint64_t start_realtime_ns;
@@ -241,6 +245,51 @@ struct sc_rec_cct_removed {
 	uint64_t excl_sum;
 };
 static_assert(sizeof(struct sc_rec_cct_removed) == 56, "cct_removed size");
+
+/*
+ * Instrumentation, sampled shares (SPEC section 14): the thread's CPU-clock
+ * samples that found CCT node `id` on top of its stack of open calls (id 0,
+ * the root: no instrumented call open).  Written after the thread's nodes,
+ * only for nodes with samples.  Samples inside the probes' own code are
+ * not here: sc_rec_thread_more.probe_samples.
+ */
+struct sc_rec_cct_samples {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint32_t id;
+	uint32_t reserved;
+	uint64_t samples;
+};
+static_assert(sizeof(struct sc_rec_cct_samples) == 24, "cct_samples size");
+
+/*
+ * Instrumentation: repairs by cause.  The first four split
+ * sc_rec_thread_stats.repairs (frames closed by repair, and exits without
+ * an entry: "other"); the last two split its open_frames by how the image
+ * ended: exit (the runtime saw it end: exit(), the last thread's return,
+ * pthread_exit) or kill (it did not: a signal's default action, SIGKILL).
+ */
+enum sc_repair_cause {
+	SC_REPAIR_LONGJMP   = 0,   /* closed by a longjmp/siglongjmp up the stack */
+	SC_REPAIR_EXCEPTION = 1,   /* unwound by an exception (_Unwind_RaiseException) */
+	SC_REPAIR_SIGNAL    = 2,   /* a jump out of a signal handler that interrupted a probe */
+	SC_REPAIR_OTHER     = 3,   /* anything else, exits without an entry included */
+	SC_REPAIR_EXIT      = 4,   /* open at the end, the image ended by exit */
+	SC_REPAIR_KILL      = 5,   /* open at the end, the image was killed */
+	SC_REPAIR_NCAUSE    = 6
+};
+/* "longjmp", "exception", "signal", "other", "exit", "kill"; NULL past the end */
+const char *sc_repair_cause_name(unsigned cause);
+
+/* Instrumentation: per thread, what sc_rec_thread_stats does not hold. */
+struct sc_rec_thread_more {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint64_t samples;         /* CPU-clock samples of the thread, all */
+	uint64_t probe_samples;   /* of those, inside the probes' own code */
+	uint64_t repairs[SC_REPAIR_NCAUSE];
+};
+static_assert(sizeof(struct sc_rec_thread_more) == 72, "thread_more size");
 
 /* Instrumentation: calls of one callee from one call site of a thread. */
 struct sc_rec_callsite {
