@@ -30,7 +30,8 @@ static const char record_usage[] =
 	"\n"
 	"  -m, --method M      sample (default) or instrument (a program built\n"
 	"                      without -finstrument-functions is patched at run time)\n"
-	"  -F, --freq HZ       sampling rate, default 999\n"
+	"  -F, --freq HZ       sampling rate, default 999; with -m instrument, of the\n"
+	"                      sampled shares (SPEC section 14), 0 turns them off\n"
 	"  -o, --output FILE   data file, default stackclock.data\n"
 	"  --os-events LIST    instrument: OS events that make time non-application,\n"
 	"                      switch,syscall,fault (default all), or none\n"
@@ -109,9 +110,7 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 	const char *misplaced = NULL;
 
 	if (o->method == SC_METHOD_INSTRUMENT) {
-		if (freq_given)
-			misplaced = "-F";
-		else if (o->kernel)
+		if (o->kernel)
 			misplaced = "--kernel";
 		else if (o->duration_s > 0)
 			misplaced = "--duration";
@@ -119,6 +118,9 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 			pr_err("record: %s is for sampling; drop it, or drop '-m instrument'", misplaced);
 			return -EINVAL;
 		}
+	} else if (o->frequency_hz == 0) {
+		pr_err("record: -F 0 turns off the sampled shares of '-m instrument'; sampling needs a rate of 1 Hz or more");
+		return -EINVAL;
 	} else if (os_given || o->patch) {
 		misplaced = os_given ? "--os-events" : "--patch";
 		pr_err("record: %s is for '-m instrument'; add that, or drop %s", misplaced, misplaced);
@@ -167,7 +169,7 @@ int cmd_record(int argc, char **argv)
 			}
 			break;
 		case 'F':
-			if (cmd_parse_ulong("record", "frequency -F", optarg, 1, MAX_FREQ_HZ, &v))
+			if (cmd_parse_ulong("record", "frequency -F", optarg, 0, MAX_FREQ_HZ, &v))
 				return RECORD_EXIT_FAILED;
 			o.frequency_hz = (unsigned)v;
 			freq_given = true;

@@ -406,6 +406,44 @@ static int emit_callsites(struct sc_writer *w, const void *arena, const struct s
 	return 0;
 }
 
+/*
+ * The nodes' samples (engine.h, sc_eng_sample): the table is checked like
+ * everything else the recorder follows; an entry for a node that is not
+ * there (a damaged table) is dropped, with its samples taken off the
+ * thread's count so that the nodes' still add up to it.
+ */
+static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_len,
+			const struct sc_eng_thread *t, const struct sc_eng_more *m, uint32_t proc_id,
+			uint64_t nodes_n, uint64_t *samples)
+{
+	uint64_t slots = (uint64_t)m->samp_mask + 1, got = 0, i;
+	const struct sc_eng_samp *tab;
+
+	if (!m->samp_off || (slots & (slots - 1)) || slots > (1ull << 30) ||
+	    !range_ok(arena_len, m->samp_off, slots * sizeof(*tab)))
+		return 0;
+	tab = (const struct sc_eng_samp *)((const uint8_t *)arena + m->samp_off);
+	for (i = 0; i < slots; i++) {
+		struct sc_eng_samp e;
+		struct sc_rec_cct_samples r = { 0 };
+		int ret;
+
+		memcpy(&e, &tab[i], sizeof(e));
+		if (!e.key || !e.count || e.key > nodes_n)
+			continue;
+		r.proc_id = proc_id;
+		r.tid = t->tid;
+		r.id = e.key - 1;
+		r.samples = e.count;
+		ret = sc_writer_add(w, SC_REC_CCT_SAMPLES, &r, sizeof(r));
+		if (ret)
+			return ret;
+		got += e.count;
+	}
+	*samples = got;
+	return 0;
+}
+
 int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_len,
 		       uint64_t thread_off, uint32_t proc_id,
 		       const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
@@ -415,7 +453,8 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	struct open_adj adj = { 0 };
 	struct sc_eng_node *nodes = NULL;
 	struct subtree *sub = NULL;
-	uint64_t calls = 0, closed = 0, nodes_n = 0, sites = 0, slots;
+	uint64_t calls = 0, closed = 0, nodes_n = 0, sites = 0, slots, node_samples = 0;
+	struct sc_eng_more more = { 0 };
 	int ret, i;
 
 	if (tot)
@@ -425,6 +464,9 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		return ret;
 	if (t.nnodes == 0 || t.nnodes > arena_len / SC_ENG_NODE_SIZE)
 		return -EINVAL;
+	/* the slow paths' counters (none in a damaged state: all zero) */
+	if (range_ok(arena_len, t.more_off, sizeof(more)) && t.more_off)
+		memcpy(&more, (const uint8_t *)arena + t.more_off, sizeof(more));
 	if (t.flags & SC_ENG_THREAD_PACKED) {
 		/* an ended thread's table: cs_count entries, packed */
 		slots = t.cs_count;
@@ -473,6 +515,8 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	}
 	if (!ret)
 		ret = emit_callsites(w, arena, &t, proc_id, slots, &adj, conv, &sites);
+	if (!ret)
+		ret = emit_samples(w, arena, arena_len, &t, &more, proc_id, nodes_n, &node_samples);
 
 	st.proc_id = proc_id;
 	st.tid = t.tid;
@@ -502,6 +546,19 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		tot->os_lost = t.os_lost;
 		tot->first_ns = st.first_ns;
 		tot->last_ns = st.last_ns;
+		/* what the nodes hold, and what fell in the probes */
+		tot->probe_samples = more.probe_samples <= more.samples ? more.probe_samples : 0;
+		tot->samples = node_samples + tot->probe_samples;
+		{
+			uint64_t sum = 0;
+
+			for (i = 0; i < 4; i++)
+				sum += tot->repair_by[i] = more.repair_by[i];
+			if (sum != st.repairs) {   /* an older or damaged state */
+				memset(tot->repair_by, 0, sizeof(tot->repair_by));
+				tot->repair_by[SC_REPAIR_OTHER] = st.repairs;
+			}
+		}
 	}
 out:
 	free(adj.open);

@@ -43,11 +43,16 @@ struct sc_cct_totals {
 	uint64_t os_count[3];
 	uint64_t os_lost;         /* OS-event records the kernel dropped */
 	uint64_t first_ns, last_ns;
+	uint64_t samples;         /* CPU-clock samples (SPEC 14), all */
+	uint64_t probe_samples;   /* of those, in the probes' code */
+	uint64_t repair_by[4];    /* repairs by SC_REPAIR_* cause, the first four */
 };
 
 /*
  * Emit the thread whose struct sc_eng_thread is at thread_off in the arena
  * [arena, arena + arena_len).  Records carry proc_id and the thread's tid.
+ * The nodes' sampled counts follow the nodes (SC_REC_CCT_SAMPLES); the
+ * caller writes SC_REC_THREAD_MORE from tot, knowing how the image ended.
  * If tot is not NULL it is filled in.  Returns 0, -EINVAL if the thread's
  * state is damaged (records written so far stay), or the writer's -errno.
  */

@@ -225,6 +225,8 @@ static void explain_no_image(const char *prog)
 
 struct totals {
 	uint64_t calls, events, lost, threads, nodes;
+	uint64_t samples, probe_samples;   /* sampled shares (SPEC 14) */
+	uint32_t samp_state;      /* SC_SHM_SAMP_* of every image */
 	uint32_t os_opened, os_failed;
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
@@ -236,6 +238,11 @@ static void explain_losses(const struct totals *tot)
 {
 	struct rlimit lim;
 	unsigned long kib;
+
+	if (tot->samp_state & SC_SHM_SAMP_FAILED)
+		pr_warn("the kernel refused to sample %s threads' CPU clock: sampled shares cover only the others "
+			"(lower kernel.perf_event_paranoid, or record with -F 0)",
+			tot->samp_state & SC_SHM_SAMP_OPENED ? "some" : "the");
 
 	if (tot->why & SC_SHM_WHY_FSIZE) {
 		kib = !getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY ? lim.rlim_cur / 1024 : 0;
@@ -750,6 +757,24 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		}
 		if (ret)
 			break;
+		{
+			/* frames left open: how the image ended (or the thread) */
+			struct sc_rec_thread_more tm = { 0 };
+			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED);
+
+			tm.proc_id = im->proc_id;
+			tm.tid = t.tid;
+			tm.samples = ct.samples;
+			tm.probe_samples = ct.probe_samples;
+			for (int c = 0; c < 4; c++)
+				tm.repairs[c] = ct.repair_by[c];
+			tm.repairs[ended ? SC_REPAIR_EXIT : SC_REPAIR_KILL] = ct.open_frames;
+			ret = sc_writer_add(w, SC_REC_THREAD_MORE, &tm, sizeof(tm));
+			if (ret)
+				break;
+			tot->samples += ct.samples;
+			tot->probe_samples += ct.probe_samples;
+		}
 		tot->calls += ct.calls;
 		tot->events += ct.events;
 		tot->lost += ct.lost_events;
@@ -792,6 +817,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 	}
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
+	tot->samp_state |= h->samp_state;
 	tot->why |= h->lost_why;
 	for (i = 0; i < ARRAY_SIZE(tot->why_procs); i++)
 		if (h->lost_why & (1u << i))
@@ -1103,6 +1129,7 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 		p += l;
 	}
 	s.method = SC_METHOD_INSTRUMENT;
+	s.frequency_hz = opts->frequency_hz;
 	s.os_requested = opts->os_events;
 	s.start_realtime_ns = start_real;
 	s.argc = (uint32_t)opts->argc;
@@ -1145,7 +1172,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
-	char *env[13] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[14] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1208,6 +1235,8 @@ int record_instrument(const struct record_opts *opts)
 	i = 4;
 	if (tp_enter)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
+	if (opts->frequency_hz)
+		env[i++] = xasprintf("%s=%u", SC_SHM_ENV_SAMPLE_HZ, opts->frequency_hz);
 	if (patch_env[0])
 		env[i++] = patch_env[0];
 	if (patch_env[1])

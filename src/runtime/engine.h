@@ -111,6 +111,15 @@
 #define SC_ENG_CC_BITS      12                 /* child cache: 4096 slots (16 KiB) */
 #define SC_ENG_CC_AFTER     256                /* ... made after this many child misses */
 
+/* Causes of repairs, as sc_eng_thread.repair_by counts them (the same
+ * numbers as enum sc_repair_cause of the data file). */
+#define SC_ENG_REPAIR_LONGJMP   0u
+#define SC_ENG_REPAIR_EXCEPTION 1u
+#define SC_ENG_REPAIR_SIGNAL    2u
+#define SC_ENG_REPAIR_OTHER     3u
+#define SC_ENG_REPAIR_N         4u
+#define SC_ENG_SAMP_FIRST       256u           /* sample table slots at first */
+
 /* sc_eng_thread.flags */
 #define SC_ENG_THREAD_RETIRED (1u << 0)        /* ended; its spare memory given back */
 #define SC_ENG_THREAD_PACKED  (1u << 1)        /* call sites: cs_count entries, packed */
@@ -271,8 +280,34 @@ struct sc_eng_thread {
 	uint32_t tid;
 	uint32_t flags;
 	char name[16];
-	uint64_t user[8];                  /* owned by the runtime */
+	uint64_t user[5];                  /* owned by the runtime */
+	struct sc_eng_more *more;          /* below, at more_off */
+	uint64_t more_off;
 	struct sc_eng_cs cs_root;          /* charged while the stack is empty */
+};
+
+/* A thread's counters of the slow paths, in a block of their own (the
+ * thread's state fills its 512 bytes, a size the arena's free lists keep). */
+struct sc_eng_more {
+	/* sampled shares (SPEC section 14; sc_eng_sample): samples by node
+	 * id, open addressing, struct sc_eng_samp[samp_mask + 1] */
+	uint64_t samp_off;                 /* 0: none yet */
+	uint32_t samp_mask;
+	uint32_t samp_used;
+	uint64_t samples;                  /* all, probe_samples included */
+	uint64_t probe_samples;            /* inside the probes' own code */
+	/* repairs by cause (SC_ENG_REPAIR_*): repair_closed and stray_exits
+	 * split; repair_cause is the cause of the repairs made now */
+	uint64_t repair_by[SC_ENG_REPAIR_N];
+	uint32_t repair_cause;
+	uint32_t reserved;
+	uint64_t spare[7];
+};
+
+/* A node's samples; id + 1 (0: an empty slot). */
+struct sc_eng_samp {
+	uint32_t key;
+	uint32_t count;
 };
 
 _Static_assert(sizeof(struct sc_eng_arena_hdr) == SC_ENG_NODE_SIZE, "arena header");
@@ -280,6 +315,8 @@ _Static_assert(sizeof(struct sc_eng_node) == SC_ENG_NODE_SIZE, "node size");
 _Static_assert(sizeof(struct sc_eng_chunk) == SC_ENG_NODE_SIZE, "chunk size");
 _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
 _Static_assert(sizeof(struct sc_eng_frame) == 88, "frame size");
+_Static_assert(sizeof(struct sc_eng_thread) <= 512, "a thread's state takes a 512-byte block");
+_Static_assert(sizeof(struct sc_eng_more) == SC_ENG_NODE_SIZE, "more size");
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -692,6 +729,63 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 	return 0;
 }
 
+/*
+ * A CPU-clock sample of the thread (SPEC section 14), found at an event:
+ * it fell in the interval that event ends, so it belongs to the node on
+ * top, like the interval (the frame below a "dropping" frame's).  One in
+ * the probes' own code (in_probe) is only counted.  Nodes' counts are kept
+ * in a table of their own (a node has no room, and samples are rare: ~1000
+ * a second); a sample that finds no memory is not counted at all, so that
+ * the nodes' counts always add up to samples - probe_samples.
+ */
+SC_ENG_SLOW void sc_eng_sample(struct sc_eng_thread *t, int in_probe)
+{
+	const struct sc_eng_frame *f = t->top;
+	struct sc_eng_more *m = t->more;
+	struct sc_eng_samp *tab;
+	uint32_t key, i;
+
+	if (in_probe) {
+		m->samples++;
+		m->probe_samples++;
+		return;
+	}
+	if (f->node == t->drop_node && f > t->stack)
+		f--;
+	key = f->node->id + 1;
+	if (!m->samp_off || 2 * (m->samp_used + 1) > m->samp_mask + 1) {
+		uint32_t slots = m->samp_off ? 2 * (m->samp_mask + 1) : SC_ENG_SAMP_FIRST;
+		uint64_t off = sc_eng_alloc(t->arena, (uint64_t)slots * sizeof(*tab));
+		const struct sc_eng_samp *old = (const struct sc_eng_samp *)(t->base + m->samp_off);
+
+		if (!off)
+			return;
+		tab = (struct sc_eng_samp *)(t->base + off);
+		for (i = 0; m->samp_off && i <= m->samp_mask; i++) {
+			uint32_t j = (old[i].key * 2654435761u) & (slots - 1);
+
+			if (!old[i].key)
+				continue;
+			while (tab[j].key)
+				j = (j + 1) & (slots - 1);
+			tab[j] = old[i];
+		}
+		if (m->samp_off)
+			sc_eng_free(t->arena, m->samp_off, (uint64_t)(m->samp_mask + 1) * sizeof(*tab));
+		m->samp_mask = slots - 1;
+		__atomic_store_n(&m->samp_off, off, __ATOMIC_RELEASE);
+	}
+	tab = (struct sc_eng_samp *)(t->base + m->samp_off);
+	for (i = (key * 2654435761u) & m->samp_mask; tab[i].key && tab[i].key != key; i = (i + 1) & m->samp_mask)
+		;
+	if (!tab[i].key) {
+		tab[i].key = key;
+		m->samp_used++;
+	}
+	tab[i].count++;
+	m->samples++;
+}
+
 /* ---- the state machine ------------------------------------------------ */
 
 /*
@@ -903,6 +997,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 			return f->cfa - 1;         /* inlined into the frame on top */
 		sc_eng_pop(t, now);
 		t->repair_closed++;
+		t->more->repair_by[t->more->repair_cause]++;
 	}
 	return cfa;
 }
@@ -1050,11 +1145,13 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 			break;
 	if (f <= t->stack) {
 		t->stray_exits++;
+		t->more->repair_by[SC_ENG_REPAIR_OTHER]++;
 		return;
 	}
 	while (t->top != f) {
 		sc_eng_pop(t, now);
 		t->repair_closed++;
+		t->more->repair_by[t->more->repair_cause]++;
 	}
 	sc_eng_pop(t, now);
 }
@@ -1080,17 +1177,18 @@ static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t 
  */
 SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint32_t tid, uint64_t now)
 {
-	uint64_t off = sc_eng_alloc(a, sizeof(struct sc_eng_thread)), soff, coff, doff;
+	uint64_t off = sc_eng_alloc(a, sizeof(struct sc_eng_thread)), soff, coff, doff, moff;
 	struct sc_eng_thread *t;
 	struct sc_eng_node *root;
 	uint64_t head;
 
 	if (!off)
 		return 0;
+	moff = sc_eng_alloc(a, sizeof(struct sc_eng_more));
 	soff = sc_eng_alloc(a, SC_ENG_STACK_FIRST * sizeof(struct sc_eng_frame));
 	coff = sc_eng_alloc(a, (SC_ENG_CS_FIRST + SC_ENG_CS_PROBE) * sizeof(struct sc_eng_cs));
 	doff = sc_eng_alloc(a, SC_ENG_NODE_SIZE);
-	if (!soff || !coff || !doff)
+	if (!soff || !coff || !doff || !moff)
 		return 0;
 	t = (struct sc_eng_thread *)(a->base + off);
 	t->arena = a;
@@ -1098,6 +1196,9 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->magic = SC_ENG_THREAD_MAGIC;
 	t->self_off = off;
 	t->tid = tid;
+	t->more = (struct sc_eng_more *)(a->base + moff);
+	t->more_off = moff;
+	t->more->repair_cause = SC_ENG_REPAIR_OTHER;
 	t->stack = (struct sc_eng_frame *)(a->base + soff);
 	t->stack_off = soff;
 	t->stack_cap = SC_ENG_STACK_FIRST;

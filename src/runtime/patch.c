@@ -741,3 +741,13 @@ void *sc_patch_dlopen(const char *file, int mode)
 		sc_patch_loaded();
 	return h;
 }
+
+int sc_patch_in_stubs(uint64_t ip)
+{
+	int n = __atomic_load_n(&pt.nregions, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		if (ip >= pt.regions[i].lo && ip < pt.regions[i].hi)
+			return 1;
+	return 0;
+}

@@ -62,6 +62,8 @@ void sc_patch_start(char **envp);
 
 /* Objects loaded since the last call (dlopen): patch those a plan is for. */
 void sc_patch_loaded(void);
+/* Is ip in a region of stubs (the probes' code of patched functions)? */
+int sc_patch_in_stubs(uint64_t ip);
 
 /* ---- between the parts (not for other callers) ---- */
 

@@ -75,7 +75,7 @@
 #define SECCOMP_RESERVE (8ul << 20) /* committed before a sandbox closes */
 #define FD_BASE    1000       /* our descriptors start here when the limit allows */
 
-enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, NEV };
+enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, EV_SAMPLE, NEV };
 
 /* A thread's perf events and the reading state of their common ring. */
 struct rt_ring {
@@ -121,11 +121,13 @@ struct rt_tls {
 	char spare_name[128];          /* its name */
 	uint64_t spare_id[2];          /* its st_dev, st_ino */
 	int exit_round;                /* thread-exit destructor rounds seen */
+	int unwind;                    /* RT_UNWIND_*: an exception in flight */
 	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
 };
 enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
+enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
 
 static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
 /*
@@ -188,6 +190,8 @@ static struct {
 	char stem[256];                /* basename of $STACKCLOCK_SHM */
 	char dir[400];                 /* dirname of $STACKCLOCK_SHM */
 	uint32_t os_mask;
+	uint32_t sample_hz;            /* sampled shares' rate (STACKCLOCK_SAMPLE_HZ), 0 none */
+	uint64_t self_lo, self_hi;     /* this runtime's code */
 	uint32_t why;                  /* SC_SHM_WHY_* found before the header existed */
 	uint64_t tp_enter, tp_exit;
 	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
@@ -212,6 +216,40 @@ static void why(uint32_t bits)
 		__atomic_fetch_or(&rt.hdr->lost_why, bits, __ATOMIC_RELAXED);
 	else
 		rt.why |= bits;
+}
+
+/*
+ * Is a sampled ip in the probes' own code: this runtime's, or the stubs of
+ * patched functions (their relocated entry instructions too, a few bytes
+ * each)?  Kernel addresses are the program's: the kernel was working for
+ * it.
+ */
+static int rt_in_probe(uint64_t ip)
+{
+	return (ip >= rt.self_lo && ip < rt.self_hi) || sc_patch_in_stubs(ip);
+}
+
+static int self_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t me = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	rt.self_lo = lo;
+	rt.self_hi = hi;
+	return 1;
 }
 
 static uint64_t mono_ns(void)
@@ -332,7 +370,12 @@ static __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t,
 		else
 			rec[0] = rec[1] = 0;
 		switch (h.type) {
-		case PERF_RECORD_SAMPLE:           /* {identifier, time} */
+		case PERF_RECORD_SAMPLE:           /* {identifier, time}; a sample's {identifier, ip} */
+			if (rec[0] == r->id[EV_SAMPLE] && r->id[EV_SAMPLE]) {
+				/* not an OS event: the interval stays the program's */
+				sc_eng_sample(t, rt_in_probe(rec[1]));
+				break;
+			}
 			bound = 1;
 			if (rec[0] == r->id[EV_SYS_ENTER]) {
 				t->os_count[SC_OS_SYSCALL]++;
@@ -454,25 +497,36 @@ static long perf_open(struct perf_event_attr *a)
 }
 
 /*
- * Each thread's perf fds are kept (+1, 0 = none) in t->user[0..3] and their
- * event ids in t->user[4..7], so that they are closed at thread exit, and in
- * a forked child, only if they are still ours: a program may close fds it
- * does not know of and reuse the numbers.
+ * Each thread's perf fds are kept in t->user[0..NEV-1], one word each: the
+ * fd + 1 (0 = none) in the low USER_FD_BITS, the event's id above, so that
+ * they are closed at thread exit, and in a forked child, only if they are
+ * still ours: a program may close fds it does not know of and reuse the
+ * numbers.  (Ids are the kernel's count of events made since boot: 40 bits
+ * hold them; a wrapped one only means an fd is left open.)
  */
+#define USER_FD_BITS 24
+#define USER_FD_MASK ((1ull << USER_FD_BITS) - 1)
+#define USER_ID_MASK ((1ull << (64 - USER_FD_BITS)) - 1)
+
+static uint64_t user_word(long fd, uint64_t id)
+{
+	return (uint64_t)(fd + 1) | (id & USER_ID_MASK) << USER_FD_BITS;
+}
+
 static void close_events(struct sc_eng_thread *t)
 {
 	int i;
 
 	for (i = 0; i < NEV; i++) {
 		uint64_t id = 0;
-		int fd = (int)t->user[i] - 1;
+		int fd = (int)(t->user[i] & USER_FD_MASK) - 1;
 
 		if (t->user[i] && !rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) &&
-		    id == t->user[NEV + i]) {
+		    (id & USER_ID_MASK) == t->user[i] >> USER_FD_BITS) {
 			rt_close(fd);
 			__atomic_fetch_sub(&rt.fds_held, 1, __ATOMIC_RELAXED);
 		}
-		t->user[i] = t->user[NEV + i] = 0;
+		t->user[i] = 0;
 	}
 }
 
@@ -496,8 +550,11 @@ static void os_opened(uint32_t cats)
 	__atomic_fetch_or(&rt.hdr->os_opened, cats, __ATOMIC_RELAXED);
 }
 
+#define OS_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME)
+
 /* Open one more event into the ring; 0 or -1. */
-static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t config, int leader)
+static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t config, int leader,
+		  uint64_t period, uint64_t sample_type)
 {
 	struct perf_event_attr a;
 	uint64_t id = 0;
@@ -507,8 +564,8 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 	a.size = sizeof(a);
 	a.type = type;
 	a.config = config;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+	a.sample_period = period;
+	a.sample_type = sample_type;
 	a.sample_id_all = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
@@ -521,8 +578,7 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 		rt_close((int)fd);
 		return -1;
 	}
-	t->user[which] = (uint64_t)fd + 1;
-	t->user[NEV + which] = id;
+	t->user[which] = user_word(fd, id);
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	tls.ring.id[which] = id;
 	return 0;
@@ -541,7 +597,7 @@ static void os_open(struct sc_eng_thread *t)
 	long fd, map, pages;
 
 	tls.ring_head = &tls.ring_seen;
-	if (!want || rt.sandboxed)
+	if ((!want && !rt.sample_hz) || rt.sandboxed)
 		return;
 	if (__atomic_load_n(&rt.fds_held, __ATOMIC_RELAXED) + NEV > rt.fds_budget) {
 		os_failed(want);           /* so many threads: leave fds to the program */
@@ -577,9 +633,13 @@ static void os_open(struct sc_eng_thread *t)
 		os_failed(want);
 		return;
 	}
-	t->user[EV_SWITCH] = (uint64_t)fd + 1;
-	if (!rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &t->user[NEV + EV_SWITCH]))
-		tls.ring.id[EV_SWITCH] = t->user[NEV + EV_SWITCH];
+	{
+		uint64_t id = 0;
+
+		if (!rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id))
+			tls.ring.id[EV_SWITCH] = id;
+		t->user[EV_SWITCH] = user_word(fd, id);
+	}
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
 	r->pg = (struct perf_event_mmap_page *)map;
 	r->data = (uint8_t *)map + PAGE;
@@ -588,17 +648,27 @@ static void os_open(struct sc_eng_thread *t)
 		os_opened(SC_OS_BIT(SC_OS_SWITCH));
 	if (want & SC_OS_BIT(SC_OS_SYSCALL)) {
 		if (rt.tp_enter && rt.tp_exit &&
-		    !os_add(t, EV_SYS_ENTER, PERF_TYPE_TRACEPOINT, rt.tp_enter, (int)fd) &&
-		    !os_add(t, EV_SYS_EXIT, PERF_TYPE_TRACEPOINT, rt.tp_exit, (int)fd))
+		    !os_add(t, EV_SYS_ENTER, PERF_TYPE_TRACEPOINT, rt.tp_enter, (int)fd, 1, OS_SAMPLE_TYPE) &&
+		    !os_add(t, EV_SYS_EXIT, PERF_TYPE_TRACEPOINT, rt.tp_exit, (int)fd, 1, OS_SAMPLE_TYPE))
 			os_opened(SC_OS_BIT(SC_OS_SYSCALL));
 		else
 			os_failed(SC_OS_BIT(SC_OS_SYSCALL));
 	}
 	if (want & SC_OS_BIT(SC_OS_FAULT)) {
-		if (!os_add(t, EV_FAULT, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, (int)fd))
+		if (!os_add(t, EV_FAULT, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, (int)fd, 1, OS_SAMPLE_TYPE))
 			os_opened(SC_OS_BIT(SC_OS_FAULT));
 		else
 			os_failed(SC_OS_BIT(SC_OS_FAULT));
+	}
+	/* Sampled shares (SPEC section 14): the thread's CPU clock, its
+	 * samples {identifier, ip} in the same ring, found by the probes as
+	 * the OS records are, and charged to the node on top then. */
+	if (rt.sample_hz) {
+		uint32_t st = os_add(t, EV_SAMPLE, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, (int)fd,
+				     1000000000ull / rt.sample_hz, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP)
+			      ? SC_SHM_SAMP_FAILED : SC_SHM_SAMP_OPENED;
+
+		__atomic_fetch_or(&rt.hdr->samp_state, st, __ATOMIC_RELAXED);
 	}
 	tls.ring_head = (const volatile uint64_t *)&r->pg->data_head;
 	ring_discard();
@@ -1357,6 +1427,11 @@ static void rt_process_init(void)
 	rt_stpcpy(rt.stem, slash + 1, sizeof(rt.stem));
 	s = rt_getenv(envp, SC_SHM_ENV_OS);
 	rt.os_mask = s ? (uint32_t)rt_atou(s, NULL) & SC_OS_ALL : SC_OS_ALL;
+	s = rt_getenv(envp, SC_SHM_ENV_SAMPLE_HZ);
+	rt.sample_hz = s ? (uint32_t)rt_atou(s, NULL) : 0;
+	if (rt.sample_hz > 100000)
+		rt.sample_hz = 100000;
+	dl_iterate_phdr(self_range, (void *)(uintptr_t)rt_in_probe);
 	s = rt_getenv(envp, SC_SHM_ENV_CLOCK0);
 	if (s) {
 		rt.clock0_tsc = rt_atou(s, &end);
@@ -2173,7 +2248,14 @@ static void jump_seen(const void *env)
 		rt_os_drain(t, now);
 	}
 	t->cost_skip = 1;              /* no probe ran in this interval */
-	sc_eng_cfa_repair(t, 0, 0, to, sc_eng_now(t, now, 1));
+	{
+		uint32_t cause = t->more->repair_cause;
+
+		/* leaving a probe a signal interrupted: out of its handler */
+		t->more->repair_cause = busy ? SC_ENG_REPAIR_SIGNAL : SC_ENG_REPAIR_LONGJMP;
+		sc_eng_cfa_repair(t, 0, 0, to, sc_eng_now(t, now, 1));
+		t->more->repair_cause = cause;
+	}
 	probe_done(t);
 }
 
@@ -2223,10 +2305,32 @@ static inline void probe_done(struct sc_eng_thread *t)
 	}
 }
 
+/*
+ * The time a slow path took (a new calling context, the kernel's records
+ * read, a table grown) is the runtime's, not the program's: measured here,
+ * where it is paid, and added to the probe cost of the interval it falls
+ * in (the one after this event), less what the fast path would have spent
+ * after its clock read (half an entry's cost, near enough).
+ */
+static inline void slow_cost(struct sc_eng_thread *t, uint64_t now)
+{
+	uint64_t end = __rdtsc(), fast = t->cost[0][0] / 2;
+
+	if (end > now + fast)
+		t->acc += end - now - fast;
+}
+
 static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64_t fn, uint64_t site,
 						 uint64_t now, uintptr_t sp)
 {
 	probe_apply(t, fn, site, now, sp);
+	if (unlikely(tls.unwind == RT_UNWIND_CAUGHT)) {
+		/* the frames an exception unwound are closed by now */
+		tls.unwind = 0;
+		t->more->repair_cause = SC_ENG_REPAIR_OTHER;
+	}
+	if (likely(!sc_rt_clk.off))
+		slow_cost(t, now);
 	probe_done(t);
 }
 
@@ -2454,4 +2558,25 @@ void sc_rt_exit(void *fn, void *site, uintptr_t sp)
 	if (sc_rt_clk.fence)
 		_mm_lfence();
 	sc_rt_exit_at(fn, site, sp, __rdtsc());
+}
+
+/*
+ * An exception is thrown (retstack.c's _Unwind_RaiseException and
+ * _Unwind_Resume_or_Rethrow), and caught (__cxa_begin_catch): the frames
+ * it unwinds without their exits (compiled-in hooks have no exit on the
+ * unwinding path) are repaired at the thread's next events, counted as
+ * the exception's until the first slow path after the catch.
+ */
+void sc_rt_unwind_note(int caught)
+{
+	struct sc_eng_thread *t = tls.t;
+
+	if (!t || tls.state != RT_ON)
+		return;
+	if (!caught) {
+		t->more->repair_cause = SC_ENG_REPAIR_EXCEPTION;
+		tls.unwind = RT_UNWIND_THROWN;
+	} else if (tls.unwind) {
+		tls.unwind = RT_UNWIND_CAUGHT;
+	}
 }

@@ -81,6 +81,7 @@ static pthread_key_t rs_key;
 static int rs_key_ok;
 
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
+void sc_rt_unwind_note(int caught);
 void sc_patch_retstack_init(void);
 static void rs_resolve(void);
 
@@ -349,11 +350,13 @@ HOOK int setcontext(const ucontext_t *ucp);
  * only when nothing catches (then the trampolines go back). */
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
+	sc_rt_unwind_note(0);
 	return RS_WITH_ORIGINALS(RS_REAL(raise)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
+	sc_rt_unwind_note(0);
 	return RS_WITH_ORIGINALS(RS_REAL(rethrow)(exc));
 }
 
@@ -427,6 +430,7 @@ void *__cxa_begin_catch(void *exc)
 	struct rs_stack *s = rs_tls;
 	uintptr_t sp = rs_hook_cfa();
 
+	sc_rt_unwind_note(1);
 	if (s) {
 		uint32_t n = s->n;
 

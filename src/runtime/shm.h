@@ -46,6 +46,8 @@
  *	                   interval, by the kinds of its two events, and in a
  *	                   function that computes (calib.h); absent: nothing
  *	                   is taken out
+ *	STACKCLOCK_SAMPLE_HZ  rate of each thread's CPU-clock samples for the
+ *	                   sampled shares (SPEC section 14); absent or 0: none
  *	STACKCLOCK_PATCH   "PLAN[:PLAN...]": patch plan files (record/plan_file.h)
  *	                   for a program built without hooks; each applies to
  *	                   the loaded object with its build-id (runtime/patch.h)
@@ -77,10 +79,15 @@
 #define SC_SHM_ENV_TP       "STACKCLOCK_TP"
 #define SC_SHM_ENV_CLOCK0   "STACKCLOCK_CLOCK0"
 #define SC_SHM_ENV_COST     "STACKCLOCK_COST"
+#define SC_SHM_ENV_SAMPLE_HZ "STACKCLOCK_SAMPLE_HZ"
 
 /* sc_shm_header.flags */
 #define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
 #define SC_SHM_ENDED        (1u << 1)   /* the runtime saw the image end */
+
+/* sc_shm_header.samp_state: the threads' CPU-clock sampling (SPEC 14) */
+#define SC_SHM_SAMP_OPENED  (1u << 0)   /* some thread is sampled */
+#define SC_SHM_SAMP_FAILED  (1u << 1)   /* some thread could not be */
 
 /* sc_shm_header.lost_why: what kept the runtime from recording everything */
 #define SC_SHM_WHY_FSIZE    (1u << 0)   /* the file-size limit (ulimit -f) was reached */
@@ -131,7 +138,7 @@ struct sc_shm_header {
 	uint64_t modules_lost;
 	uint32_t lost_why;               /* SC_SHM_WHY_* */
 	uint32_t unloads;                /* objects dlclose'd so far (generations) */
-	uint32_t reserved32;
+	uint32_t samp_state;             /* SC_SHM_SAMP_*: sampled shares */
 	uint32_t fd_base;                /* lowest descriptor the runtime uses */
 	char parent_file[256];           /* fork parent's file name, "" if none */
 	char exe[SC_SHM_PATH_MAX];       /* readlink /proc/self/exe */

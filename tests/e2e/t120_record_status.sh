@@ -64,6 +64,6 @@ for mode in sample instrument; do
 		"$STACKCLOCK" record "${m[@]}" -o "$TMP/no/dir/x.data" -- "$TMP/rs"
 done
 fails 125 "record: unknown method 'bogus'" -- "$STACKCLOCK" record -m bogus -- "$TMP/rs"
-fails 125 "record: -F is for sampling" -- "$STACKCLOCK" record -m instrument -F 99 -- "$TMP/rs"
+fails 125 "record: --kernel is for sampling" -- "$STACKCLOCK" record -m instrument --kernel -- "$TMP/rs"
 fails 125 "record: no program given" -- "$STACKCLOCK" record
 [ ! -e "$TMP/x.data" ]; ok $? "no data file is left by a program that never ran"

@@ -37,7 +37,8 @@ for d in abc nan -1 0 1e400 ''; do
 	one_line_fail "bad --duration '$d'" "invalid --duration" -- "$STACKCLOCK" record --duration "$d" -- true
 done
 one_line_fail "bad -p" "invalid PID" -- "$STACKCLOCK" record -p 12abc
-one_line_fail "-F with -m instrument" "-F is for sampling" -- "$STACKCLOCK" record -m instrument -F 99 -- true
+one_line_fail "--kernel with -m instrument" "--kernel is for sampling" -- "$STACKCLOCK" record -m instrument --kernel -- true
+one_line_fail "-F 0 with sampling" "-F 0 turns off" -- "$STACKCLOCK" record -F 0 -- true
 one_line_fail "--os-events with sampling" "os-events is for" -- "$STACKCLOCK" record --os-events=none -- true
 # An unwritable data file is refused before the target runs (no run lost).
 one_line_fail "record -o into a missing directory" "/nonexistent/dir/x.data.*-o" -- \
@@ -68,7 +69,7 @@ head -c 4096 /dev/urandom >garbage.data
 one_line_fail "report of a file that is not a data file" "garbage.data" -- "$STACKCLOCK" report -i garbage.data
 one_line_fail "unknown --by" "by" -- "$STACKCLOCK" report --by nonsense
 one_line_fail "bad --top" "top" -- "$STACKCLOCK" report --top -3
-one_line_fail "bad -F" "frequency" -- "$STACKCLOCK" record -F 0 -- true
+one_line_fail "bad -F" "frequency" -- "$STACKCLOCK" record -F -5 -- true
 one_line_fail "bad --os-events" "os" -- "$STACKCLOCK" record -m instrument --os-events=bogus -- true
 
 # A truncated file is read up to the damage, with a warning, never a crash.

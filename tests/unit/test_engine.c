@@ -818,9 +818,10 @@ static void run_retire(void)
 		freed = a.hdr->freed;
 		free(buf);
 	}
-	/* what an ended thread keeps: itself (512), its drop node, its 3
-	 * nodes and their chunk header, its 2 call sites (128 together) */
-	ok(bump_retired <= 512 + 128 + 4 * 128 + 128,
+	/* what an ended thread keeps: itself (512), its counters (128: the
+	 * recorder reads them), its drop node, its 3 nodes and their chunk
+	 * header, its 2 call sites (128 together) */
+	ok(bump_retired <= 512 + 128 + 128 + 4 * 128 + 128,
 	   "short threads: %lu bytes of arena each, %lu without retirement (%lu bytes given back)",
 	   bump_retired, bump_kept, freed);
 }
@@ -1202,6 +1203,69 @@ static void run_cfa(void)
 	free(buf);
 }
 
+/*
+ * Sampled shares (SPEC section 14): a sample goes to the node on top (the
+ * frame below a dropping one), one in probe code is only counted, the
+ * table grows past its first size, the counts add up; repairs by cause.
+ */
+static void run_samples_causes(void)
+{
+	uint64_t len = 4 << 20, i, sum = 0, root = 0, leaf = 0;
+	uint8_t *buf = calloc(1, len);
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t;
+	const struct sc_eng_samp *tab;
+	struct sc_eng_more *m;
+
+	sc_eng_arena_init(&a, buf, len);
+	t = sc_eng_thread_new(&a, 3, 0);
+	m = t->more;
+	is_u64(m->repair_cause, SC_ENG_REPAIR_OTHER, "causes: a new thread's repairs are 'other'");
+	sc_eng_sample(t, 0);                        /* nothing open: the root */
+	sc_eng_enter(t, FUNC(1), 0x10, 1);
+	sc_eng_sample(t, 0);
+	sc_eng_sample(t, 0);
+	sc_eng_sample(t, 1);                        /* in a probe */
+	/* 600 distinct children: the table doubles past 256 slots */
+	for (i = 0; i < 600; i++) {
+		sc_eng_enter(t, FUNC(100 + i), 0x20, 10 + 2 * i);
+		sc_eng_sample(t, 0);
+		sc_eng_exit(t, FUNC(100 + i), 11 + 2 * i);
+	}
+	is_u64(m->samples, 604, "samples: all counted");
+	is_u64(m->probe_samples, 1, "samples: one in probe code");
+	ok(m->samp_mask + 1 >= 2 * m->samp_used, "samples: table at most half full (%u of %u)",
+	   m->samp_used, m->samp_mask + 1);
+	is_u64(m->samp_used, 602, "samples: one entry per node sampled (root, main, 600 children)");
+	tab = (const struct sc_eng_samp *)(t->base + m->samp_off);
+	for (i = 0; i <= m->samp_mask; i++) {
+		sum += tab[i].count;
+		if (tab[i].key == 1)
+			root = tab[i].count;
+		if (tab[i].key == t->stack[1].node->id + 1)
+			leaf = tab[i].count;
+	}
+	is_u64(sum, m->samples - m->probe_samples, "samples: the nodes' counts add up to the program's");
+	is_u64(root, 1, "samples: the root's sample (no call open)");
+	is_u64(leaf, 2, "samples: the node on top when they came");
+	/* causes: the runtime says why before the engine repairs */
+	sc_eng_enter_sp(t, FUNC(2), 0x30, 2000, 0xf000, 0xa0);
+	sc_eng_enter_sp(t, FUNC(3), 0x40, 2001, 0xe000, 0xb0);
+	m->repair_cause = SC_ENG_REPAIR_LONGJMP;
+	sc_eng_cfa_repair(t, 0, 0, 0xe800, 2002);   /* a jump up to above FUNC(3) */
+	m->repair_cause = SC_ENG_REPAIR_OTHER;
+	is_u64(m->repair_by[SC_ENG_REPAIR_LONGJMP], 1, "causes: the frame the jump left, counted as longjmp");
+	sc_eng_exit(t, FUNC(77), 2003);             /* no such frame */
+	is_u64(m->repair_by[SC_ENG_REPAIR_OTHER], 1, "causes: an exit without an entry is 'other'");
+	m->repair_cause = SC_ENG_REPAIR_EXCEPTION;
+	sc_eng_enter_sp(t, FUNC(4), 0x50, 2004, 0xd000, 0xc0);
+	sc_eng_exit(t, FUNC(1), 2005);              /* main's exit closes FUNC(2) and FUNC(4) */
+	is_u64(m->repair_by[SC_ENG_REPAIR_EXCEPTION], 2, "causes: frames a deeper exit closed, as the exception's");
+	is_u64(m->repair_by[0] + m->repair_by[1] + m->repair_by[2] + m->repair_by[3],
+	       t->repair_closed + t->stray_exits, "causes: they split the repairs exactly");
+	free(buf);
+}
+
 /* The emitter on garbage: refuses, never crashes. */
 static void run_damaged(void)
 {
@@ -1257,6 +1321,7 @@ int main(void)
 	run_deep_and_wide();
 	run_full_arena();
 	run_cfa();
+	run_samples_causes();
 	run_damaged();
 	unlink(tmpfile_path);
 	return tap_done();
