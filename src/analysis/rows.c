@@ -398,8 +398,10 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	if (s->method == SC_METHOD_INSTRUMENT) {
 		an_shares_check(p);
 		/* frequency 0: the recording did not sample (SPEC section 14) */
-		s->have_shares = p->shares_ok && !(p->have_session && !p->sess.frequency_hz);
-		s->shares_damage = p->shares_why[0] ? p->shares_why : NULL;
+		bool off = p->have_session && !p->sess.frequency_hz;
+
+		s->have_shares = p->shares_ok && !off;
+		s->shares_damage = p->shares_why[0] && !off ? p->shares_why : NULL;
 		if (s->have_shares) {
 			s->samples = p->smp_total;
 			s->probe_samples = p->probe_total;
