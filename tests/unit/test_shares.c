@@ -575,11 +575,39 @@ static void test_damaged(const char *what, const struct variant *v, const char *
 	an_profile_free(p);
 }
 
-int main(void)
+/* "test_shares --write FILE [damage]": the profile above as a data file
+ * (damage: "node", "sum", "orphan" or "cause"), for trying the command
+ * line and the e2e checker on it. */
+static int write_only(const char *file, const char *damage)
+{
+	struct variant v = { .samples = true, .more = true, .frequency = 999 };
+	char cmd[512];
+
+	if (damage && !strcmp(damage, "node"))
+		v.bad_node = 9;
+	else if (damage && !strcmp(damage, "sum"))
+		v.more_extra = 5;
+	else if (damage && !strcmp(damage, "orphan"))
+		v.orphan = true;
+	else if (damage && !strcmp(damage, "cause"))
+		v.cause_extra = 1;
+	else if (damage && !strcmp(damage, "old"))
+		v = (struct variant){ .frequency = 0 };
+	if (write_file(&v) < 0)
+		return 1;
+	snprintf(cmd, sizeof(cmd), "mv '%s' '%s'", path, file);
+	return system(cmd) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct variant good = { .samples = true, .more = true, .frequency = 999 };
 	struct variant bad_node = good, short_more = good, orphan = good, bad_cause = good;
-	struct an_profile *p = load(&good);
+	struct an_profile *p;
+
+	if (argc >= 3 && !strcmp(argv[1], "--write"))
+		return write_only(argv[2], argc > 3 ? argv[3] : NULL);
+	p = load(&good);
 
 	if (p) {
 		test_flat(p);
