@@ -149,6 +149,10 @@ enum an_col {
 	AN_COL_INCL_PCT,
 	AN_COL_EXCL_PCT,
 	AN_COL_BELOW_RES,       /* instrumentation: mean EE per call under resolution_ns */
+	/* instrumentation, SPEC section 14: shares of the program's own
+	 * samples (present only when the recording sampled) */
+	AN_COL_SMP_INCL_PCT,
+	AN_COL_SMP_EXCL_PCT,
 	AN_NCOLS
 };
 
@@ -176,6 +180,11 @@ int an_column_lookup_among(const enum an_col *cols, unsigned n, const char *name
 bool an_column_known(const char *name);
 /* Key columns (names, ids, lines) sort ascending, values descending. */
 bool an_col_is_key(enum an_col c);
+/* The sampled shares of instrumentation (SPEC section 14). */
+static inline bool an_col_is_share(enum an_col c)
+{
+	return c == AN_COL_SMP_INCL_PCT || c == AN_COL_SMP_EXCL_PCT;
+}
 
 /* ---- report ------------------------------------------------------------- */
 
@@ -250,7 +259,22 @@ struct an_session {
 	bool have_patch;
 	uint64_t patched, unpatched[32];
 	uint64_t unhooked_returns;    /* patched frames whose exit was inferred */
-	/* sampling */
+	/*
+	 * SPEC section 14, sampled shares: have_shares when the recording
+	 * sampled its threads (frequency_hz > 0) and the records add up;
+	 * then samples is the program's own (probe_samples, those in the
+	 * probes' code, left out) and is the shares' denominator.  When the
+	 * records are damaged, shares_damage says how and there are none.
+	 */
+	bool have_shares;
+	uint64_t probe_samples;
+	const char *shares_damage;
+	/* repairs split by cause (enum sc_repair_cause): the first four sum
+	 * to repairs, the last two to open_frames; causes_damage as above */
+	bool have_causes;
+	uint64_t repairs_by_cause[SC_REPAIR_NCAUSE];
+	const char *causes_damage;
+	/* sampling (and samples, frequency_hz of instrumentation's shares) */
 	uint64_t samples, frequency_hz, lost_samples, unwind_failures;
 	uint64_t root_reached, truncated;     /* samples with SC_STACK_ROOT / _TRUNCATED */
 	double root_reached_pct, truncated_pct;
@@ -271,6 +295,7 @@ struct an_report {
 	struct an_session session;
 	const enum an_col *cols;  /* the columns of this report, output order */
 	unsigned ncols;
+	enum an_col colbuf[AN_NCOLS];   /* cols when some were left out */
 	struct an_row *rows;
 	size_t nrows;
 	/* whether the rows partition the exclusive values (all but callsite) */
@@ -348,6 +373,7 @@ struct an_tree {
 	struct an_report *flat;
 	const enum an_col *cols;  /* the fields of a node row, output order */
 	unsigned ncols;
+	enum an_col colbuf[AN_NCOLS];
 	uint32_t *roots;          /* shown roots, sorted */
 	size_t nroots;
 	uint32_t root_hidden;     /* roots hidden by the threshold */
@@ -425,6 +451,7 @@ struct an_callers {
 	unsigned nself_cols;
 	const enum an_col *cols;        /* callers' and callees' rows */
 	unsigned ncols;
+	enum an_col colbuf[AN_NCOLS];
 	struct an_callers_entry *fn;
 	size_t nfn;
 };

@@ -37,7 +37,7 @@ struct an_cct {
 	size_t ntops, atops, agroups;
 	struct an_map top_map;        /* (proc_id, tid) -> group */
 	struct an_map child_map;      /* sampling: (parent id, func) -> child id, while building */
-	uint64_t total, app_total;
+	uint64_t total, app_total, smp_total;
 };
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -100,10 +100,12 @@ struct rtree {
 	uint32_t *par;            /* parent index, AN_NONE for tops */
 	bool *alive;              /* the last copy of its node id */
 	uint32_t *cstart, *child; /* CSR children lists */
+	uint64_t *smp;            /* sampled shares: samples per index */
 };
 
 static void rtree_release(struct rtree *t)
 {
+	free(t->smp);
 	free(t->par);
 	free(t->alive);
 	free(t->cstart);
@@ -172,6 +174,16 @@ static void rtree_build(const struct an_thread *th, struct rtree *t)
 		if (t->alive[i] && t->par[i] != AN_NONE)
 			t->child[fill[t->par[i]]++] = (uint32_t)i;
 	free(fill);
+	/* a node's samples go to its last copy, as its other values do; ids
+	 * of no node are left out (an_shares_check() reports them) */
+	t->smp = xcalloc(n ? n : 1, sizeof(*t->smp));
+	for (size_t j = 0; j < th->nsmp; j++) {
+		uint32_t id = th->smp[j].id;
+		uint32_t i = pos ? (id < npos ? pos[id] : AN_NONE) : an_map_get(&ids, id, 0);
+
+		if (i != AN_NONE)
+			t->smp[i] += th->smp[j].samples;
+	}
 	free(pos);
 	an_map_release(&ids);
 }
@@ -238,10 +250,13 @@ static void insert_from(struct an_cct *c, const struct an_thread *th, const stru
 	visited[s] = true;
 	if (th->nodes[s].parent == UINT32_MAX) {
 		mid[s] = mparent;
+		/* the root's samples: no call open, the top's own */
+		c->nodes[mparent].smp_excl += t->smp[s];
 	} else {
 		fill_begin(c, fl, mparent);
 		mid[s] = fill_child(c, fl, mparent, fid[s]);
 		merge_calls(&c->nodes[mid[s]], &th->nodes[s], app_time);
+		c->nodes[mid[s]].smp_excl += t->smp[s];
 	}
 	stack[sp++] = s;
 	while (sp) {
@@ -256,6 +271,7 @@ static void insert_from(struct an_cct *c, const struct an_thread *th, const stru
 			visited[ch] = true;
 			mid[ch] = fill_child(c, fl, m, fid[ch]);
 			merge_calls(&c->nodes[mid[ch]], &th->nodes[ch], app_time);
+			c->nodes[mid[ch]].smp_excl += t->smp[ch];
 			stack[sp++] = ch;
 		}
 	}
@@ -412,8 +428,10 @@ static struct an_cct *cct_build(struct an_profile *p, enum an_cct_split split,
 	for (size_t i = 0; i < c->n; i++) {
 		c->nodes[i].incl = c->nodes[i].excl;
 		c->nodes[i].app_incl = c->nodes[i].app_excl;
+		c->nodes[i].smp_incl = c->nodes[i].smp_excl;
 		c->total += c->nodes[i].excl;
 		c->app_total += c->nodes[i].app_excl;
+		c->smp_total += c->nodes[i].smp_excl;
 	}
 	for (size_t i = c->n; i-- > 0;) {
 		const struct an_cct_node *nd = &c->nodes[i];
@@ -421,6 +439,7 @@ static struct an_cct *cct_build(struct an_profile *p, enum an_cct_split split,
 		if (nd->parent != AN_CCT_NONE) {
 			c->nodes[nd->parent].incl += nd->incl;
 			c->nodes[nd->parent].app_incl += nd->app_incl;
+			c->nodes[nd->parent].smp_incl += nd->smp_incl;
 		}
 	}
 	return c;
@@ -553,6 +572,11 @@ uint64_t an_cct_app_total(const struct an_cct *c)
 	return c->app_total;
 }
 
+uint64_t an_cct_smp_total(const struct an_cct *c)
+{
+	return c->smp_total;
+}
+
 /* ---- fold --------------------------------------------------------------- */
 
 static void fold_own(struct an_fold *a, const struct an_cct_node *nd, bool calls)
@@ -560,6 +584,7 @@ static void fold_own(struct an_fold *a, const struct an_cct_node *nd, bool calls
 	a->used = true;
 	a->excl += nd->excl;
 	a->app_excl += nd->app_excl;
+	a->smp_excl += nd->smp_excl;
 	if (!calls)
 		return;
 	a->calls += nd->calls;
@@ -604,6 +629,7 @@ void an_cct_fold(const struct an_cct *c, const uint32_t *key, size_t nkeys, stru
 				if (!cnt[k]++) {
 					acc[k].incl += nd->incl;
 					acc[k].app_incl += nd->app_incl;
+					acc[k].smp_incl += nd->smp_incl;
 				}
 				fold_own(&acc[k], nd, calls);
 			}

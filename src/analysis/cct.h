@@ -8,7 +8,8 @@
  * children keyed by function, so its size follows the number of distinct
  * paths, never the recording's length.  Tops are the groups the tree is
  * split by: one top for the whole profile (AN_CCT_MERGED), one per process
- * image or one per thread; a top has no function and no values of its own.
+ * image or one per thread; a top has no function and no values of its own
+ * but sampled ones (smp_excl below).
  *
  * Values of a node:
  *   excl, app_excl   charged while the node was the top of the stack:
@@ -19,7 +20,10 @@
  *                    (no "distinct" rule inside a path: a path is one
  *                    place; a top's incl is its group's total);
  *   calls and per-call statistics (instrumentation), exclusive samples by
- *   the state of their stack (sampling).
+ *   the state of their stack (sampling);
+ *   smp_excl, smp_incl (instrumentation)  the sampled shares' counts
+ *                    (SPEC section 14), the only values a top may hold
+ *                    itself: its threads' samples with no call open.
  *
  * Invariants a walker may rely on:
  *   - node ids run from 0 to an_cct_size()-1; a parent's id is lower than
@@ -70,6 +74,10 @@ struct an_cct_node {
 	uint64_t calls;
 	uint64_t excl, app_excl;
 	uint64_t incl, app_incl;
+	/* instrumentation, sampled shares (SPEC section 14): the samples that
+	 * found this node on top of the stack of open calls, and over its
+	 * subtree; a top's own are its threads' samples with no call open */
+	uint64_t smp_excl, smp_incl;
 	union {
 		struct {          /* instrumentation: over the calls that returned */
 			uint64_t completed;
@@ -138,6 +146,9 @@ uint32_t an_cct_next(const struct an_cct *c, uint32_t id, uint32_t *left);
 /* Session totals: sum of excl and of app_excl over all nodes. */
 uint64_t an_cct_total(const struct an_cct *c);
 uint64_t an_cct_app_total(const struct an_cct *c);
+/* Instrumentation: sum of smp_excl over all nodes, tops included: the
+ * program's own samples. */
+uint64_t an_cct_smp_total(const struct an_cct *c);
 
 /*
  * Fold: the flat values of keys over the tree.  key[id] is the key of
@@ -150,6 +161,7 @@ uint64_t an_cct_app_total(const struct an_cct *c);
 struct an_fold {
 	bool used;                /* some node had this key */
 	uint64_t calls, excl, app_excl, incl, app_incl;
+	uint64_t smp_excl, smp_incl;  /* sampled shares' counts, as excl/incl */
 	uint64_t completed, incl_min, incl_max, incl_sum, excl_min, excl_max, excl_sum;
 };
 void an_cct_fold(const struct an_cct *c, const uint32_t *key, size_t nkeys, struct an_fold *acc);

@@ -134,6 +134,8 @@ int an_diff_build(const struct an_report *base, const struct an_report *new,
 	for (unsigned i = 0; i < base->ncols; i++) {
 		if (an_col_is_key(base->cols[i]))
 			kcols[d->nkeys++] = base->cols[i];
+		else if (an_col_is_share(base->cols[i]) && !an_report_has_col(new, base->cols[i]))
+			continue;          /* one recording did not sample: no delta */
 		else if (an_column_info(base->cols[i])->type != AN_T_BOOL)
 			vcols[d->nvals++] = base->cols[i];   /* a mark has no delta */
 	}

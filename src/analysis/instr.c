@@ -29,6 +29,7 @@ struct acc {
 	uint64_t repairs, open_frames;   /* thread and process groupings */
 	uint64_t ei, ee, ai, ae;
 	uint64_t min_i, max_i, sum_i, min_e, max_e, sum_e;
+	uint64_t smp_i, smp_e;           /* sampled shares' counts (SPEC section 14) */
 	bool used;
 };
 
@@ -47,6 +48,8 @@ static void acc_from_fold(struct acc *a, const struct an_fold *f)
 	a->min_e = f->excl_min;
 	a->max_e = f->excl_max;
 	a->sum_e = f->excl_sum;
+	a->smp_i = f->smp_incl;
+	a->smp_e = f->smp_excl;
 }
 
 static void set_values(struct an_row *row, const struct acc *a, const struct an_session *s,
@@ -61,6 +64,11 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	an_row_set_d(row, AN_COL_EE_PCT, an_pct(a->ee, s->elapsed_inclusive_ns));
 	an_row_set_d(row, AN_COL_AI_PCT, an_pct(a->ai, s->application_inclusive_ns));
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(a->ae, s->application_inclusive_ns));
+	if (s->have_shares) {
+		/* of the whole session's own samples, whatever the grouping */
+		an_row_set_d(row, AN_COL_SMP_INCL_PCT, an_pct(a->smp_i, s->samples));
+		an_row_set_d(row, AN_COL_SMP_EXCL_PCT, an_pct(a->smp_e, s->samples));
+	}
 	an_row_set_resolution(row, s);
 	if (!per_call)
 		return;
@@ -148,6 +156,9 @@ static void callsite_rows(struct an_profile *p, struct an_report *r, size_t *all
 		an_row_set_s(row, AN_COL_CALLEE, an_str(&p->strs, callee->name));
 		an_row_set_s(row, AN_COL_CALLEE_MODULE, an_str(&p->strs, callee->module));
 		set_values(row, &acc[k], &r->session, false);
+		/* samples do not say from which call site their node was called */
+		row->v[AN_COL_SMP_INCL_PCT].present = false;
+		row->v[AN_COL_SMP_EXCL_PCT].present = false;
 	}
 	free(acc);
 	free(info);
@@ -182,7 +193,8 @@ static void line_rows(struct an_profile *p, const struct an_cct *c, struct an_re
 		bool found;
 		uint32_t k;
 
-		if (!fold[fn].excl && !fold[fn].app_excl)
+		if (!fold[fn].excl && !fold[fn].app_excl &&
+		    !(r->session.have_shares && fold[fn].smp_excl))
 			continue;
 		k = an_map_put(&keys, (uint64_t)fn << 32 | AN_NONE, (uint64_t)f->file << 32 | line,
 			       (uint32_t)n, &found);
@@ -197,6 +209,7 @@ static void line_rows(struct an_profile *p, const struct an_cct *c, struct an_re
 		acc[k].ae += fold[fn].app_excl;
 		acc[k].ei += fold[fn].excl;
 		acc[k].ai += fold[fn].app_excl;
+		acc[k].smp_e += fold[fn].smp_excl;
 	}
 	for (size_t k = 0; k < n; k++) {
 		struct an_row *row = an_report_add_row(r, alloc);
@@ -208,6 +221,8 @@ static void line_rows(struct an_profile *p, const struct an_cct *c, struct an_re
 		an_row_set_s(row, AN_COL_FUNCTION, an_str(&p->strs, f->name));
 		an_row_set_s(row, AN_COL_MODULE, an_str(&p->strs, f->module));
 		set_values(row, &acc[k], &r->session, false);
+		/* only the function's own samples are a line's: no inclusive share */
+		row->v[AN_COL_SMP_INCL_PCT].present = false;
 	}
 	free(key);
 	free(fold);
@@ -272,6 +287,19 @@ int an_build_instrument(struct an_profile *p, const struct an_report_options *o,
 	an_cct_fold(c, key, nkeys, fold);
 	for (size_t k = 0; k < nkeys; k++)
 		acc_from_fold(&acc[k], &fold[k]);
+	/*
+	 * A thread's (process's) samples with no call open are its own: its
+	 * top's, which holds the whole group below it (SPEC section 14: the
+	 * samples of the row's nodes, the thread's root among them).
+	 */
+	if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS)
+		for (size_t g = 0; g < ntops; g++) {
+			const struct an_cct_node *top = an_cct_node(c, tops[g]);
+
+			acc[g].smp_e += top->smp_excl;
+			acc[g].smp_i = top->smp_incl;
+			acc[g].used |= top->smp_incl && r->session.have_shares;
+		}
 	if (o->by == AN_BY_THREAD || o->by == AN_BY_PROCESS) {
 		/* which thread or process had its stack repaired, or left open */
 		struct an_map gmap = { 0 };

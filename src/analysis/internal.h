@@ -97,11 +97,26 @@ struct an_tstats {
 	uint64_t repairs, open_frames;
 };
 
+/* Sampled shares (SPEC section 14): a node's samples, by node id. */
+struct an_node_samples {
+	uint32_t id;
+	uint64_t samples;
+};
+
 struct an_thread {
 	uint32_t proc_id, tid;
 	struct sc_rec_cct_node *nodes;
 	size_t nnodes, anodes;
 	bool has_root;
+	struct an_node_samples *smp;  /* its SC_REC_CCT_SAMPLES records */
+	size_t nsmp, asmp;
+};
+
+/* Per (process image, tid): its SC_REC_THREAD_MORE records, summed. */
+struct an_tmore {
+	uint32_t proc_id, tid;
+	uint64_t samples, probe_samples;
+	uint64_t repairs[SC_REPAIR_NCAUSE];
 };
 
 struct an_stack {
@@ -173,6 +188,18 @@ struct an_profile {
 	struct an_tstats *tstats;           /* per thread */
 	size_t ntstats, atstats;
 	struct an_map tstats_map;           /* (proc_id, tid) -> index */
+	/* sampled shares and repairs by cause (SPEC section 14) */
+	struct an_tmore *tmore;
+	size_t ntmore, atmore;
+	struct an_map tmore_map;            /* (proc_id, tid) -> index */
+	uint64_t nsmp_rec;                  /* SC_REC_CCT_SAMPLES records kept */
+	char smp_orphan[160];               /* a cct_samples record without its
+					       thread's nodes, "" if none */
+	/* an_shares_check()'s verdict, until the next record */
+	bool shares_checked, shares_ok, causes_ok;
+	uint64_t smp_total, probe_total;
+	uint64_t causes[SC_REPAIR_NCAUSE];
+	char shares_why[200], causes_why[200];
 
 	/* sampling */
 	struct an_stack *stacks;
@@ -226,6 +253,17 @@ void an_row_set_d(struct an_row *row, enum an_col c, double v);
 void an_row_set_resolution(struct an_row *row, const struct an_session *s);
 void an_row_set_s(struct an_row *row, enum an_col c, const char *s);
 void an_session_fill(struct an_profile *p, struct an_session *s);
+/*
+ * Whether the sampled-share and repair-cause records add up (node ids
+ * that exist, per thread node samples == samples - probe_samples, causes
+ * == thread_stats' repairs and open frames); cached in p until the next
+ * record.
+ */
+void an_shares_check(struct an_profile *p);
+/* Columns of cols that the session shows (no sampled shares without
+ * them) into out (AN_NCOLS entries); their number. */
+unsigned an_cols_for(const enum an_col *cols, unsigned n, const struct an_session *s,
+		     enum an_col *out);
 
 
 /* Column sets (rows.c): a flat grouping's, a tree node's, a caller's. */

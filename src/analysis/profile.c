@@ -63,14 +63,18 @@ void an_profile_free(struct an_profile *p)
 	free(p->procs);
 	an_map_release(&p->proc_map);
 	an_map_release(&p->tname_map);
-	for (size_t i = 0; i < p->nthreads; i++)
+	for (size_t i = 0; i < p->nthreads; i++) {
 		big_free(p->threads[i].nodes, p->threads[i].anodes, sizeof(*p->threads[i].nodes));
+		free(p->threads[i].smp);
+	}
 	free(p->threads);
 	an_map_release(&p->thread_map);
 	free(p->sites);
 	free(p->patch_ids);
 	free(p->tstats);
 	an_map_release(&p->tstats_map);
+	free(p->tmore);
+	an_map_release(&p->tmore_map);
 	free(p->stacks);
 	free(p->ips);
 	an_map_release(&p->stack_map);
@@ -342,6 +346,168 @@ static void add_removed(struct an_profile *p, const struct sc_rec_cct_removed *r
 	n->excl_sum += r->excl_sum;
 }
 
+/*
+ * A node's samples (SPEC section 14), kept by id on the thread instance
+ * whose nodes came last (records follow their thread's nodes); checked
+ * against the nodes and the thread's totals by an_shares_check().
+ */
+static void add_cct_samples(struct an_profile *p, const struct sc_rec_cct_samples *r)
+{
+	uint32_t i = an_map_get(&p->thread_map, r->proc_id, r->tid);
+	struct an_thread *t;
+
+	if (i == AN_NONE) {
+		if (!p->smp_orphan[0])
+			snprintf(p->smp_orphan, sizeof(p->smp_orphan),
+				 "node samples of thread %u (image %u), which has no call tree",
+				 r->tid, r->proc_id);
+		return;
+	}
+	t = &p->threads[i];
+	ALLOC_GROW(t->smp, t->nsmp + 1, t->asmp);
+	t->smp[t->nsmp++] = (struct an_node_samples){ r->id, r->samples };
+	p->nsmp_rec++;
+}
+
+static void add_thread_more(struct an_profile *p, const struct sc_rec_thread_more *r)
+{
+	bool found;
+	uint32_t i = an_map_put(&p->tmore_map, r->proc_id, r->tid, (uint32_t)p->ntmore, &found);
+
+	/* a tid reused within an image: its instances add up, as its rows do */
+	if (!found) {
+		ALLOC_GROW(p->tmore, p->ntmore + 1, p->atmore);
+		p->tmore[i] = (struct an_tmore){ .proc_id = r->proc_id, .tid = r->tid };
+		p->ntmore++;
+	}
+	p->tmore[i].samples += r->samples;
+	p->tmore[i].probe_samples += r->probe_samples;
+	for (int c = 0; c < SC_REPAIR_NCAUSE; c++)
+		p->tmore[i].repairs[c] += r->repairs[c];
+}
+
+/* Whether thread instance t has a node of id (ids are dense in practice:
+ * node i has id i; ids is a lazily built set for the others). */
+static bool has_node(const struct an_thread *t, uint32_t id, struct an_map *ids)
+{
+	if (id < t->nnodes && t->nodes[id].id == id)
+		return true;
+	if (!ids->n)
+		for (size_t k = 0; k < t->nnodes; k++)
+			an_map_set(ids, t->nodes[k].id, 0, 1);
+	return an_map_get(ids, id, 0) != AN_NONE;
+}
+
+/*
+ * The sampled shares are shown only when every count adds up, so that no
+ * share is computed from part of the data: per (image, tid), the samples
+ * of its nodes (which must exist) equal its samples minus those in probe
+ * code.  Repairs by cause likewise must split the thread's repairs and
+ * open frames exactly.  The first problem met is kept as the reason.
+ */
+void an_shares_check(struct an_profile *p)
+{
+	struct an_map node_sum = { 0 };    /* (proc_id, tid) -> index into sums */
+	struct {
+		uint32_t proc_id, tid;
+		uint64_t n;
+	} *sums = NULL;
+	size_t nsums = 0, asums = 0;
+
+	if (p->shares_checked)
+		return;
+	p->shares_checked = true;
+	p->shares_ok = p->ntmore > 0 && !p->smp_orphan[0];
+	p->causes_ok = p->ntmore > 0;
+	p->shares_why[0] = p->causes_why[0] = '\0';
+	p->smp_total = p->probe_total = 0;
+	memset(p->causes, 0, sizeof(p->causes));
+	if (p->smp_orphan[0])
+		snprintf(p->shares_why, sizeof(p->shares_why), "%s", p->smp_orphan);
+	else if (!p->ntmore && p->nsmp_rec)
+		snprintf(p->shares_why, sizeof(p->shares_why),
+			 "node samples without the threads' sample totals (no thread_more records)");
+	for (size_t i = 0; i < p->nthreads && p->shares_ok; i++) {
+		const struct an_thread *t = &p->threads[i];
+		struct an_map ids = { 0 };
+		bool found;
+		uint32_t k;
+
+		if (!t->nsmp)
+			continue;
+		k = an_map_put(&node_sum, t->proc_id, t->tid, (uint32_t)nsums, &found);
+		if (!found) {
+			ALLOC_GROW(sums, nsums + 1, asums);
+			sums[nsums].proc_id = t->proc_id;
+			sums[nsums].tid = t->tid;
+			sums[nsums++].n = 0;
+		}
+		for (size_t j = 0; j < t->nsmp; j++) {
+			if (!has_node(t, t->smp[j].id, &ids)) {
+				snprintf(p->shares_why, sizeof(p->shares_why),
+					 "samples of node %u of thread %u, which has no such node",
+					 t->smp[j].id, t->tid);
+				p->shares_ok = false;
+				break;
+			}
+			sums[k].n += t->smp[j].samples;
+		}
+		an_map_release(&ids);
+	}
+	for (size_t i = 0; i < p->ntmore; i++) {
+		const struct an_tmore *m = &p->tmore[i];
+		uint32_t k = an_map_get(&node_sum, m->proc_id, m->tid);
+		uint64_t nodes = k == AN_NONE ? 0 : sums[k].n;
+		uint32_t si = an_map_get(&p->tstats_map, m->proc_id, m->tid);
+		uint64_t rep = si == AN_NONE ? 0 : p->tstats[si].repairs;
+		uint64_t open = si == AN_NONE ? 0 : p->tstats[si].open_frames;
+		uint64_t r4 = m->repairs[SC_REPAIR_LONGJMP] + m->repairs[SC_REPAIR_EXCEPTION] +
+			m->repairs[SC_REPAIR_SIGNAL] + m->repairs[SC_REPAIR_OTHER];
+		uint64_t r2 = m->repairs[SC_REPAIR_EXIT] + m->repairs[SC_REPAIR_KILL];
+		uint64_t own = m->probe_samples > m->samples ? 0 : m->samples - m->probe_samples;
+
+		if (p->shares_ok && (m->probe_samples > m->samples || nodes != own)) {
+			snprintf(p->shares_why, sizeof(p->shares_why),
+				 "thread %u: its nodes hold %llu samples, its totals %llu (%llu less %llu "
+				 "in probe code)", m->tid, (unsigned long long)nodes,
+				 (unsigned long long)own, (unsigned long long)m->samples,
+				 (unsigned long long)m->probe_samples);
+			p->shares_ok = false;
+		}
+		if (p->causes_ok && (r4 != rep || r2 != open)) {
+			snprintf(p->causes_why, sizeof(p->causes_why),
+				 "thread %u: repairs by cause sum to %llu and %llu, its stats say %llu "
+				 "repairs and %llu open frames", m->tid, (unsigned long long)r4,
+				 (unsigned long long)r2, (unsigned long long)rep,
+				 (unsigned long long)open);
+			p->causes_ok = false;
+		}
+		p->smp_total += own;
+		p->probe_total += m->probe_samples;
+		for (int c = 0; c < SC_REPAIR_NCAUSE; c++)
+			p->causes[c] += m->repairs[c];
+	}
+	/* node samples of a thread without totals */
+	for (size_t i = 0; i < nsums && p->shares_ok; i++)
+		if (sums[i].n && an_map_get(&p->tmore_map, sums[i].proc_id, sums[i].tid) == AN_NONE) {
+			snprintf(p->shares_why, sizeof(p->shares_why),
+				 "thread %u has node samples but no sample totals (thread_more record)",
+				 sums[i].tid);
+			p->shares_ok = false;
+		}
+	/* a thread with repairs but no causes recorded */
+	for (size_t i = 0; i < p->ntstats && p->causes_ok; i++)
+		if ((p->tstats[i].repairs || p->tstats[i].open_frames) &&
+		    an_map_get(&p->tmore_map, p->tstats[i].proc_id, p->tstats[i].tid) == AN_NONE) {
+			snprintf(p->causes_why, sizeof(p->causes_why),
+				 "thread %u has repairs but no repairs by cause (thread_more record)",
+				 p->tstats[i].tid);
+			p->causes_ok = false;
+		}
+	free(sums);
+	an_map_release(&node_sum);
+}
+
 void an_profile_set_raw_times(struct an_profile *p, bool raw)
 {
 	p->raw_times = raw;
@@ -416,6 +582,7 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		return -EINVAL;
 	}
 	/* a tree built before this record no longer describes the profile */
+	p->shares_checked = false;
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 2; j++) {
 			an_cct_free(p->cct[i][j]);
@@ -465,6 +632,13 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		break;
 	case SC_REC_CCT_REMOVED:
 		add_removed(p, d);
+		break;
+	case SC_REC_CCT_SAMPLES:
+		add_cct_samples(p, d);
+		break;
+	case SC_REC_THREAD_MORE:
+		p->features |= SC_FEAT_INSTRUMENT;
+		add_thread_more(p, d);
 		break;
 	case SC_REC_STACK:
 		p->features |= SC_FEAT_SAMPLE;

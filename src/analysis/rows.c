@@ -49,6 +49,10 @@ static const struct an_column_info columns[AN_NCOLS] = {
 	[AN_COL_INCL_PCT]      = { "inclusive_pct", AN_T_PCT, "inclusive% incl%" },
 	[AN_COL_EXCL_PCT]      = { "exclusive_pct", AN_T_PCT, "exclusive% excl%" },
 	[AN_COL_BELOW_RES]     = { "below_resolution", AN_T_BOOL, "" },
+	[AN_COL_SMP_INCL_PCT]  = { "sampled_inclusive_pct", AN_T_PCT,
+				   "sampled_inclusive sampled_incl si% smp_incl" },
+	[AN_COL_SMP_EXCL_PCT]  = { "sampled_exclusive_pct", AN_T_PCT,
+				   "sampled_exclusive sampled_excl se% smp_excl sampled" },
 };
 
 const struct an_column_info *an_column_info(enum an_col c)
@@ -116,22 +120,26 @@ static int column_lookup_in(const struct an_report *r, const char *name)
 	AN_COL_EI_PCT, AN_COL_EE_PCT, AN_COL_AI_PCT, AN_COL_AE_PCT
 #define PER_CALL AN_COL_MIN_EI, AN_COL_MAX_EI, AN_COL_MEAN_EI, \
 	AN_COL_MIN_EE, AN_COL_MAX_EE, AN_COL_MEAN_EE, AN_COL_COMPLETED
+/* SPEC section 14; left out of a report whose recording did not sample */
+#define SHARES AN_COL_SMP_INCL_PCT, AN_COL_SMP_EXCL_PCT
 #define SAMPLE_VALUES AN_COL_INCL_SAMPLES, AN_COL_EXCL_SAMPLES, AN_COL_INCL_PCT, AN_COL_EXCL_PCT
 
 /* below_resolution (SPEC section 14) where a row is the calls of code:
  * by function and module (a line's or call site's EE is not its calls'
  * own time, and a thread's calls are not one code's) */
-static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES,
-	PER_CALL };
-static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, AN_COL_BELOW_RES, PER_CALL };
-static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, PER_CALL,
-	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
-static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, PER_CALL,
+static const enum an_col i_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, SHARES,
+	AN_COL_BELOW_RES, PER_CALL };
+static const enum an_col i_module[] = { AN_COL_MODULE, INSTR_VALUES, SHARES, AN_COL_BELOW_RES, PER_CALL };
+static const enum an_col i_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME, INSTR_VALUES, SHARES,
+	PER_CALL, AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
+static const enum an_col i_process[] = { AN_COL_PID, AN_COL_EXECUTABLE, INSTR_VALUES, SHARES, PER_CALL,
 	AN_COL_REPAIRS, AN_COL_OPEN_FRAMES };
 static const enum an_col i_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, INSTR_VALUES };
+/* a line's inclusive share is not known: samples say which node was on
+ * top, not from which line of its caller it was called */
 static const enum an_col i_line[] = { AN_COL_FILE, AN_COL_LINE, AN_COL_FUNCTION, AN_COL_MODULE,
-	INSTR_VALUES };
+	INSTR_VALUES, AN_COL_SMP_EXCL_PCT };
 static const enum an_col s_callsite[] = { AN_COL_FUNCTION, AN_COL_MODULE, AN_COL_FILE, AN_COL_LINE,
 	AN_COL_CALLEE, AN_COL_CALLEE_MODULE, SAMPLE_VALUES };
 static const enum an_col s_function[] = { AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
@@ -177,15 +185,15 @@ const enum an_col *an_colset(enum sc_method m, enum an_group by, unsigned *n)
 
 /* Tree nodes: a function row, or a thread or process row at the top. */
 static const enum an_col it_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME,
-	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, SHARES, PER_CALL };
 static const enum an_col it_process[] = { AN_COL_PID, AN_COL_EXECUTABLE,
-	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, PER_CALL };
+	AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, SHARES, PER_CALL };
 static const enum an_col st_thread[] = { AN_COL_TID, AN_COL_PID, AN_COL_THREAD_NAME,
 	AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
 static const enum an_col st_process[] = { AN_COL_PID, AN_COL_EXECUTABLE,
 	AN_COL_FUNCTION, AN_COL_MODULE, SAMPLE_VALUES };
 /* Callers and callees: the function's values without per-call statistics. */
-static const enum an_col i_edge[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES };
+static const enum an_col i_edge[] = { AN_COL_FUNCTION, AN_COL_MODULE, INSTR_VALUES, SHARES };
 
 const enum an_col *an_tree_colset(enum sc_method m, enum an_group by, unsigned *n)
 {
@@ -208,6 +216,17 @@ const enum an_col *an_edge_colset(enum sc_method m, unsigned *n)
 		return an_colset(m, AN_BY_FUNCTION, n);
 	*n = ARRAY_SIZE(i_edge);
 	return i_edge;
+}
+
+unsigned an_cols_for(const enum an_col *cols, unsigned n, const struct an_session *s,
+		     enum an_col *out)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n && k < AN_NCOLS; i++)
+		if (!an_col_is_share(cols[i]) || s->have_shares)
+			out[k++] = cols[i];
+	return k;
 }
 
 static const char *const group_names[AN_NGROUPS] = {
@@ -376,6 +395,22 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	s->unhooked_returns = p->unhooked_rec;
 	memcpy(s->unpatched, p->unpatched, sizeof(s->unpatched));
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
+	if (s->method == SC_METHOD_INSTRUMENT) {
+		an_shares_check(p);
+		/* frequency 0: the recording did not sample (SPEC section 14) */
+		bool off = p->have_session && !p->sess.frequency_hz;
+
+		s->have_shares = p->shares_ok && !off;
+		s->shares_damage = p->shares_why[0] && !off ? p->shares_why : NULL;
+		if (s->have_shares) {
+			s->samples = p->smp_total;
+			s->probe_samples = p->probe_total;
+		}
+		s->have_causes = p->causes_ok;
+		s->causes_damage = p->causes_why[0] ? p->causes_why : NULL;
+		if (s->have_causes)
+			memcpy(s->repairs_by_cause, p->causes, sizeof(s->repairs_by_cause));
+	}
 	s->bad_records = p->bad_records;
 	s->damage = p->damage;
 }
@@ -457,10 +492,10 @@ int an_report_build(struct an_profile *p, const struct an_report_options *o,
 	r = xcalloc(1, sizeof(*r));
 	r->profile = p;
 	r->by = o->by;
-	r->cols = cs->cols;
-	r->ncols = cs->n;
 	r->partition = o->by != AN_BY_CALLSITE;
 	an_session_fill(p, &r->session);
+	r->ncols = an_cols_for(cs->cols, cs->n, &r->session, r->colbuf);
+	r->cols = r->colbuf;
 	r->session.app_time = o->app_time;
 	if (m == SC_METHOD_SAMPLE)
 		ret = an_build_sample(p, o, r, err, errlen);
@@ -584,11 +619,61 @@ static bool pct_ok(const struct an_row *row, enum an_col c, uint64_t x, uint64_t
 	return row->v[c].present && fabs(row->v[c].d - an_pct(x, total)) <= 1e-9 * 100;
 }
 
+/*
+ * SPEC section 14's shares: 0 <= exclusive <= inclusive <= 100 per row
+ * (a line row has no inclusive share), and the exclusive shares of a
+ * partition add up to at most 100 (the samples with no call open are in
+ * no function's row); repairs by cause split repairs and open frames.
+ */
+static int check_shares(const struct an_report *r, char *why, size_t len)
+{
+	const struct an_session *s = &r->session;
+	bool incl = an_report_has_col(r, AN_COL_SMP_INCL_PCT);
+	double sum = 0;
+	char lb[160];
+
+	if (s->have_causes) {
+		const uint64_t *c = s->repairs_by_cause;
+
+		if (c[SC_REPAIR_LONGJMP] + c[SC_REPAIR_EXCEPTION] + c[SC_REPAIR_SIGNAL] +
+		    c[SC_REPAIR_OTHER] != s->repairs || c[SC_REPAIR_EXIT] + c[SC_REPAIR_KILL] != s->open_frames)
+			return fail(why, len, "repairs by cause do not add up to repairs %" PRIu64
+				    " and open frames %" PRIu64, s->repairs, s->open_frames);
+	}
+	if (!s->have_shares) {
+		for (unsigned i = 0; i < r->ncols; i++)
+			if (an_col_is_share(r->cols[i]))
+				return fail(why, len, "sampled shares shown for a recording without them");
+		return 0;
+	}
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct an_row *row = &r->rows[i];
+		double se = row->v[AN_COL_SMP_EXCL_PCT].d, si = row->v[AN_COL_SMP_INCL_PCT].d;
+
+		if (!an_report_has_col(r, AN_COL_SMP_EXCL_PCT))
+			break;
+		if (!row->v[AN_COL_SMP_EXCL_PCT].present || (incl && !row->v[AN_COL_SMP_INCL_PCT].present))
+			return fail(why, len, "%s: a sampled share is missing", row_label(row, lb, sizeof(lb)));
+		if (se < 0 || se > 100 + 1e-9 || (incl && (se > si + 1e-9 || si > 100 + 1e-9)))
+			return fail(why, len, "%s: 0 <= sampled exclusive <= inclusive <= 100 broken "
+				    "(%.6f, %.6f)", row_label(row, lb, sizeof(lb)), se, si);
+		sum += se;
+	}
+	if (r->partition && sum > 100 + 1e-6)
+		return fail(why, len, "sampled exclusive shares over %s rows sum to %.6f%%",
+			    group_names[r->by], sum);
+	return 0;
+}
+
 static int check_instrument(const struct an_report *r, char *why, size_t len)
 {
 	const struct an_session *s = &r->session;
 	uint64_t sum_ee = 0, sum_ae = 0;
 	char lb[160];
+	int ret = check_shares(r, why, len);
+
+	if (ret < 0)
+		return ret;
 
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct an_row *row = &r->rows[i];

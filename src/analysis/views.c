@@ -66,6 +66,10 @@ static void node_values(const struct an_session *s, const struct an_cct_node *nd
 	an_row_set_d(row, AN_COL_EE_PCT, an_pct(nd->excl, s->elapsed_inclusive_ns));
 	an_row_set_d(row, AN_COL_AI_PCT, an_pct(nd->app_incl, s->application_inclusive_ns));
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(nd->app_excl, s->application_inclusive_ns));
+	if (s->have_shares) {
+		an_row_set_d(row, AN_COL_SMP_INCL_PCT, an_pct(nd->smp_incl, s->samples));
+		an_row_set_d(row, AN_COL_SMP_EXCL_PCT, an_pct(nd->smp_excl, s->samples));
+	}
 	an_row_set_resolution(row, s);
 	if (!per_call || nd->parent == AN_CCT_NONE)
 		return;
@@ -179,6 +183,8 @@ int an_tree_build(struct an_profile *p, const struct an_tree_options *o, struct 
 	t->by = o->by;
 	t->merged = split == AN_CCT_MERGED;
 	t->cols = an_tree_colset(t->session.method, o->by, &t->ncols);
+	t->ncols = an_cols_for(t->cols, t->ncols, &t->session, t->colbuf);
+	t->cols = t->colbuf;
 	n = an_cct_size(c);
 	ntops = an_cct_tops(c, &tops);
 	limit = (uint64_t)(o->threshold_pct / 100.0 * (double)tree_total(t) + 0.999999);
@@ -352,7 +358,7 @@ int an_tree_check(const struct an_tree *t, char *why, size_t whylen)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct an_cct_node *nd = an_cct_node(c, (uint32_t)i);
-		uint64_t kids = 0, app_kids = 0;
+		uint64_t kids = 0, app_kids = 0, smp_kids = 0;
 		const char *name = nd->func == AN_CCT_NONE ? "[top]" : an_cct_func_name(c, nd->func);
 
 		for (uint32_t k = nd->first_child; k != AN_CCT_NONE; k = an_cct_node(c, k)->next_sibling) {
@@ -364,7 +370,12 @@ int an_tree_check(const struct an_tree *t, char *why, size_t whylen)
 					    nd->incl);
 			kids += kid->incl;
 			app_kids += kid->app_incl;
+			smp_kids += kid->smp_incl;
 		}
+		if (nd->smp_excl + smp_kids != nd->smp_incl)
+			return fail(why, whylen, "tree node %zu (%s): own samples %" PRIu64 " + children's %"
+				    PRIu64 " != its subtree's %" PRIu64, i, name, nd->smp_excl, smp_kids,
+				    nd->smp_incl);
 		if (nd->excl + kids != nd->incl || nd->app_excl + app_kids != nd->app_incl)
 			return fail(why, whylen, "tree node %zu (%s): exclusive %" PRIu64 " + children %"
 				    PRIu64 " != inclusive %" PRIu64, i, name, nd->excl, kids, nd->incl);
@@ -386,6 +397,9 @@ int an_tree_check(const struct an_tree *t, char *why, size_t whylen)
 		if (app != t->session.application_inclusive_ns)
 			return fail(why, whylen, "tree roots' AI %" PRIu64 " != session AI %" PRIu64,
 				    app, t->session.application_inclusive_ns);
+		if (t->session.have_shares && an_cct_smp_total(c) != t->session.samples)
+			return fail(why, whylen, "the tree's samples %" PRIu64 " != the session's %" PRIu64,
+				    an_cct_smp_total(c), t->session.samples);
 	}
 	return 0;
 }
@@ -485,6 +499,10 @@ static void edge_row(const struct an_callers *cc, struct an_profile *p, uint32_t
 	an_row_set_d(row, AN_COL_EE_PCT, an_pct(a->excl, s->elapsed_inclusive_ns));
 	an_row_set_d(row, AN_COL_AI_PCT, an_pct(a->app_incl, s->application_inclusive_ns));
 	an_row_set_d(row, AN_COL_AE_PCT, an_pct(a->app_excl, s->application_inclusive_ns));
+	if (s->have_shares) {
+		an_row_set_d(row, AN_COL_SMP_INCL_PCT, an_pct(a->smp_incl, s->samples));
+		an_row_set_d(row, AN_COL_SMP_EXCL_PCT, an_pct(a->smp_excl, s->samples));
+	}
 }
 
 /*
@@ -527,12 +545,15 @@ static void split_function(const struct an_cct *c, uint32_t f, struct an_fold *c
 						cur_caller = pf;
 						callers[pf].incl += nd->incl;
 						callers[pf].app_incl += nd->app_incl;
+						callers[pf].smp_incl += nd->smp_incl;
 					}
 					callers[cur_caller].excl += nd->excl;
 					callers[cur_caller].app_excl += nd->app_excl;
+					callers[cur_caller].smp_excl += nd->smp_excl;
 					if (d != AN_NONE) {
 						callees[d].incl -= nd->incl;
 						callees[d].app_incl -= nd->app_incl;
+						callees[d].smp_incl -= nd->smp_incl;
 					}
 					if (from_f) {
 						callees[f].calls += nd->calls;
@@ -548,6 +569,8 @@ static void split_function(const struct an_cct *c, uint32_t f, struct an_fold *c
 					a->app_incl += nd->app_incl;
 					a->excl += nd->excl;
 					a->app_excl += nd->app_excl;
+					a->smp_incl += nd->smp_incl;
+					a->smp_excl += nd->smp_excl;
 					act[nd->depth] = nd->func;
 				} else {
 					act[nd->depth] = act[par->depth];
@@ -621,6 +644,8 @@ int an_callers_build(struct an_profile *p, const char *name, enum an_app_time ap
 	cc->self_cols = flat->cols;
 	cc->nself_cols = flat->ncols;
 	cc->cols = an_edge_colset(cc->session.method, &cc->ncols);
+	cc->ncols = an_cols_for(cc->cols, cc->ncols, &cc->session, cc->colbuf);
+	cc->cols = cc->colbuf;
 	sort = an_report_default_sort(flat);
 	for (size_t i = 0; i < flat->nrows; i++) {
 		const struct an_row *row = &flat->rows[i];

@@ -362,6 +362,24 @@ static void dump_cct_removed(FILE *f, const void *data)
 		r->incl_sum, r->excl_sum);
 }
 
+static void dump_cct_samples(FILE *f, const void *data)
+{
+	const struct sc_rec_cct_samples *r = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " id=%" PRIu32 " samples=%" PRIu64,
+		r->proc_id, r->tid, r->id, r->samples);
+}
+
+static void dump_thread_more(FILE *f, const void *data)
+{
+	const struct sc_rec_thread_more *t = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " samples=%" PRIu64 " probe_samples=%" PRIu64,
+		t->proc_id, t->tid, t->samples, t->probe_samples);
+	for (unsigned c = 0; c < SC_REPAIR_NCAUSE; c++)
+		fprintf(f, " repairs_%s=%" PRIu64, sc_repair_cause_name(c), t->repairs[c]);
+}
+
 static void dump_patched(FILE *f, const void *data)
 {
 	const struct sc_rec_patched *p = data;
@@ -391,6 +409,8 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_PATCHED]      = dump_patched,
 	[SC_REC_PROBE_COST]   = dump_probe_cost,
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
+	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
+	[SC_REC_THREAD_MORE]  = dump_thread_more,
 };
 
 static void dump_record(FILE *f, const struct sc_record *rec)

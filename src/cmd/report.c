@@ -324,6 +324,19 @@ int cmd_report(int argc, char **argv)
 	if (damaged)
 		pr_warn("%s is damaged (%s); showing the data read before the damage",
 			o.input, damaged);
+	{
+		/* SPEC section 14's records that do not add up: said once here
+		 * for every format (the table's summary and JSON say it too) */
+		struct an_session ss;
+
+		an_profile_session(p, &ss);
+		if (ss.shares_damage)
+			pr_warn("%s: sampled shares left out, their records do not add up: %s",
+				o.input, ss.shares_damage);
+		if (ss.causes_damage)
+			pr_warn("%s: repairs by cause left out, their records do not add up: %s",
+				o.input, ss.causes_damage);
+	}
 	if (o.app_time_given && an_profile_method(p) == SC_METHOD_SAMPLE) {
 		pr_err("report: --app-time applies to instrumentation recordings; %s holds samples", o.input);
 		goto out;

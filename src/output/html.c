@@ -182,7 +182,8 @@ static size_t func_row(const struct an_cct *c, uint32_t func, const struct row_k
 	return k ? k->row : 0;
 }
 
-static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node *nd, size_t row)
+static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node *nd, size_t row,
+		      bool shares)
 {
 	fprintf(f, "{\"row\": %zu", row);
 	if (an_cct_node(c, nd->parent)->parent == AN_CCT_NONE)
@@ -192,6 +193,8 @@ static void node_json(FILE *f, const struct an_cct *c, const struct an_cct_node 
 	else
 		fprintf(f, ", \"calls\": %" PRIu64 ", \"elapsed_exclusive_ns\": %" PRIu64
 			", \"application_exclusive_ns\": %" PRIu64, nd->calls, nd->excl, nd->app_excl);
+	if (shares)      /* SPEC section 14: the node's samples */
+		fprintf(f, ", \"sampled_exclusive_samples\": %" PRIu64, nd->smp_excl);
 	fputs(", \"children\": [", f);
 }
 
@@ -335,7 +338,8 @@ static int write_html_export(FILE *f, struct an_profile *p, const struct exp_opt
 
 			if (!first)
 				fputc(',', m);
-			node_json(m, c, nd, func_row(c, nd->func, keys, flat->nrows));
+			node_json(m, c, nd, func_row(c, nd->func, keys, flat->nrows),
+				  flat->session.have_shares);
 			id = an_cct_next(c, id, &left);
 			first = !left;         /* going down: no comma before a first child */
 			while (left--)

@@ -123,6 +123,28 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 		os_events(f, s);
 		u64_field(f, "repairs", s->repairs);
 		u64_field(f, "open_frames", s->open_frames);
+		if (s->have_causes) {
+			/* SPEC section 14: the first four sum to repairs, the
+			 * last two (exit, kill) to open_frames */
+			key(f, "repairs_by_cause");
+			fputc('{', f);
+			for (unsigned c = 0; c < SC_REPAIR_NCAUSE; c++)
+				fprintf(f, "%s\"%s\": %" PRIu64, c ? ", " : "", sc_repair_cause_name(c),
+					s->repairs_by_cause[c]);
+			fputc('}', f);
+		} else if (s->causes_damage) {
+			key(f, "repairs_by_cause_damaged");
+			out_json_string(f, s->causes_damage);
+		}
+		if (s->have_shares) {
+			/* the program's own samples, the shares' denominator */
+			u64_field(f, "samples", s->samples);
+			u64_field(f, "probe_samples", s->probe_samples);
+			u64_field(f, "frequency_hz", s->frequency_hz);
+		} else if (s->shares_damage) {
+			key(f, "sampled_shares_damaged");
+			out_json_string(f, s->shares_damage);
+		}
 		u64_field(f, "lost_events", s->lost_events);
 		u64_field(f, "lost_os_records", s->lost_os_records);
 		u64_field(f, "events", s->events);

@@ -5,7 +5,9 @@
  *
  * Sample types: sampling "samples/count" and "cpu/nanoseconds" (samples
  * times the sampling period); instrumentation "calls/count",
- * "elapsed/nanoseconds" and "application/nanoseconds".  One Sample per
+ * "elapsed/nanoseconds" and "application/nanoseconds", and "samples/count"
+ * when the recording sampled its threads (SPEC section 14: a node's
+ * samples; those with no call open have no stack and are left out).  One Sample per
  * node of the calling-context tree split by thread, holding the node's own
  * (exclusive) values and the labels pid and tid; its locations run from
  * the leaf to the thread's root.  pprof's flat is then the exclusive value
@@ -267,10 +269,15 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 		prof.period_type = value_type(&st, "cpu", "nanoseconds");
 		prof.period = (int64_t)period;
 	} else {
-		prof.sample_type = xcalloc(3, sizeof(*prof.sample_type));
+		/* the sampled shares' counts (SPEC section 14), when recorded */
+		if (sess.have_shares)
+			nvals = 4;
+		prof.sample_type = xcalloc(nvals, sizeof(*prof.sample_type));
 		prof.sample_type[0] = value_type(&st, "calls", "count");
 		prof.sample_type[1] = value_type(&st, "elapsed", "nanoseconds");
 		prof.sample_type[2] = value_type(&st, "application", "nanoseconds");
+		if (nvals > 3)
+			prof.sample_type[3] = value_type(&st, "samples", "count");
 		prof.default_sample_type = str_id(&st, "elapsed");
 	}
 	prof.n_sample_type = nvals;
@@ -394,8 +401,10 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 			vals[0] = (int64_t)nd->calls;
 			vals[1] = (int64_t)nd->excl;
 			vals[2] = (int64_t)nd->app_excl;
+			if (nvals > 3)
+				vals[3] = (int64_t)nd->smp_excl;
 		}
-		if (!vals[0] && !vals[1] && (sample || !vals[2]))
+		if (!vals[0] && !vals[1] && (sample || !vals[2]) && (nvals < 4 || !vals[3]))
 			continue;
 		for (uint32_t x = id; an_cct_node(c, x)->func != AN_CCT_NONE;) {
 			if (!node_loc[x]) {

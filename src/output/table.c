@@ -224,6 +224,24 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 	}
 }
 
+/* " (longjmp 10, exception 2)": the causes first..last of a count, those
+ * above 0; nothing when the count is 0 or the causes are not known. */
+static void causes(struct out_line *l, const struct an_session *s, int first, int last,
+		   uint64_t total)
+{
+	const char *sep = " (";
+
+	if (!s->have_causes || !total)
+		return;
+	for (int c = first; c <= last; c++) {
+		if (!s->repairs_by_cause[c])
+			continue;
+		lf(l, "%s%s %" PRIu64, sep, sc_repair_cause_name((unsigned)c), s->repairs_by_cause[c]);
+		sep = ", ";
+	}
+	lf(l, ")");
+}
+
 static void summary(FILE *f, const struct an_report *r, unsigned width)
 {
 	const struct an_session *s = &r->session;
@@ -251,9 +269,26 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 		   "interval rule");
 		line_out(f, &l, width);
 		os_lines(f, s, width);
-		lf(&l, "Repairs %" PRIu64 ", open frames %" PRIu64 ", lost events %" PRIu64,
-		   s->repairs, s->open_frames, s->lost_events);
+		if (s->have_shares) {
+			lf(&l, "Samples %" PRIu64, s->samples);
+			if (s->frequency_hz)
+				lf(&l, " at %" PRIu64 " Hz", s->frequency_hz);
+			lf(&l, " (the shares' 100%%), %" PRIu64 " more in probe code", s->probe_samples);
+			line_out(f, &l, width);
+		} else if (s->shares_damage) {
+			lf(&l, "Sampled shares left out, the records do not add up: %s", s->shares_damage);
+			line_out(f, &l, width);
+		}
+		lf(&l, "Repairs %" PRIu64, s->repairs);
+		causes(&l, s, SC_REPAIR_LONGJMP, SC_REPAIR_OTHER, s->repairs);
+		lf(&l, ", open frames %" PRIu64, s->open_frames);
+		causes(&l, s, SC_REPAIR_EXIT, SC_REPAIR_KILL, s->open_frames);
+		lf(&l, ", lost events %" PRIu64, s->lost_events);
 		line_out(f, &l, width);
+		if (s->causes_damage) {
+			lf(&l, "Repairs by cause left out, the records do not add up: %s", s->causes_damage);
+			line_out(f, &l, width);
+		}
 		if (s->probe_cost_ns > 0) {
 			out_fmt_time(a, sizeof(a), s->probe_removed_ns);
 			if (s->raw_times)
@@ -448,8 +483,10 @@ static char *label(size_t w, const struct an_report *r, const struct an_row *row
 	}
 }
 
-/* Instrumentation: calls(7) + 4 x " time(6) pct(4)" + "  " = 57, then the name. */
+/* Instrumentation: calls(7) + 4 x " time(6) pct(4)" + "  " = 57, then the
+ * name; with sampled shares (SPEC section 14) 2 x " pct(4)" more. */
 #define I_FIXED 57
+#define I_SHARES 10
 
 /* The columns a name gets in a line of width (0: no limit, 0 too). */
 static size_t name_room(unsigned width, size_t fixed)
@@ -461,6 +498,15 @@ static size_t name_room(unsigned width, size_t fixed)
 
 static const char instr_legend[] =
 	"EI/EE elapsed incl./excl., % of session EI; AI/AE application, % of session AI\n";
+static const char shares_legend[] =
+	"SI%/SE% sampled incl./excl., % of the program's samples (probe code left out)\n";
+
+static void legend(FILE *f, const struct an_session *s)
+{
+	fputs(instr_legend, f);
+	if (s->have_shares)
+		fputs(shares_legend, f);
+}
 
 /*
  * SPEC section 14: rows whose mean exclusive time per call is under the
@@ -484,11 +530,17 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 		{ AN_COL_EI, AN_COL_EI_PCT }, { AN_COL_EE, AN_COL_EE_PCT },
 		{ AN_COL_AI, AN_COL_AI_PCT }, { AN_COL_AE, AN_COL_AE_PCT },
 	};
-	size_t w = name_room(width, I_FIXED);
+	bool shares = r->session.have_shares;
+	/* by line: no inclusive share (SPEC section 14, docs/values.md) */
+	bool incl = shares && r->by != AN_BY_LINE;
+	size_t w = name_room(width, I_FIXED + (shares ? I_SHARES : 0));
 	char t[32], p[32], calls[32];
 
-	fprintf(f, "%7s %6s %4s %6s %4s %6s %4s %6s %4s  %s\n", "Calls",
-		"EI", "EI%", "EE", "EE%", "AI", "AI%", "AE", "AE%", label_title(r->by));
+	fprintf(f, "%7s %6s %4s %6s %4s %6s %4s %6s %4s", "Calls",
+		"EI", "EI%", "EE", "EE%", "AI", "AI%", "AE", "AE%");
+	if (shares)
+		fprintf(f, " %4s %4s", incl ? "SI%" : "", "SE%");
+	fprintf(f, "  %s\n", label_title(r->by));
 	for (size_t i = 0; i < n; i++) {
 		const struct an_row *row = &r->rows[i];
 		char *name;
@@ -499,6 +551,12 @@ static void instr_rows(FILE *f, const struct an_report *r, size_t n, unsigned wi
 			out_fmt_time(t, sizeof(t), row->v[vals[k][0]].u);
 			fmt_pct4(p, sizeof(p), row->v[vals[k][1]].d);
 			fprintf(f, " %6s %4s", t, p);
+		}
+		if (shares) {
+			fmt_pct4(p, sizeof(p), row->v[AN_COL_SMP_INCL_PCT].d);
+			fprintf(f, " %4s", incl ? p : "");
+			fmt_pct4(p, sizeof(p), row->v[AN_COL_SMP_EXCL_PCT].d);
+			fprintf(f, " %4s", p);
 		}
 		name = label(w, r, row);
 		fprintf(f, " %c%s\n", row->v[AN_COL_BELOW_RES].u ? '~' : ' ', name);
@@ -654,7 +712,7 @@ static int write_table(FILE *f, const struct an_report *r, const struct out_opti
 	if (r->session.method != SC_METHOD_SAMPLE) {
 		size_t k = 0;
 
-		fputs(instr_legend, f);
+		legend(f, &r->session);
 		for (size_t i = 0; i < n; i++)
 			k += r->rows[i].v[AN_COL_BELOW_RES].u != 0;
 		for (size_t i = 0; o->highlights && i < o->highlights->ntop; i++)
@@ -700,12 +758,14 @@ static void tree_values(FILE *f, const struct an_tree *t, const struct an_row *r
 	out_fmt_time(b, sizeof(b), row->v[AN_COL_EE].u);
 	fprintf(f, "%7s %6s %5.1f %6s %5.1f %5.1f", c, a, row->v[AN_COL_EI_PCT].d, b,
 		row->v[AN_COL_EE_PCT].d, row->v[AN_COL_AI_PCT].d);
+	if (t->session.have_shares)
+		fprintf(f, " %5.1f %5.1f", row->v[AN_COL_SMP_INCL_PCT].d, row->v[AN_COL_SMP_EXCL_PCT].d);
 }
 
 /* The width of tree_values() plus " Depth * ". */
 static size_t tree_fixed(const struct an_tree *t)
 {
-	return (t->session.method == SC_METHOD_SAMPLE ? 32 : 39) + 9;
+	return (t->session.method == SC_METHOD_SAMPLE ? 32 : t->session.have_shares ? 51 : 39) + 9;
 }
 
 /* A node's name in w columns (0: whole).  Malloc'ed. */
@@ -760,8 +820,13 @@ static int write_table_tree(FILE *f, const struct an_tree *t, const struct out_o
 		t->merged ? "(threads merged)" : t->by == AN_BY_THREAD ? "per thread" : "per process",
 		smp ? "inclusive samples" : "EI");
 	fprintf(f, "'+' a child among several (indented), '>' an only child (same column)\n");
+	if (t->session.have_shares)
+		fputs(shares_legend, f);
 	if (smp)
 		fprintf(f, " %9s %5s %9s %5s Depth   Function\n", "Inclusive", "%", "Exclusive", "%");
+	else if (t->session.have_shares)
+		fprintf(f, "%7s %6s %5s %6s %5s %5s %5s %5s Depth   Function\n", "Calls", "EI", "EI%",
+			"EE", "EE%", "AI%", "SI%", "SE%");
 	else
 		fprintf(f, "%7s %6s %5s %6s %5s %5s Depth   Function\n", "Calls", "EI", "EI%", "EE",
 			"EE%", "AI%");
@@ -838,7 +903,7 @@ static void rows_block(FILE *f, const struct an_session *s, const char *title, s
 
 	fprintf(f, "%s\n", title);
 	if (s->method != SC_METHOD_SAMPLE)
-		fputs(instr_legend, f);
+		legend(f, s);
 	value_rows(f, &view, shown, width);
 	if (!n)
 		fprintf(f, "(none)\n");

@@ -7,7 +7,8 @@
                             descendants along b, ... exist: that last node)
                             and nodes (all, depth first); for callers and
                             callees fn, callers, callees
-  sc.py invariants FILE     check SPEC.md's invariants (sections 2, 3 and,
+  sc.py invariants FILE     check SPEC.md's invariants (sections 2, 3,
+                            14's sampled shares and repairs by cause, and,
                             for a tree or callers/callees, 6); exit 1 naming
                             the first that fails
 
@@ -64,13 +65,52 @@ def callers_invariants(r):
     return errs
 
 
-def invariants(r):
-    if "tree" in r:
-        return tree_invariants(r)
-    if "callers" in r or "functions" in r:
-        return callers_invariants(r)
-    s, rows = r["session"], r["rows"]
+SI, SE = "sampled_inclusive_pct", "sampled_exclusive_pct"
+EPS = 1e-3   # the JSON's 4 decimals
+
+
+def share_row(x, name):
+    """SPEC 14 per row: 0 <= sampled exclusive <= inclusive <= 100 (a line
+    row has no inclusive share)."""
     errs = []
+    se, si = x.get(SE), x.get(SI)
+    if se is None:
+        return errs
+    if not -EPS <= se <= 100 + EPS:
+        errs.append("row %s: sampled exclusive %% %f out of 0..100" % (name, se))
+    if si is not None and not (se <= si + EPS and si <= 100 + EPS):
+        errs.append("row %s: sampled exclusive %f > inclusive %f or inclusive > 100" % (name, se, si))
+    return errs
+
+
+def share_session(s, rows):
+    """SPEC 14: repairs by cause add up to repairs and open frames; no
+    sampled field without the session's samples."""
+    errs = []
+    c = s.get("repairs_by_cause")
+    if c is not None:
+        if c["longjmp"] + c["exception"] + c["signal"] + c["other"] != s["repairs"]:
+            errs.append("repairs_by_cause %s do not sum to repairs %d" % (c, s["repairs"]))
+        if c["exit"] + c["kill"] != s["open_frames"]:
+            errs.append("repairs_by_cause %s do not sum to open_frames %d" % (c, s["open_frames"]))
+    if s.get("method") == "instrumentation" and "samples" not in s and any(SE in x or SI in x for x in rows):
+        errs.append("sampled shares in rows of a session without samples")
+    return errs
+
+
+def invariants(r):
+    s = r.get("session") or {}
+    if "tree" in r:
+        return share_session(s, []) + tree_invariants(r) + \
+            [e for x in walk(r["tree"]) for e in share_row(x, x.get("function"))]
+    if "callers" in r or "functions" in r:
+        errs = share_session(s, [])
+        for e in r.get("functions", [r]):
+            for x in [e["function"]] + e["callers"] + e["callees"]:
+                errs += share_row(x, x.get("function"))
+        return errs + callers_invariants(r)
+    s, rows = r["session"], r["rows"]
+    errs = share_session(s, rows)
     if s["method"] == "instrumentation":
         ei, ai = s["elapsed_inclusive_ns"], s["application_inclusive_ns"]
         # Every grouping but call sites partitions the exclusive time.
@@ -101,6 +141,13 @@ def invariants(r):
                     errs.append("row %s: raw times with a per-call min or max" % name)
             elif x.get("calls", 0) and lo > hi:
                 errs.append("row %s: min > max" % name)
+            errs += share_row(x, name)
+        # the roots' samples (no call open) are in no function's row; a
+        # partition's exclusive shares add up to at most 100
+        if partition and any(SE in x for x in rows):
+            total = sum(x[SE] for x in rows)
+            if total > 100 + EPS * len(rows):
+                errs.append("sampled exclusive shares sum to %f > 100" % total)
     else:
         n = s["samples"]
         # by call site, a sample whose leaf has no caller on its stack (a

@@ -157,6 +157,9 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	struct sc_rec_probe_cost pc = { .samples = 41, .cost_ps = { 15000, 19000 + salt, 13000, 16000 } };
 	struct sc_rec_cct_removed rm = { .proc_id = 1, .tid = 4243, .id = 0, .elapsed_excl = 30 + salt,
 					 .app_excl = 20, .app_excl_exact = 25, .incl_sum = 40, .excl_sum = 30 };
+	struct sc_rec_cct_samples csm = { .proc_id = 1, .tid = 4243, .id = 5 + salt, .samples = 17 };
+	struct sc_rec_thread_more tm = { .proc_id = 1, .tid = 4243, .samples = 20 + salt,
+					 .probe_samples = 3, .repairs = { 1, 0, 0, 1, 1, 0 } };
 	int ret = 0;
 
 	for (int i = 0; i < 20; i++)
@@ -168,8 +171,10 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_PROBE_COST, &pc, sizeof(pc), NULL, 0);
 	ret |= put(w, s, SC_REC_CCT_NODE, &node, sizeof(node), NULL, 0);
 	ret |= put(w, s, SC_REC_CCT_REMOVED, &rm, sizeof(rm), NULL, 0);
+	ret |= put(w, s, SC_REC_CCT_SAMPLES, &csm, sizeof(csm), NULL, 0);
 	ret |= put(w, s, SC_REC_CALLSITE, &cs, sizeof(cs), NULL, 0);
 	ret |= put(w, s, SC_REC_THREAD_STATS, &ts, sizeof(ts), NULL, 0);
+	ret |= put(w, s, SC_REC_THREAD_MORE, &tm, sizeof(tm), NULL, 0);
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
 	ret |= put(w, s, SC_REC_SAMPLES, &sm, sizeof(sm), NULL, 0);
 	ret |= put(w, s, SC_REC_LOST, &lost, sizeof(lost), NULL, 0);
@@ -901,6 +906,10 @@ static void test_dump(void)
 	ok(strstr(out, "type 200, 200 bytes"), "dump shows unknown types by number and size");
 	ok(strstr(out, "build_id=a0a1a2a3"), "dump shows build ids");
 	ok(strstr(out, "path=\"/usr/lib/libfoo.so.1\""), "dump shows a module's path");
+	ok(strstr(out, "samples=20 probe_samples=3 repairs_longjmp=1 repairs_exception=0 "
+		   "repairs_signal=0 repairs_other=1 repairs_exit=1 repairs_kill=0"),
+	   "dump shows a thread_more record's counts and causes by name");
+	ok(strstr(out, "id=5 samples=17"), "dump shows a cct_samples record's node and samples");
 	for (unsigned t = 1; t < SC_REC_MAX; t++) {
 		char name[32];
 		snprintf(name, sizeof(name), "\n  %s ", sc_rec_type_name(t));

@@ -25,6 +25,8 @@
  * rows[i] instead of repeating its name and module.  Values read, per method:
  *   instrumentation  elapsed_exclusive_ns, application_exclusive_ns, calls
  *                    (elapsed_/application_inclusive_ns: optional, checked)
+ *                    sampled_exclusive_samples: the node's samples, when the
+ *                    session has "samples" (SPEC section 14's sampled shares)
  *   sampling         exclusive_samples (inclusive_samples: optional, checked)
  * Everything else in a node (percentages, "hot", min/max/mean) may be left
  * out: the viewer derives inclusive values (sums over the subtree), the hot
@@ -61,12 +63,17 @@ const FAMS = {
     { name: 'samples', ex: 'exclusive_samples', inc: 'inclusive_samples', total: 'samples', time: false },
   ],
 };
+/* Instrumentation that sampled its threads (SPEC section 14): a third
+ * family, its shares of session.samples; rows carry only the percentages. */
+const SAMPLED = { name: 'samples', ex: 'sampled_exclusive_samples', inc: 'sampled_inclusive_samples',
+  total: 'samples', time: false, pctOnly: true };
 /* The instrumentation selector: [family, table column].  The family sets
  * the widths of the flame graph, the order of the tree and its hot path;
  * the column sorts the table. */
 const METRICS = {
   ei: [0, 'elapsed_inclusive_ns'], ee: [0, 'elapsed_exclusive_ns'],
   ai: [1, 'application_inclusive_ns'], ae: [1, 'application_exclusive_ns'],
+  si: [2, 'sampled_inclusive_pct'], se: [2, 'sampled_exclusive_pct'],
 };
 /* Table columns in display order: [field, heading, kind]. */
 const COLUMNS = {
@@ -76,6 +83,7 @@ const COLUMNS = {
     ['elapsed_exclusive_ns', 'EE', 'time'], ['elapsed_exclusive_pct', 'EE %', 'pct'],
     ['application_inclusive_ns', 'AI', 'time'], ['application_inclusive_pct', 'AI %', 'pct'],
     ['application_exclusive_ns', 'AE', 'time'], ['application_exclusive_pct', 'AE %', 'pct'],
+    ['sampled_inclusive_pct', 'SI %', 'pct'], ['sampled_exclusive_pct', 'SE %', 'pct'],
     ['min_elapsed_inclusive_ns', 'min EI/call', 'time'], ['mean_elapsed_inclusive_ns', 'mean EI/call', 'time'],
     ['max_elapsed_inclusive_ns', 'max EI/call', 'time'], ['min_elapsed_exclusive_ns', 'min EE/call', 'time'],
     ['mean_elapsed_exclusive_ns', 'mean EE/call', 'time'], ['max_elapsed_exclusive_ns', 'max EE/call', 'time'],
@@ -143,7 +151,9 @@ function buildBase(data) {
   const session = data && data.session;
   if (!session || !FAMS[session.method])
     throw new Error('the embedded profile has no session.method "instrumentation" or "sampling"');
-  const method = session.method, fams = FAMS[method], nf = fams.length;
+  const method = session.method, fams = FAMS[method].slice();
+  if (method === 'instrumentation' && typeof session.samples === 'number') fams.push(SAMPLED);
+  const nf = fams.length;
   const funcs = [], funcIds = new Map();
   const intern = (name, module) => {
     name = name === undefined || name === null ? '?' : String(name);
@@ -330,8 +340,10 @@ function deriveFunctionRows(m) {
     const row = { function: m.funcs[f].name, module: m.funcs[f].module };
     if (m.method === 'instrumentation') row.calls = calls[f];
     m.fams.forEach((fam, k) => {
-      row[fam.inc] = inc[k][f];
-      row[fam.ex] = ex[k][f];
+      if (!fam.pctOnly) {
+        row[fam.inc] = inc[k][f];
+        row[fam.ex] = ex[k][f];
+      }
       const pre = fam.inc.replace(/_ns$|_samples$/, '');
       const preEx = fam.ex.replace(/_ns$|_samples$/, '');
       row[pre + '_pct'] = pct(inc[k][f], k, m);
@@ -482,8 +494,13 @@ const SUMMARY = [
   ['samples', 'samples', 'count'], ['frequency_hz', 'frequency', 'hz'],
   ['lost_samples', 'lost samples', 'count'], ['root_reached_pct', 'stacks reaching the root', 'pct'],
   ['truncated_pct', 'stacks truncated', 'pct'], ['unwind_failures', 'unwind failures', 'count'],
+  ['probe_samples', 'samples in probe code (left out of the shares)', 'count'],
+  ['sampled_shares_damaged', 'sampled shares left out', 'text'],
   ['os_events', 'OS events', 'os'], ['repairs', 'repairs', 'count'],
-  ['open_frames', 'frames open at the end', 'count'], ['lost_events', 'lost events', 'count'],
+  ['open_frames', 'frames open at the end', 'count'],
+  ['repairs_by_cause', 'repairs and open frames by cause', 'causes'],
+  ['repairs_by_cause_damaged', 'repairs by cause left out', 'text'],
+  ['lost_events', 'lost events', 'count'],
   ['lost_os_records', 'OS records lost by the kernel', 'count'], ['events', 'events', 'count'],
   ['probe_cost_ns', 'probe cost removed per event', 'time'],
   ['probe_removed_ns', 'probe cost removed in all', 'time'],
@@ -552,6 +569,10 @@ function summaryValue(key, kind, v) {
     const entries = Object.entries(v).filter(([, c]) => typeof c === 'number');
     return entries.length ? countList(entries) : 'none';
   }
+  case 'causes': {
+    const entries = Object.entries(v).filter(([, c]) => typeof c === 'number' && c > 0);
+    return entries.length ? countList(entries) : 'none';
+  }
   default: return genericValue(key, v);
   }
 }
@@ -606,7 +627,7 @@ function renderSummary() {
   for (const [key, label, kind] of SUMMARY) {
     const v = session[key];
     if (v === undefined || v === null) continue;
-    add(key, label, summaryValue(key, kind, v), key === 'damaged' ? 'warn' : null,
+    add(key, label, summaryValue(key, kind, v), /damaged$/.test(key) ? 'warn' : null,
       kind === 'time' && typeof v === 'number' ? fmtCount(v) + ' ns' : null);
   }
   for (const [key, v] of Object.entries(session)) {
@@ -1227,7 +1248,7 @@ function setScope(scope) {
 
 function setMetric(name) {
   const m = METRICS[name];
-  if (!m || M.method !== 'instrumentation') return;
+  if (!m || M.method !== 'instrumentation' || m[0] >= M.fams.length) return;
   S.fam = m[0];
   S.sortField = m[1];
   S.sortAsc = false;
@@ -1295,6 +1316,8 @@ async function main() {
   $('main').hidden = false;
   if (M.method === 'instrumentation') {
     $('metric').hidden = false;
+    for (const label of document.querySelectorAll('#metric .shares'))
+      label.hidden = M.fams.length < 3;
     for (const input of document.querySelectorAll('input[name=metric]'))
       input.addEventListener('change', () => setMetric(input.value));
     mark('setup');
