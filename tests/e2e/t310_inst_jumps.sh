@@ -15,8 +15,8 @@ for cc in gcc clang; do
 	report_json "$TMP/j.data" "$TMP/j.json"
 	check "$cc: step, op, fail 2,000,000 calls each, nothing lost ($(q "$TMP/j.json" "(row('step')['calls'], row('fail')['calls'], s['lost_events'])"))" -- \
 		q "$TMP/j.json" "exit(0 if (row('step')['calls'], row('op')['calls'], row('fail')['calls'], s['lost_events']) == (2000000, 2000000, 2000000, 0) else 1)"
-	check "$cc: 6,000,000 repairs (3 per jump), no open frame ($(q "$TMP/j.json" "(s['repairs'], s['open_frames'])"))" -- \
-		q "$TMP/j.json" "exit(0 if s['repairs'] == 6000000 and s['open_frames'] == 0 else 1)"
+	check "$cc: 6,000,000 repairs (3 per jump), all by longjmp, no open frame ($(q "$TMP/j.json" "(s['repairs'], s['repairs_by_cause'], s['open_frames'])"))" -- \
+		q "$TMP/j.json" "exit(0 if s['repairs'] == 6000000 == s['repairs_by_cause']['longjmp'] and s['open_frames'] == 0 else 1)"
 	check "$cc: the skipped frames do not hold after_work's time (fail EI $(q "$TMP/j.json" "row('fail')['elapsed_inclusive_ns']") ns)" -- \
 		q "$TMP/j.json" "exit(0 if row('step')['elapsed_inclusive_ns'] + row('after_work')['elapsed_inclusive_ns'] <= row('main')['elapsed_inclusive_ns'] and row('after_work')['elapsed_inclusive_ns'] >= 19000000 else 1)"
 	check "$cc: main keeps its one call and is never closed early" -- \
@@ -31,8 +31,8 @@ for cxx in g++ clang++; do
 	# g++ calls exit probes from the unwinder's cleanups: nothing to repair;
 	# clang++ does not: thrower and middle are closed by handled()'s entry
 	want=0; [ $cxx = clang++ ] && want=4000
-	check "$cxx: $want repairs ($(q "$TMP/t.json" "s['repairs']")), no open frame, 2000 calls each" -- \
-		q "$TMP/t.json" "exit(0 if s['repairs'] == $want and s['open_frames'] == 0 and [row(f + '(int)')['calls'] for f in ('catcher', 'middle', 'thrower')] == [2000] * 3 and row('handled()')['calls'] == 2000 else 1)"
+	check "$cxx: $want repairs, all by the exceptions ($(q "$TMP/t.json" "(s['repairs'], s['repairs_by_cause'])")), no open frame, 2000 calls each" -- \
+		q "$TMP/t.json" "exit(0 if s['repairs'] == $want == s['repairs_by_cause']['exception'] and s['open_frames'] == 0 and [row(f + '(int)')['calls'] for f in ('catcher', 'middle', 'thrower')] == [2000] * 3 and row('handled()')['calls'] == 2000 else 1)"
 	check "$cxx: the handler's time is not charged to the frames the throw skipped" -- \
 		q "$TMP/t.json" "exit(0 if row('middle(int)')['elapsed_inclusive_ns'] + row('handled()')['elapsed_inclusive_ns'] <= row('catcher(int)')['elapsed_inclusive_ns'] else 1)"
 done
