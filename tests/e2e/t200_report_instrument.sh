@@ -24,7 +24,7 @@ check "percentages follow SPEC's definitions exactly" -- \
 check "per-call mean lies between min and max" -- \
 	q "$J" "exit(0 if all(x['min_elapsed_inclusive_ns'] <= x['mean_elapsed_inclusive_ns'] <= x['max_elapsed_inclusive_ns'] for x in rows if x['completed']) else 1)"
 check "CSV header is exactly the SPEC column names" -- \
-	test "$(head -1 "$TMP/function.csv")" = "function,module,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,elapsed_exclusive_pct,application_inclusive_pct,application_exclusive_pct,below_resolution,min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed"
+	test "$(head -1 "$TMP/function.csv")" = "function,module,calls,elapsed_inclusive_ns,elapsed_exclusive_ns,application_inclusive_ns,application_exclusive_ns,elapsed_inclusive_pct,elapsed_exclusive_pct,application_inclusive_pct,application_exclusive_pct,sampled_inclusive_pct,sampled_exclusive_pct,below_resolution,min_elapsed_inclusive_ns,max_elapsed_inclusive_ns,mean_elapsed_inclusive_ns,min_elapsed_exclusive_ns,max_elapsed_exclusive_ns,mean_elapsed_exclusive_ns,completed"
 check "CSV keeps the long name whole" -- grep -q '^a_function_with_a_rather_long_name_to_shorten_in_tables,' "$TMP/function.csv"
 check "table summary names the method, OS events and repairs" -- \
 	sh -c "grep -q '^Instrumentation profile of: .*rep_calls recurse' '$TMP/function.table' && grep -q '^OS events:' '$TMP/function.table' && grep -q '^Repairs 0, open frames 0, lost events 0' '$TMP/function.table'"
