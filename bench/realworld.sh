@@ -31,9 +31,11 @@
 # time (user + sys) of the recording over the best uninstrumented CPU
 # time.  Then perf (`perf record -e cpu-clock -F 999`, RUNS runs of the
 # plain binary, at least 3) against our shares: perf's self share per
-# symbol (`perf report --no-children --sort sym`, kernel symbols their own
-# rows, marked [k] and left out of the comparison), its top 8 user-space
-# functions, and beside each, ours as the median over the runs:
+# symbol (`perf report --no-children --sort dso,sym`, kernel symbols their
+# own rows, marked [k] and left out of the comparison), its top 8
+# user-space functions (and the top 8 of the program's own binary, which
+# our rows can name when library calls are not rows), and beside each,
+# ours as the median over the runs:
 # sampled_exclusive_pct (n/a when the JSON lacks it) and
 # application_exclusive_pct (the interval value), hooks build and
 # patched, with |ours - perf| in points and its maximum over the 8 (target
@@ -182,19 +184,22 @@ def norm(f):
         return "printf family"
     return f
 
-def perf_shares(p):
-    """[(name, pct, kernel)], perf's self shares folded by name, largest first"""
-    acc, kern = {}, set()
+def perf_shares(p, prog):
+    """[(name, pct, kind)], perf's self shares folded by name, largest
+    first; kind: "k" kernel, "own" the program's binary, "lib" a library
+    (of the name's largest part: memcpy's PLT stub is the program's)"""
+    acc, kind = {}, {}
     for l in open(p):
-        m = re.match(r"\s*([\d.]+)%\s+\[(.)\]\s+(.*\S)", l)
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.*\S)", l)
         if not m:
             continue
-        pct, k, sym = float(m.group(1)), m.group(2) == "k", m.group(3)
+        pct, dso, k, sym = float(m.group(1)), m.group(2), m.group(3) == "k", m.group(4)
         name = "[k] " + sym if k else norm(sym)
         acc[name] = acc.get(name, 0.0) + pct
-        if k:
-            kern.add(name)
-    return sorted(((n, v, n in kern) for n, v in acc.items()), key=lambda x: -x[1])
+        kd = kind.setdefault(name, {})
+        kk = "k" if k else "own" if dso == prog else "lib"
+        kd[kk] = kd.get(kk, 0.0) + pct
+    return sorted(((n, v, max(kind[n], key=kind[n].get)) for n, v in acc.items()), key=lambda x: -x[1])
 
 def our_shares(d, key):
     """{name: pct} of a report, folded as perf's; None if the JSON lacks key"""
@@ -256,14 +261,14 @@ def ei(name, dirn, runs, title, verdicts):
             verdicts.append("%s cpu %.2f-%.2fx" % (kind, min(slow), max(slow)))
     print()
 
-def shares(name, dirn, runs, verdicts):
+def shares(name, dirn, runs, prog, verdicts):
     pf = os.path.join(dirn, "perf.txt")
     if not os.path.exists(pf) or os.path.getsize(pf) == 0:
         print("perf: no profile (perf missing or failed): shares not compared\n")
         verdicts.append("sampled shares: n/a (no perf)")
         return
-    perf = perf_shares(pf)
-    cols = []          # (label, key, kind)
+    perf = perf_shares(pf, prog)
+    cols = []          # (label, key, [{name: pct} per run])
     for kind in ("hooks", "patched"):
         for key, lab in (("sampled_exclusive_pct", "smp"), ("application_exclusive_pct", "int")):
             per_run = []
@@ -272,25 +277,37 @@ def shares(name, dirn, runs, verdicts):
                 if d is not None:
                     per_run.append(our_shares(d, key))
             cols.append(("%s %s" % (kind, lab), key, per_run))
-    nsamp = open(os.path.join(dirn, "perf.samples")).read().strip() if \
-        os.path.exists(os.path.join(dirn, "perf.samples")) else "?"
+    sf = os.path.join(dirn, "perf.samples")
+    nsamp = open(sf).read().strip() if os.path.exists(sf) else "?"
     print("Self shares, %%: perf on the uninstrumented plain binary (cpu-clock, 999 Hz, %s samples)"
           " against ours (median over the runs); smp = sampled_exclusive_pct, int ="
-          " application_exclusive_pct (interval); d = |ours - perf| in points\n" % nsamp)
-    hdr = "%-28s %7s" % ("function (perf's top 8)", "perf")
+          " application_exclusive_pct (interval); d = |ours - perf| in points; lib: a library's"
+          " function, [k]: the kernel's (ours charges it to the caller: left out)\n" % (nsamp or "?"))
+    hdr = "%-32s %7s" % ("function (perf's top)", "perf")
     for lab, _, _ in cols:
         hdr += " %12s %5s" % (lab, "d")
     print(hdr)
-    maxd = [None] * len(cols)
-    shown = 0
-    for n, p, kern in perf:
-        if shown == 8:
+    # the top 8 user-space functions, and the top 8 of the program's own
+    maxd = {"all": [None] * len(cols), "own": [None] * len(cols)}
+    n_all = n_own = 0
+    for n, p, kind in perf:
+        if n_all >= 8 and n_own >= 8:
             break
-        line = "%-28s %7.2f" % (n[:28], p)
-        if kern:
-            print(line + "   (kernel: charged to the caller by ours, left out)")
+        label = n if kind == "own" else ("lib " + n if kind == "lib" else n)
+        line = "%-32s %7.2f" % (label[:32], p)
+        if kind == "k":
+            if n_all < 8:
+                print(line)
             continue
-        shown += 1
+        sets = []
+        if n_all < 8:
+            sets.append("all")
+            n_all += 1
+        if kind == "own" and n_own < 8:
+            sets.append("own")
+            n_own += 1
+        if not sets:
+            continue
         for j, (lab, key, per_run) in enumerate(cols):
             vals = [r.get(n, 0.0) for r in per_run if r is not None]
             if not vals:
@@ -298,24 +315,28 @@ def shares(name, dirn, runs, verdicts):
                 continue
             v = statistics.median(vals)
             dd = abs(v - p)
-            maxd[j] = dd if maxd[j] is None else max(maxd[j], dd)
+            for st in sets:
+                m = maxd[st]
+                m[j] = dd if m[j] is None else max(m[j], dd)
             line += " %12.2f %5.1f" % (v, dd)
+        print(line + ("" if "all" in sets else "   (own top 8 only)"))
+    for st, what in (("all", "max d, top 8 user-space"), ("own", "max d, top 8 of the program's")):
+        line = "%-32s %7s" % (what, "")
+        for j in range(len(cols)):
+            line += " %12s %5s" % ("", fmt(maxd[st][j], "%.1f"))
         print(line)
-    line = "%-28s %7s" % ("max d over the top 8", "")
-    for j in range(len(cols)):
-        line += " %12s %5s" % ("", fmt(maxd[j], "%.1f"))
-    print(line + "\n")
+    print()
     for j, (lab, key, _) in enumerate(cols):
-        if key != "sampled_exclusive_pct":
-            continue
-        if maxd[j] is None:
-            verdicts.append("sampled top-8 %s within 3 pt: n/a" % lab.split()[0])
-        else:
-            verdicts.append("sampled top-8 %s within 3 pt: %s (max %.1f)" %
-                            (lab.split()[0], "PASS" if maxd[j] <= 3 else "FAIL", maxd[j]))
-    for j, (lab, key, _) in enumerate(cols):
-        if key == "application_exclusive_pct" and maxd[j] is not None:
-            verdicts.append("interval top-8 %s max %.1f pt" % (lab.split()[0], maxd[j]))
+        who = lab.split()[0]
+        a, o = maxd["all"][j], maxd["own"][j]
+        if key == "sampled_exclusive_pct":
+            if a is None:
+                verdicts.append("sampled top-8 %s within 3 pt: n/a" % who)
+            else:
+                verdicts.append("sampled top-8 %s within 3 pt: %s (max %.1f; program's own top 8: %s)" %
+                                (who, "PASS" if a <= 3 else "FAIL", a, fmt(o, "%.1f")))
+        elif a is not None:
+            verdicts.append("interval top-8 %s max %.1f pt (own %s)" % (who, a, fmt(o, "%.1f")))
 
 def uftrace(dirn, verdicts):
     u = good(times(os.path.join(dirn, "uftrace.t")))
@@ -375,7 +396,7 @@ def main():
     verdicts = []
     if what == "ei":
         ei(name, dirn, runs, sys.argv[5], verdicts)
-        shares(name, dirn, runs, verdicts)
+        shares(name, dirn, runs, sys.argv[6], verdicts)
         uftrace(dirn, verdicts)
     else:
         slow(name, dirn, runs, float(sys.argv[5]), sys.argv[6], verdicts)
@@ -410,7 +431,7 @@ ei_program() {
 		perf record -q -e cpu-clock -F 999 -o "$D/perf.data" -- \
 			sh -c 'n=$1; shift; for i in $(seq "$n"); do "$@" >/dev/null; done' sh "$PRUNS" "$plain" "$@" \
 			>/dev/null 2>"$D/perf.err" &&
-			perf report -i "$D/perf.data" --no-children --sort sym --stdio -q --comm "$comm" \
+			perf report -i "$D/perf.data" --no-children --sort dso,sym --stdio -q --comm "$comm" \
 				--percentage relative 2>>"$D/perf.err" >"$D/perf.txt"
 		perf report -i "$D/perf.data" --no-children --sort comm -n -q --stdio --comm "$comm" 2>/dev/null |
 			awk '/%/ { print $2; exit }' >"$D/perf.samples"
@@ -425,7 +446,7 @@ ei_program() {
 			echo "uftrace: not installed (apt-get install uftrace): not compared"
 		fi
 	fi
-	python3 "$W/an.py" ei "$name" "$D" "$RUNS" "$title"
+	python3 "$W/an.py" ei "$name" "$D" "$RUNS" "$title" "$(basename "$plain")"
 	echo
 }
 
