@@ -474,7 +474,7 @@ slow_program() {
 # caller when missing); the key names the source, the flags and the compiler
 cache_dir() { echo "$CACHE/builds/$(printf '%s\n' "$@" "$(gcc --version | head -1)" | md5sum | cut -c1-16)"; }
 
-echo "stackclock $(git rev-parse --short HEAD 2>/dev/null || echo '?') ($SC), $RUNS runs$([ "$SHORT" = 1 ] && echo ', short workloads'), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "stackclock $(git rev-parse --short HEAD 2>/dev/null || echo '?') (src/ last changed in $(git log -1 --format=%h -- src 2>/dev/null || echo '?'); $SC), $RUNS runs$([ "$SHORT" = 1 ] && echo ', short workloads'), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo
 
