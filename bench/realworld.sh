@@ -59,7 +59,7 @@
 # the exit status is 0 unless stackclock itself is missing.
 #
 # Measured on main 6a10ede (a 2-core VM shared with other sessions, load
-# average 2-6 during the run): see bench/README.md.
+# average 4-8.5 during the runs): see bench/README.md.
 set -u
 cd "$(dirname "$0")/.."
 SHORT=${SHORT:-0}
