@@ -239,7 +239,7 @@ static void explain_losses(const struct totals *tot)
 	struct rlimit lim;
 	unsigned long kib;
 
-	if (tot->samp_state & SC_SHM_SAMP_FAILED)
+	if ((tot->samp_state & SC_SHM_SAMP_FAILED) && !(tot->why & SC_SHM_WHY_FDCAP))
 		pr_warn("the kernel refused to sample %s threads' CPU clock: sampled shares cover only the others "
 			"(lower kernel.perf_event_paranoid, or record with -F 0)",
 			tot->samp_state & SC_SHM_SAMP_OPENED ? "some" : "the");
@@ -273,8 +273,9 @@ static void explain_losses(const struct totals *tot)
 			tot->why_procs[7]);
 	if (tot->why & SC_SHM_WHY_FDCAP)
 		pr_warn("the runtime's descriptor cap (a quarter of 'ulimit -n', from fd %u up) left some threads "
-			"without OS events: their OS time counts as application time (raise 'ulimit -n')",
-			tot->fd_base);
+			"without OS events%s: their OS time counts as application time%s (raise 'ulimit -n')",
+			tot->fd_base, tot->samp_state & SC_SHM_SAMP_FAILED ? " or samples" : "",
+			tot->samp_state & SC_SHM_SAMP_FAILED ? ", their samples are missing from the shares" : "");
 }
 
 /* The runtime: $STACKCLOCK_RUNTIME, or libstackclock.so beside the tool. */

@@ -545,6 +545,14 @@ static void os_failed(uint32_t cats)
 	__atomic_fetch_or(&rt.hdr->os_failed, cats, __ATOMIC_RELAXED);
 }
 
+/* The thread's ring could not be had: its OS events and its samples. */
+static void os_refused(uint32_t cats)
+{
+	os_failed(cats);
+	if (rt.sample_hz)
+		__atomic_fetch_or(&rt.hdr->samp_state, SC_SHM_SAMP_FAILED, __ATOMIC_RELAXED);
+}
+
 static void os_opened(uint32_t cats)
 {
 	__atomic_fetch_or(&rt.hdr->os_opened, cats, __ATOMIC_RELAXED);
@@ -600,7 +608,7 @@ static void os_open(struct sc_eng_thread *t)
 	if ((!want && !rt.sample_hz) || rt.sandboxed)
 		return;
 	if (__atomic_load_n(&rt.fds_held, __ATOMIC_RELAXED) + NEV > rt.fds_budget) {
-		os_failed(want);           /* so many threads: leave fds to the program */
+		os_refused(want);           /* so many threads: leave fds to the program */
 		why(SC_SHM_WHY_FDCAP);
 		return;
 	}
@@ -616,7 +624,7 @@ static void os_open(struct sc_eng_thread *t)
 	a.context_switch = !!(want & SC_OS_BIT(SC_OS_SWITCH));
 	fd = perf_open(&a);
 	if (fd < 0) {
-		os_failed(want);
+		os_refused(want);
 		return;
 	}
 	pages = __atomic_fetch_add(&rt.rings_big, 1, __ATOMIC_RELAXED) < RING_BIG ? RING_PAGES_BIG : RING_PAGES;
@@ -630,7 +638,7 @@ static void os_open(struct sc_eng_thread *t)
 	}
 	if (rt_mmap_failed(map)) {
 		rt_close((int)fd);
-		os_failed(want);
+		os_refused(want);
 		return;
 	}
 	{

@@ -14,6 +14,10 @@ check "every call recorded all the same (work $(q "$TMP/n.json" "row('work')['ca
 	q "$TMP/n.json" "exit(0 if row('work')['calls'] == 192 and s['threads'] == 65 else 1)"
 check "the descriptor cap is named, with the limit to raise" -- \
 	grep -q "descriptor cap (a quarter of 'ulimit -n', from fd 36 up).*raise 'ulimit -n'" "$TMP/n.err"
+check "the same line says the threads' samples are missing too, and no other line blames the kernel" -- \
+	sh -c "grep -q 'without OS events or samples.*samples are missing from the shares' '$TMP/n.err' && ! grep -q 'kernel refused to sample' '$TMP/n.err'"
+check "the shares cover the threads that were sampled ($(q "$TMP/n.json" "s.get('samples')") samples)" -- \
+	q "$TMP/n.json" "exit(0 if s['frequency_hz'] == 999 and 'repairs_by_cause' in s else 1)"
 
 "$STACKCLOCK" record -m instrument -o "$TMP/c.data" -- "$TMP/ll" threads 1 2>/dev/null
 head -c 24 "$TMP/c.data" >"$TMP/empty.data"
