@@ -25,6 +25,7 @@
 #include "record/cct_emit.h"
 #include "runtime/engine.h"
 #include "tap.h"
+#include "report_build.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -140,20 +141,7 @@ static const struct an_row *find_row_u(const struct an_report *r, enum an_col c,
 static struct an_report *build(struct an_profile *p, enum an_group by, enum an_app_time mode,
 			       const char *what)
 {
-	struct an_report_options o = { by, mode };
-	struct an_report *r = NULL;
-	char err[256], why[256];
-
-	if (an_report_build(p, &o, &r, err, sizeof(err)) < 0) {
-		ok(0, "%s: report by %s builds (%s)", what, an_group_name(by), err);
-		return NULL;
-	}
-	if (an_report_check(r, why, sizeof(why)) < 0) {
-		ok(0, "%s: invariants by %s: %s", what, an_group_name(by), why);
-		an_report_free(r);
-		return NULL;
-	}
-	return r;
+	return build_checked(p, by, mode, what);
 }
 
 static uint64_t val(const struct an_row *row, enum an_col c)

@@ -28,6 +28,7 @@
 #include "output/export.h"
 #include "output/output.h"
 #include "tap.h"
+#include "report_build.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,20 +174,7 @@ static struct an_profile *load(const struct variant *v)
 
 static struct an_report *build(struct an_profile *p, enum an_group by, const char *what)
 {
-	struct an_report_options o = { by, AN_APP_INTERVAL };
-	struct an_report *r = NULL;
-	char err[256], why[256];
-
-	if (an_report_build(p, &o, &r, err, sizeof(err)) < 0) {
-		ok(0, "%s: report by %s builds (%s)", what, an_group_name(by), err);
-		return NULL;
-	}
-	if (an_report_check(r, why, sizeof(why)) < 0) {
-		ok(0, "%s: invariants by %s: %s", what, an_group_name(by), why);
-		an_report_free(r);
-		return NULL;
-	}
-	return r;
+	return build_checked(p, by, AN_APP_INTERVAL, what);
 }
 
 static const struct an_row *row_s(const struct an_report *r, enum an_col c, const char *s)
