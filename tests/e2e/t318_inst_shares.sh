@@ -17,7 +17,7 @@
 
 for v in "${BUILD_VARIANTS[@]}"; do
 	IFS=: read -r name cc flags <<<"$v"
-	$cc -g -O1 $flags -o "$TMP/sh_$name" "$PROGS/e2e_shares.c" || exit 1
+	$cc -g -O1 $flags -o "$TMP/sh_$name" "$PROGS/e2e_sampled.c" || exit 1
 	"$STACKCLOCK" record -m instrument -F 4999 -o "$TMP/sh.data" -- "$TMP/sh_$name" 200 400 >"$TMP/sh.out" 2>"$TMP/sh.err"
 	check "$name: recorded at 4999 Hz (status $?)" -- test -s "$TMP/sh.data"
 	report_json "$TMP/sh.data" "$TMP/sh.json"

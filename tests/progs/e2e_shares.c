@@ -1,73 +1,42 @@
 /*
- * Sampled shares in instrumentation (SPEC section 14), against the
- * program's own measure.  heavy() and light() spin on the thread's CPU
- * clock for 3 and 1 units (long calls: the probes' share of them is
- * nothing), tiny() is called a great many times (a call-dense part, where
- * samples land in the probes' code too).  Prints the CPU time each took,
- * measured by the program itself around its calls:
- *	heavy_ns light_ns tiny_ns total_ns
- * Usage: e2e_shares UNIT_US ROUNDS [exit|kill|throw]
- *   exit: the last round calls exit() from inside deep() (3 frames open),
- *   kill: it sends itself SIGKILL there.
+ * e2e_shares — known CPU shares for the sampling accuracy test, built -O2
+ * without frame pointers: main -> middle -> {part_a 50%, part_b 30%,
+ * part_c 20%} of the same loop, interleaved in small slices so that any
+ * drift of the machine's speed hits all three alike.
+ * The work is bounded by the process's CPU time, not wall time, so the
+ * number of samples does not depend on how busy the machine is.
+ * A store after the last call keeps the compiler from turning it into a
+ * tail call (which would, rightly, take middle off the stack).
+ * Usage: e2e_shares MILLISECONDS (CPU time, default 2000)
  */
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
-
-static unsigned long cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
-}
 
 static volatile unsigned long sink;
 
-__attribute__((noinline)) void spin(unsigned long ns)
+#define WORK(n) do { for (unsigned long i_ = 0; i_ < (n); i_++) sink += i_ ^ (sink >> 3); } while (0)
+
+__attribute__((noinline)) void part_a(unsigned long n) { WORK(5 * n); }
+__attribute__((noinline)) void part_b(unsigned long n) { WORK(3 * n); }
+__attribute__((noinline)) void part_c(unsigned long n) { WORK(2 * n); }
+
+__attribute__((noinline)) void middle(unsigned long n)
 {
-	unsigned long end = cpu_ns() + ns;
-
-	while (cpu_ns() < end)
-		sink++;
+	part_a(n);
+	part_b(n);
+	part_c(n);
+	sink++;
 }
-
-__attribute__((noinline)) void heavy(unsigned long unit) { spin(3 * unit); }
-__attribute__((noinline)) void light(unsigned long unit) { spin(unit); }
-__attribute__((noinline)) void tiny(void) { sink++; }
-
-__attribute__((noinline)) void deep3(const char *how)
-{
-	fflush(stdout);
-	if (how[0] == 'e')
-		exit(0);
-	kill(getpid(), SIGKILL);
-}
-__attribute__((noinline)) void deep2(const char *how) { deep3(how); sink++; }
-__attribute__((noinline)) void deep(const char *how) { deep2(how); sink++; }
 
 int main(int argc, char **argv)
 {
-	unsigned long unit = (argc > 1 ? strtoul(argv[1], NULL, 10) : 200) * 1000;
-	int rounds = argc > 2 ? atoi(argv[2]) : 100;
-	unsigned long h = 0, l = 0, t = 0, t0 = cpu_ns(), a;
+	long ms = argc > 1 ? atol(argv[1]) : 2000;
+	struct timespec a, b;
 
-	for (int r = 0; r < rounds; r++) {
-		a = cpu_ns();
-		heavy(unit);
-		h += cpu_ns() - a;
-		a = cpu_ns();
-		light(unit);
-		l += cpu_ns() - a;
-		a = cpu_ns();
-		for (int i = 0; i < 20000; i++)
-			tiny();
-		t += cpu_ns() - a;
-	}
-	printf("%lu %lu %lu %lu\n", h, l, t, cpu_ns() - t0);
-	if (argc > 3)
-		deep(argv[3]);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	do {
+		middle(20000);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 	return 0;
 }
