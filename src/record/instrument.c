@@ -1329,7 +1329,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < (int)(sizeof(env) / sizeof(env[0])); i++)
 		free(env[i]);
 	free(dir);
 	return rc;
