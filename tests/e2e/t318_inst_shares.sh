@@ -26,8 +26,9 @@ for v in "${BUILD_VARIANTS[@]}"; do
 	si() { q "$TMP/sh.json" "round(row('$1')['sampled_inclusive_pct'], 1)"; }
 	check "$name: heavy's part of heavy + light, sampled $(q "$TMP/sh.json" "round(100 * row('heavy')['sampled_inclusive_pct'] / (row('heavy')['sampled_inclusive_pct'] + row('light')['sampled_inclusive_pct']), 1)") %, measured by the program $(( 100 * h / (h + l) )) % (+-5)" -- \
 		q "$TMP/sh.json" "exit(0 if abs(100 * row('heavy')['sampled_inclusive_pct'] / (row('heavy')['sampled_inclusive_pct'] + row('light')['sampled_inclusive_pct']) - 100 * $h / ($h + $l)) <= 5 else 1)"
-	check "$name: heavy $(si heavy) % + light $(si light) % hold nearly all of the program's own samples (tiny's own work is small)" -- \
-		q "$TMP/sh.json" "exit(0 if row('heavy')['sampled_inclusive_pct'] + row('light')['sampled_inclusive_pct'] >= 85 else 1)"
+	# the rest is main's loop around tiny(), itself slowed by tiny's probes
+	check "$name: heavy $(si heavy) % + light $(si light) % hold most of the program's own samples (tiny's own work is small)" -- \
+		q "$TMP/sh.json" "exit(0 if row('heavy')['sampled_inclusive_pct'] + row('light')['sampled_inclusive_pct'] >= 70 else 1)"
 	check "$name: heavy's own share is nothing, its callees' is all ($(q "$TMP/sh.json" "round(row('heavy')['sampled_exclusive_pct'], 1)") %)" -- \
 		q "$TMP/sh.json" "exit(0 if row('heavy')['sampled_exclusive_pct'] <= 2 and row('spin')['sampled_inclusive_pct'] >= row('heavy')['sampled_inclusive_pct'] else 1)"
 	check "$name: samples in the probes' code ($(q "$TMP/sh.json" "s['probe_samples']") of $(q "$TMP/sh.json" "s['samples'] + s['probe_samples']"))" -- \
