@@ -8,6 +8,19 @@ TMP=$(mktemp -d /tmp/sc-e2e.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 _n=0
 
+# The checks start Python hundreds of times.  A version manager's shim (a
+# pyenv shim is a shell script that forks a dozen more) cost up to 1 s of
+# a loaded machine's time each; the interpreter it picks is asked once
+# (tests/run.sh asks for the whole suite: SC_PYTHON) and "python3" here
+# runs it directly.  -S: the helpers use the standard library only, and
+# the site-packages' .pth files may import more than the helper itself.
+if [ -z "${SC_PYTHON:-}" ] || [ ! -x "$SC_PYTHON" ]; then
+	SC_PYTHON=$(python3 -c 'import sys; print(sys.executable)') || exit 1
+fi
+mkdir "$TMP/.py" && printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$SC_PYTHON" >"$TMP/.py/python3" &&
+	chmod +x "$TMP/.py/python3" || exit 1
+PATH=$TMP/.py:$PATH
+
 ok() {	# ok CONDITION-STATUS MESSAGE  (status 0 = pass)
 	_n=$((_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
