@@ -45,9 +45,27 @@ build() {
 }
 
 # q FILE.json EXPR: evaluate a python expression over the report (r).
-q() { python3 "$E2E_DIR/sc.py" query "$1" "$2"; }
+q() { _sc query "$1" "$2"; }
 # invariants FILE.json: SPEC invariants, checked independently of the tool.
-invariants() { check "SPEC invariants hold in $(basename "$1")" -- python3 "$E2E_DIR/sc.py" invariants "$1"; }
+invariants() { check "SPEC invariants hold in $(basename "$1")" -- _sc invariants "$1"; }
+# _sc COMMAND FILE [EXPR]: sc.py's answer, from the one sc.py the script
+# keeps running (sc.py serve: a script asks a hundred times, and a start
+# of Python and json each time was a good part of its run); where that
+# one cannot be reached (a pipeline's or background job's subshell, or it
+# ended), from an sc.py of its own.
+coproc SCQ { exec python3 "$E2E_DIR/sc.py" serve 2>/dev/null; }
+_sc() {
+	local st out err
+	if [ -n "${SCQ[1]:-}" ] &&
+		{ printf '%s\0' "$PWD" "$1" "$2" "${3:-}" >&"${SCQ[1]}"; } 2>/dev/null &&
+		IFS= read -r -d '' st <&"${SCQ[0]}" && IFS= read -r -d '' out <&"${SCQ[0]}" &&
+		IFS= read -r -d '' err <&"${SCQ[0]}"; then
+		printf '%s' "$out"
+		printf '%s' "$err" >&2
+		return "$st"
+	fi
+	python3 "$E2E_DIR/sc.py" "$@"
+}
 # report_json DATA OUT.json [REPORT OPTIONS...]: `report --format json` of
 # DATA into OUT.json, then SPEC's invariants on it (two TAP lines).
 report_json() {
