@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 O=${O:-build}
 export SC_BUILD=$PWD/$O
 export STACKCLOCK=$PWD/$O/stackclock
+# the interpreter "python3" names, asked once for every script (lib.sh)
+SC_PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && export SC_PYTHON
 pattern=${1:-}
 log=$O/test-logs
 mkdir -p "$log"

@@ -8,6 +8,19 @@ TMP=$(mktemp -d /tmp/sc-e2e.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 _n=0
 
+# The checks start Python hundreds of times.  A version manager's shim (a
+# pyenv shim is a shell script that forks a dozen more) cost up to 1 s of
+# a loaded machine's time each; the interpreter it picks is asked once
+# (tests/run.sh asks for the whole suite: SC_PYTHON) and "python3" here
+# runs it directly.  -S: the helpers use the standard library only, and
+# the site-packages' .pth files may import more than the helper itself.
+if [ -z "${SC_PYTHON:-}" ] || [ ! -x "$SC_PYTHON" ]; then
+	SC_PYTHON=$(python3 -c 'import sys; print(sys.executable)') || exit 1
+fi
+mkdir "$TMP/.py" && printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$SC_PYTHON" >"$TMP/.py/python3" &&
+	chmod +x "$TMP/.py/python3" || exit 1
+PATH=$TMP/.py:$PATH
+
 ok() {	# ok CONDITION-STATUS MESSAGE  (status 0 = pass)
 	_n=$((_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
@@ -32,9 +45,27 @@ build() {
 }
 
 # q FILE.json EXPR: evaluate a python expression over the report (r).
-q() { python3 "$E2E_DIR/sc.py" query "$1" "$2"; }
+q() { _sc query "$1" "$2"; }
 # invariants FILE.json: SPEC invariants, checked independently of the tool.
-invariants() { check "SPEC invariants hold in $(basename "$1")" -- python3 "$E2E_DIR/sc.py" invariants "$1"; }
+invariants() { check "SPEC invariants hold in $(basename "$1")" -- _sc invariants "$1"; }
+# _sc COMMAND FILE [EXPR]: sc.py's answer, from the one sc.py the script
+# keeps running (sc.py serve: a script asks a hundred times, and a start
+# of Python and json each time was a good part of its run); where that
+# one cannot be reached (a pipeline's or background job's subshell, or it
+# ended), from an sc.py of its own.
+coproc SCQ { exec python3 "$E2E_DIR/sc.py" serve 2>/dev/null; }
+_sc() {
+	local st out err
+	if [ -n "${SCQ[1]:-}" ] &&
+		{ printf '%s\0' "$PWD" "$1" "$2" "${3:-}" >&"${SCQ[1]}"; } 2>/dev/null &&
+		IFS= read -r -d '' st <&"${SCQ[0]}" && IFS= read -r -d '' out <&"${SCQ[0]}" &&
+		IFS= read -r -d '' err <&"${SCQ[0]}"; then
+		printf '%s' "$out"
+		printf '%s' "$err" >&2
+		return "$st"
+	fi
+	python3 "$E2E_DIR/sc.py" "$@"
+}
 # report_json DATA OUT.json [REPORT OPTIONS...]: `report --format json` of
 # DATA into OUT.json, then SPEC's invariants on it (two TAP lines).
 report_json() {

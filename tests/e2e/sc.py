@@ -163,8 +163,8 @@ def invariants(r):
     return errs
 
 
-def main():
-    cmd, path = sys.argv[1], sys.argv[2]
+def main(argv):
+    cmd, path = argv[1], argv[2]
     r = load(path)
     if cmd == "invariants":
         errs = invariants(r)
@@ -193,9 +193,58 @@ def main():
         raise SystemExit("no tree node along %s" % ";".join(path))
 
     env = {"r": r, "rows": rows, "s": s, "row": row, "node": node, "nodes": nodes, "json": json,
-           "fn": r.get("function"), "callers": r.get("callers"), "callees": r.get("callees")}
-    print(eval(sys.argv[3], env))
+           "fn": r.get("function"), "callers": r.get("callers"), "callees": r.get("callees"),
+           # the checks end with exit(STATUS); the builtin comes from the
+           # site module, which lib.sh's python3 -S does not load
+           "exit": sys.exit}
+    print(eval(argv[3], env))
+
+
+def serve():
+    """sc.py serve: the same queries for a whole test script from one
+    process (lib.sh's q and invariants; starting Python and importing json
+    for each cost more than most checks).  A request on stdin is the
+    working directory, the command, the file and the expression (empty for
+    invariants), each ended by NUL; the answer on stdout the exit status,
+    stdout and stderr, each ended by NUL, as a run of its own would give.
+    Each request reads its file again."""
+    import contextlib, io, os, traceback
+    fields = []
+    buf = b""
+    inp, outp = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        while b"\0" not in buf:
+            chunk = inp.read1(65536)
+            if not chunk:
+                return
+            buf += chunk
+        field, buf = buf.split(b"\0", 1)
+        fields.append(field.decode(errors="surrogateescape"))
+        if len(fields) < 4:
+            continue
+        cwd, argv, fields = fields[0], ["sc.py"] + fields[1:], []
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                os.chdir(cwd)
+                main(argv)
+                status = 0
+            except SystemExit as e:
+                if e.code is None or isinstance(e.code, int):
+                    status = int(e.code or 0)
+                else:
+                    print(e.code, file=sys.stderr)
+                    status = 1
+            except BaseException:
+                traceback.print_exc()
+                status = 1
+        outp.write(b"%d\0%s\0%s\0" % (status, out.getvalue().encode(errors="surrogateescape"),
+                                         err.getvalue().encode(errors="surrogateescape")))
+        outp.flush()
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["serve"]:
+        serve()
+    else:
+        main(sys.argv)

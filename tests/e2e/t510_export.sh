@@ -213,19 +213,27 @@ check "the page needs no network (no src= or href= to anywhere)" -- \
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ]; then
 	ok 0 "# SKIP chromium is not installed: the pages are not opened"
+elif [[ "${SC_BUILD:-}" == *-san ]]; then
+	# the pages are the exporter's output, the same bytes from either
+	# build: the browser (another program) opens them once, in the
+	# normal pass; the sanitized exporter wrote them above
+	ok 0 "# SKIP the pages are opened in the normal pass"
 else
+	# both pages in one browser (its start is most of a drive's time),
+	# the answers split per page
 	nice python3 "$E2E_DIR/html_drive.py" "$TMP/t.html" \
 		'eval:document.body.innerText.includes("spin<script>")' \
-		'eval:document.querySelectorAll("script").length' >"$TMP/t.drive" 2>"$TMP/t.drive.err"
-	ok $? "open the C++ export in headless chromium"
+		'eval:document.querySelectorAll("script").length' \
+		"open:$TMP/i.html" \
+		'eval:document.body.innerText.includes("work_a")' >"$TMP/drive" 2>"$TMP/drive.err"
+	ok $? "open the C++ export and the instrumentation export in headless chromium"
+	awk -v t="$TMP/t.drive" -v i="$TMP/i.drive" 'BEGIN { f = t } /"page": "i.html"/ { f = i } { print >f }' "$TMP/drive"
 	check "spin<script> shows as text, no element made of it, no console error" -- python3 - "$TMP/t.drive" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 print(lines)
 sys.exit(0 if lines[0]["state"] == "ready" and lines[1] is True and lines[2] <= 2 and lines[-1]["console_errors"] == [] else 1)
 PY
-	nice python3 "$E2E_DIR/html_drive.py" "$TMP/i.html" \
-		'eval:document.body.innerText.includes("work_a")' >"$TMP/i.drive" 2>&1
 	check "the instrumentation export opens, work_a shown, no console error" -- python3 -c \
 		"import json, sys; l = [json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l[0]['state'] == 'ready' and l[1] is True and l[-1]['console_errors'] == [] else 1)" "$TMP/i.drive"
 fi

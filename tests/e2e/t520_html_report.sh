@@ -30,36 +30,61 @@ drive() {	# drive OUT PAGE STEP...: the driver's answers into OUT, its errors sh
 line() { sed -n "$2p" "$1"; }                 # line FILE N: the Nth answer (1 = load)
 # jcheck MESSAGE PYTHON-EXPR: true of a = the answers in $ANS (JSON values,
 # a[0] the load line), D = the fixture $DOC, x = html_fixtures.py.
-jcheck() {
-	check "$1" -- python3 - "$ANS" "$DOC" "$2" <<'EOF'
-import json, os, sys
-sys.path.insert(0, os.environ["E2E_DIR"])
-import html_fixtures as x
-a = [json.loads(l) for l in open(sys.argv[1])]
-D = x.full(json.load(open(sys.argv[2])))
-ok = eval(sys.argv[3])
-if not ok:
-    print("answers:", json.dumps(a)[:2000])
-sys.exit(0 if ok else 1)
-EOF
-}
-# rcheck MESSAGE PYTHON-EXPR: true of a = the answers in $ANS, R = the
-# report ($REP, `report --format json`), T = its calls trees by thread
+# rcheck MESSAGE PYTHON-EXPR: True (exactly) of a = the answers in $ANS, R =
+# the report ($REP, `report --format json`), T = its calls trees by thread
 # ($TREE, `report --tree --by thread --format json`), x = html_fixtures.py.
-rcheck() {
-	check "$1" -- python3 - "$ANS" "$REP" "$TREE" "$2" <<'EOF'
-import json, os, sys
+# Both are queued and run by checks_done in one Python for the page: each
+# is its own TAP line, evaluated on its own (a failure or an exception
+# fails that check only, its answers shown), but the files are read once
+# (the 100,000-node fixture took a second a check).
+_cq=()
+jcheck() { _cq+=(j "$1" "$2"); }
+rcheck() { _cq+=(r "$1" "$2"); }
+checks_done() {
+	local n=${#_cq[@]}
+	[ "$n" -gt 0 ] || return 0
+	python3 - "$_n" "$ANS" "${DOC:-}" "${REP:-}" "${TREE:-}" "${_cq[@]}" <<'EOF'
+import json, os, sys, traceback
 sys.path.insert(0, os.environ["E2E_DIR"])
 import html_fixtures as x
-a = [json.loads(l) for l in open(sys.argv[1])]
-R = json.load(open(sys.argv[2]))
-T = json.load(open(sys.argv[3])) if os.path.getsize(sys.argv[3]) else None
-ok = eval(sys.argv[4])
-if ok is not True:
-    print("answers:", json.dumps(a)[:3000])
-    print("result:", str(ok)[:3000])
-sys.exit(0 if ok is True else 1)
+n = int(sys.argv[1])
+ans, doc, rep, tree = sys.argv[2:6]
+q = sys.argv[6:]
+kinds = {q[i] for i in range(0, len(q), 3)}
+base, failed_load = {"json": json, "os": os, "sys": sys, "x": x}, None
+try:
+    base["a"] = [json.loads(l) for l in open(ans)]
+    if "j" in kinds:
+        base["D"] = x.full(json.load(open(doc)))
+    if "r" in kinds:
+        base["R"] = json.load(open(rep))
+        base["T"] = json.load(open(tree)) if os.path.getsize(tree) else None
+except Exception:
+    failed_load = traceback.format_exc()
+for i in range(0, len(q), 3):
+    kind, msg, expr = q[i:i + 3]
+    n += 1
+    out = ""
+    if failed_load:
+        good, out = False, failed_load
+    else:
+        env = dict(base)
+        a = env["a"]
+        try:
+            ok = eval(expr, env)
+            good = ok is True if kind == "r" else bool(ok)
+            if not good and kind == "r":
+                out = "answers: %s\nresult: %s" % (json.dumps(a)[:3000], str(ok)[:3000])
+            elif not good:
+                out = "answers: %s" % json.dumps(a)[:2000]
+        except Exception:
+            good, out = False, traceback.format_exc()
+    print("%s %d - %s" % ("ok" if good else "not ok", n, msg))
+    for line in out.splitlines()[:20]:
+        print("#   " + line)
 EOF
+	_n=$((_n + n / 3))
+	_cq=()
 }
 # export_all DATA NAME: NAME.html, NAME.json (report) and NAME.tree.json
 export_all() {
@@ -92,13 +117,57 @@ scope_js() {
 export E2E_DIR
 cd "$TMP"
 
-# ---- instrumentation, JSON embedding ---------------------------------------
+# Every page is written first, then all are opened one after the other in
+# one browser (its start is most of a drive's time), and the answers split
+# into NAME.out per page.  A page opens in the window the page before it
+# left: the first one's resize is undone before the next.
+# The 100,000-node fixture (seconds of Python) is made meanwhile.
+fx big 100000 instrumentation big.json --slim &
+bigfx=$!
+
+# ---- synthetic profiles: instrumentation (JSON embedding), without rows,
+# sampling (gzip embedding), recursion 5,000 deep, 100,000 nodes --------------
 fx small instrumentation si.json
 fx small instrumentation si-norows.json --no-rows
 check "instrumentation page written (JSON embedding)" -- page json si.json si.html
-ANS=$TMP/si.out DOC=$TMP/si.json
+page json si-norows.json sn.html
+fx small sampling ss.json
+check "sampling page written (gzip embedding)" -- page gzip ss.json ss.html
+fx deep 5000 deep.json
+page auto deep.json deep.html
+wait $bigfx
+check "100,000-node page written" -- page auto big.json big.html
+size=$(stat -c %s big.html)
+ok $((size >= 10 * 1024 * 1024)) "100,000-node page under 10 MB ($size bytes)"
+
+# ---- the page of real recordings: `stackclock export --format html` --------
+# Four recordings, exported.
+# instrumentation, hooks compiled in, three threads besides main
+cc -g -O1 -finstrument-functions -pthread -o thr "$PROGS/e2e_threads.c" &&
+	"$STACKCLOCK" record -m instrument -o thr.data -- ./thr 3 20000 >/dev/null 2>&1
+check "instrumentation, 4 threads: exported" -- export_all thr.data thr
+# instrumentation of a program built without hooks (patched at run time,
+# some functions not: "unpatched"), 4 processes (fork, exec) and 8 threads
+export STACKCLOCK_CACHE_DIR=$TMP/cache
+gcc -O2 -g -pthread -rdynamic -o exact "$PROGS/patch_exact.c" &&
+	"$STACKCLOCK" record -m instrument -o exact.data -- ./exact 100 >/dev/null 2>&1
+check "patched program, 4 processes: exported" -- export_all exact.data exact
+# sampling of a stripped program (a dpkg list says a package owns it)
+mkdir -p dpkg && echo "$TMP/shares" >dpkg/sharespkg:amd64.list
+export STACKCLOCK_DPKG_INFO=$TMP/dpkg
+cc -O2 -fomit-frame-pointer -o shares "$PROGS/e2e_shares.c" && strip shares &&
+	"$STACKCLOCK" record -F 999 -o shares.data -- ./shares 300 >/dev/null 2>&1
+check "stripped program, sampling: exported" -- export_all shares.data shares
+"$STACKCLOCK" report -i shares.data >shares.txt
+# sampling, two threads and a forked child
+cc -O2 -g -fomit-frame-pointer -pthread -o cput "$PROGS/e2e_cputhreads.c" &&
+	"$STACKCLOCK" record -F 999 -o cput.data -- ./cput >/dev/null 2>&1
+check "sampling, 3 threads in 2 processes: exported" -- export_all cput.data cput
+
+# ---- the browser --------------------------------------------------------------
 NAMES='["main","fact","helper","leaf","worker","clone3","spin<script>","</script><b>bold</b>","std::map<int, a&b>::operator<","x></div>"]'
-drive "$ANS" si.html \
+TREE=$TMP/thr.tree.json
+drive "$TMP/all.out" si.html \
 	'eval:document.body.dataset.nodes' \
 	'eval:document.querySelector("#functions tbody td").textContent' \
 	'eval:[...document.querySelectorAll("#functions td.name")].map(t => t.textContent)' \
@@ -117,7 +186,51 @@ drive "$ANS" si.html \
 	'press:input[value=ae]' \
 	'eval:[document.getElementById("functions").dataset.sort, document.getElementById("functions").dataset.first, document.getElementById("tree").dataset.hotPath]' \
 	'eval:[...document.querySelectorAll("#functions th")].map(th => { th.click(); const t = document.getElementById("functions"); return [th.dataset.field, t.dataset.sort, t.dataset.first]; })' \
-	'size:1400x900' "eval:$WIDTH_JS" "eval:$SUMMARY_JS"
+	'size:1400x900' "eval:$WIDTH_JS" "eval:$SUMMARY_JS" \
+	'size:1280x900' \
+	open:sn.html \
+	'eval:stackclock.functionRows()' \
+	open:ss.html \
+	'eval:document.querySelector("#functions tbody td").textContent' \
+	'eval:[...document.querySelectorAll("#functions td.name")].map(t => t.textContent)' \
+	'eval:document.getElementById("tree").dataset.hotPath' \
+	'click:stackclock.flameBox("spin<script>")' \
+	'eval:[document.getElementById("flame").dataset.zoom, document.querySelector("#cc .cc-name").textContent]' \
+	"eval:(() => { const out = {}; for (const f of $NAMES) { stackclock.select(f); const d = document.getElementById('cc').dataset; out[f] = {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), calls: Number(d.calls), callers: JSON.parse(d.callers), callees: JSON.parse(d.callees), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; } return out; })()" \
+	'eval:document.getElementById("metric").hidden' \
+	open:deep.html \
+	"eval:(() => { stackclock.select('rec'); const d = document.getElementById('cc').dataset; return [d.inclusive, d.exclusive, JSON.parse(d.callers), JSON.parse(d.callees), Number(document.body.dataset.nodes)]; })()" \
+	'eval:document.getElementById("tree").dataset.hotPath.split(";").length' \
+	open:big.html \
+	'eval:[Number(document.body.dataset.loadMs), document.body.dataset.phases, Number(document.body.dataset.nodes)]' \
+	'click:stackclock.flameBox("main")' \
+	'eval:document.getElementById("flame").dataset.zoom' \
+	'eval:stackclock.search("method_12") || Number(document.getElementById("flame").dataset.searchNodes)' \
+	"eval:(() => { stackclock.select('main'); const d = document.getElementById('cc').dataset; return {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; })()" \
+	open:thr.html \
+	'size:1400x900' "eval:$SUMMARY_JS" "eval:$(scope_js work)" \
+	'eval:stackclock.scopes()' "eval:stackclock.setScope('all') && stackclock.tableRows()" "eval:$WIDTH_JS" \
+	'eval:document.getElementById("symbols-hint").hidden' \
+	open:exact.html "eval:$SUMMARY_JS" \
+	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()' \
+	"eval:stackclock.setScope('all') && $WIDTH_JS" \
+	open:shares.html "eval:$SUMMARY_JS" \
+	'eval:[...document.querySelectorAll("#symbols-hint > div")].map(d => d.textContent)' \
+	'eval:document.getElementById("symbols-hint").hidden' "eval:$WIDTH_JS" \
+	open:cput.html "eval:$(TREE=$TMP/cput.tree.json scope_js spin_for)" \
+	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()'
+python3 -c '
+import json, sys
+out = None
+for line in open(sys.argv[1]):
+    page = json.loads(line).get("page") if line.startswith("{") else None
+    if page:
+        out = open(page[:-len(".html")] + ".out", "w")
+    out.write(line)
+' "$TMP/all.out"
+
+# ---- instrumentation, JSON embedding ---------------------------------------
+ANS=$TMP/si.out DOC=$TMP/si.json
 check "page opened (driver ran)" -- test -s "$ANS"
 jcheck "state ready" 'a[0]["state"] == "ready"'
 jcheck "no console errors" 'a[-1] == {"console_errors": []}'
@@ -143,24 +256,14 @@ jcheck "a 400-character name: the page fits a 1400-px window (scrollWidth) with 
 	'a[20][0] <= 1400 and a[20][1] == sum(1 for _ in x.paths(D["tree"])) and a[20][2] >= 4 or a[20]'
 jcheck "the summary: every field in words, no JSON" \
 	'(bad := x.summary_problems(D["session"], a[21])) == [] or bad'
+checks_done
 
 ANS=$TMP/sn.out DOC=$TMP/si.json
-page json si-norows.json sn.html
-drive "$ANS" sn.html 'eval:stackclock.functionRows()'
 jcheck "without rows: function rows derived from the tree as SPEC 2 defines them" 'a[0]["state"] == "ready" and x.same_rows(a[1], D["rows"])'
+checks_done
 
 # ---- sampling, gzip embedding ----------------------------------------------
-fx small sampling ss.json
-check "sampling page written (gzip embedding)" -- page gzip ss.json ss.html
 ANS=$TMP/ss.out DOC=$TMP/ss.json
-drive "$ANS" ss.html \
-	'eval:document.querySelector("#functions tbody td").textContent' \
-	'eval:[...document.querySelectorAll("#functions td.name")].map(t => t.textContent)' \
-	'eval:document.getElementById("tree").dataset.hotPath' \
-	'click:stackclock.flameBox("spin<script>")' \
-	'eval:[document.getElementById("flame").dataset.zoom, document.querySelector("#cc .cc-name").textContent]' \
-	"eval:(() => { const out = {}; for (const f of $NAMES) { stackclock.select(f); const d = document.getElementById('cc').dataset; out[f] = {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), calls: Number(d.calls), callers: JSON.parse(d.callers), callees: JSON.parse(d.callees), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; } return out; })()" \
-	'eval:document.getElementById("metric").hidden'
 jcheck "sampling: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
 jcheck "sampling: top function first, names as text" 'a[1] == "main" and set(x.HOSTILE) <= set(a[2])'
 jcheck "sampling: hot path" 'a[3] == x.hot_path_names(D, 0)'
@@ -168,32 +271,19 @@ jcheck "sampling: a click zooms; spin<script> shown as text" 'a[4]["clicked"] an
 jcheck "sampling: callers/callees equal SPEC 6, sums exact" \
 	'all(x.page_cc(v) == x.expect(D, f) and v["callersSum"] == v["inclusive"] for f, v in a[6].items())'
 jcheck "sampling: no value selector" 'a[7] is True'
+checks_done
 
 # ---- recursion 5,000 deep ----------------------------------------------------
-fx deep 5000 deep.json
-page auto deep.json deep.html
 ANS=$TMP/deep.out DOC=$TMP/deep.json
-drive "$ANS" deep.html \
-	"eval:(() => { stackclock.select('rec'); const d = document.getElementById('cc').dataset; return [d.inclusive, d.exclusive, JSON.parse(d.callers), JSON.parse(d.callees), Number(document.body.dataset.nodes)]; })()" \
-	'eval:document.getElementById("tree").dataset.hotPath.split(";").length'
 jcheck "recursion 5,000 deep: ready, no console errors, every node read" \
 	'a[0]["state"] == "ready" and a[-1] == {"console_errors": []} and a[1][4] == 5002'
 jcheck "recursion 5,000 deep: rec charged once (outermost caller main, innermost callee leaf)" \
 	'a[1][:2] == ["5005", "5000"] and sorted(a[1][2]) == [["main", [5005], 0], ["rec", [0], 0]] and sorted(a[1][3]) == [["leaf", [5], 0], ["rec", [0], 0]]'
 jcheck "recursion 5,000 deep: the hot path runs to the leaf" 'a[2] == 5002'
+checks_done
 
 # ---- 100,000 nodes ---------------------------------------------------------
-fx big 100000 instrumentation big.json --slim
-check "100,000-node page written" -- page auto big.json big.html
-size=$(stat -c %s big.html)
-ok $((size >= 10 * 1024 * 1024)) "100,000-node page under 10 MB ($size bytes)"
 ANS=$TMP/big.out DOC=$TMP/big.json
-drive "$ANS" big.html \
-	'eval:[Number(document.body.dataset.loadMs), document.body.dataset.phases, Number(document.body.dataset.nodes)]' \
-	'click:stackclock.flameBox("main")' \
-	'eval:document.getElementById("flame").dataset.zoom' \
-	'eval:stackclock.search("method_12") || Number(document.getElementById("flame").dataset.searchNodes)' \
-	"eval:(() => { stackclock.select('main'); const d = document.getElementById('cc').dataset; return {inclusive: d.inclusive.split(',').map(Number), exclusive: d.exclusive.split(',').map(Number), callersSum: d.callersSum.split(',').map(Number), calleesSum: d.calleesSum.split(',').map(Number)}; })()"
 jcheck "100,000 nodes: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []} and a[1][2] == 100000'
 echo "# 100,000 nodes: $size bytes; $(line "$ANS" 1); in-page $(line "$ANS" 2)"
 jcheck "100,000 nodes: a click zooms" 'a[2]["clicked"] and a[3] == "main"'
@@ -201,55 +291,9 @@ jcheck "100,000 nodes: search counts every match" \
 	'a[4] == x.count_matches(D, "method_12")'
 jcheck "100,000 nodes: callers/callees sums exact" \
 	'a[5]["callersSum"] == a[5]["inclusive"] and [c + e for c, e in zip(a[5]["calleesSum"], a[5]["exclusive"])] == a[5]["inclusive"]'
+checks_done
 
-# ---- the page of real recordings: `stackclock export --format html` --------
-# Three recordings, exported, then opened one after the other in one
-# browser (its start is most of a drive's time); the answers are split
-# into NAME.out per page.
-# instrumentation, hooks compiled in, three threads besides main
-cc -g -O1 -finstrument-functions -pthread -o thr "$PROGS/e2e_threads.c" &&
-	"$STACKCLOCK" record -m instrument -o thr.data -- ./thr 3 20000 >/dev/null 2>&1
-check "instrumentation, 4 threads: exported" -- export_all thr.data thr
-# instrumentation of a program built without hooks (patched at run time,
-# some functions not: "unpatched"), 4 processes (fork, exec) and 8 threads
-export STACKCLOCK_CACHE_DIR=$TMP/cache
-gcc -O2 -g -pthread -rdynamic -o exact "$PROGS/patch_exact.c" &&
-	"$STACKCLOCK" record -m instrument -o exact.data -- ./exact 100 >/dev/null 2>&1
-check "patched program, 4 processes: exported" -- export_all exact.data exact
-# sampling of a stripped program (a dpkg list says a package owns it)
-mkdir -p dpkg && echo "$TMP/shares" >dpkg/sharespkg:amd64.list
-export STACKCLOCK_DPKG_INFO=$TMP/dpkg
-cc -O2 -fomit-frame-pointer -o shares "$PROGS/e2e_shares.c" && strip shares &&
-	"$STACKCLOCK" record -F 999 -o shares.data -- ./shares 300 >/dev/null 2>&1
-check "stripped program, sampling: exported" -- export_all shares.data shares
-"$STACKCLOCK" report -i shares.data >shares.txt
-# sampling, two threads and a forked child
-cc -O2 -g -fomit-frame-pointer -pthread -o cput "$PROGS/e2e_cputhreads.c" &&
-	"$STACKCLOCK" record -F 999 -o cput.data -- ./cput >/dev/null 2>&1
-check "sampling, 3 threads in 2 processes: exported" -- export_all cput.data cput
-
-TREE=$TMP/thr.tree.json
-drive "$TMP/real.out" thr.html 'size:1400x900' "eval:$SUMMARY_JS" "eval:$(scope_js work)" \
-	'eval:stackclock.scopes()' "eval:stackclock.setScope('all') && stackclock.tableRows()" "eval:$WIDTH_JS" \
-	'eval:document.getElementById("symbols-hint").hidden' \
-	open:exact.html "eval:$SUMMARY_JS" \
-	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()' \
-	"eval:stackclock.setScope('all') && $WIDTH_JS" \
-	open:shares.html "eval:$SUMMARY_JS" \
-	'eval:[...document.querySelectorAll("#symbols-hint > div")].map(d => d.textContent)' \
-	'eval:document.getElementById("symbols-hint").hidden' "eval:$WIDTH_JS" \
-	open:cput.html "eval:$(TREE=$TMP/cput.tree.json scope_js spin_for)" \
-	'eval:(() => { const out = []; for (const [v] of stackclock.scopes()) { if (!v.startsWith("p:")) continue; stackclock.setScope(v); const k = Number(v.slice(2)); out.push({threads: stackclock.threads().filter(t => t.process === k).map(t => [t.tid, t.pid, t.name]), rows: stackclock.tableRows()}); } return out; })()'
-python3 -c '
-import json, sys
-out = None
-for line in open(sys.argv[1]):
-    page = json.loads(line).get("page") if line.startswith("{") else None
-    if page:
-        out = open(page[:-len(".html")] + ".out", "w")
-    out.write(line)
-' "$TMP/real.out"
-
+# ---- the pages of real recordings -------------------------------------------
 ANS=$TMP/thr.out REP=$TMP/thr.json TREE=$TMP/thr.tree.json
 rcheck "instrumentation: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
 rcheck "instrumentation: every session field in words (times with units, counts with separators, no JSON)" \
@@ -266,6 +310,7 @@ rcheck "instrumentation: back to all threads, the report's own rows" 'x.same_sco
 rcheck "instrumentation: every function named: no advice for missing symbols" 'a[7] is True and R["session"]["unnamed_modules"] == []'
 rcheck "instrumentation: fits a 1400-px window (document.documentElement.scrollWidth) with every tree line open and a function selected" \
 	'a[6][0] <= 1400 and a[6][1] == 3 and a[6][2] > 3 or a[6]'
+checks_done
 
 ANS=$TMP/exact.out REP=$TMP/exact.json TREE=$TMP/exact.tree.json
 rcheck "patched program: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
@@ -275,7 +320,7 @@ rcheck "patched program: each process selected shows exactly the function rows o
 	'len(a[2]) == 4 and (bad := [x.same_scope_rows(p["rows"], x.scope_rows(T, [t for t in T["tree"] if [t["tid"], t["pid"], t["thread_name"]] in p["threads"]])) for p in a[2]]) == [[]] * 4 and sum(len(p["threads"]) for p in a[2]) == len(T["tree"]) or bad'
 rcheck "patched program: the table (every per-call column) fits a 1400-px window" \
 	'a[3][0] <= 1400 or a[3]'
-
+checks_done
 
 ANS=$TMP/shares.out REP=$TMP/shares.json TREE=$TMP/shares.tree.json
 rcheck "stripped program: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
@@ -284,6 +329,7 @@ rcheck "stripped program: every session field in words (percentages with one dec
 rcheck "stripped program: the page gives the advice of report, line for line (apt install sharespkg-dbgsym, DEBUGINFOD_URLS)" \
 	'a[2] == x.cli_hint(open("shares.txt").read()) and any("apt install sharespkg-dbgsym" in l for l in a[2]) and a[3] is False or [a[2], x.cli_hint(open("shares.txt").read())]'
 rcheck "stripped program: fits a 1400-px window" 'a[4][0] <= 1400 or a[4]'
+checks_done
 
 ANS=$TMP/cput.out REP=$TMP/cput.json TREE=$TMP/cput.tree.json
 rcheck "sampling, 3 threads: ready, no console errors" 'a[0]["state"] == "ready" and a[-1] == {"console_errors": []}'
@@ -291,3 +337,4 @@ rcheck "sampling: each thread selected shows exactly its own function rows, tree
 	'len(a[1]) == len(T["tree"]) >= 3 and all(a[1]) and (bad := [(x.same_scope_rows(s["rows"], x.scope_rows(T, [t])), s["nodes"] == sum(1 for _ in x.paths(t["children"])), x.valid_hot_path(t["children"], s["hot"], "inclusive_samples"), s["cc"] == next(([r["inclusive_samples"]] for r in x.scope_rows(T, [t]) if r["function"] == "spin_for"), [0])) for s, t in zip(a[1], T["tree"])]) == [([], True, True, True)] * len(T["tree"]) or bad'
 rcheck "sampling: each of the 2 processes selected shows exactly the rows of its threads" \
 	'len(a[2]) == 2 and (bad := [x.same_scope_rows(p["rows"], x.scope_rows(T, [t for t in T["tree"] if [t["tid"], t["pid"], t["thread_name"]] in p["threads"]])) for p in a[2]]) == [[]] * 2 or bad'
+checks_done
