@@ -281,8 +281,7 @@ struct sc_eng_thread {
 	uint32_t flags;
 	char name[16];
 	uint64_t user[5];                  /* owned by the runtime */
-	struct sc_eng_more *more;          /* below, at more_off */
-	uint64_t more_off;
+	uint64_t more_off;                 /* struct sc_eng_more (sc_eng_more_of) */
 	struct sc_eng_cs cs_root;          /* charged while the stack is empty */
 };
 
@@ -317,6 +316,21 @@ _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
 _Static_assert(sizeof(struct sc_eng_frame) == 88, "frame size");
 _Static_assert(sizeof(struct sc_eng_thread) <= 512, "a thread's state takes a 512-byte block");
 _Static_assert(sizeof(struct sc_eng_more) == SC_ENG_NODE_SIZE, "more size");
+
+/* A thread's slow-path counters (slow paths only). */
+static inline struct sc_eng_more *sc_eng_more_of(const struct sc_eng_thread *t)
+{
+	return (struct sc_eng_more *)(t->base + t->more_off);
+}
+
+/* One frame closed by repair, counted under the cause the runtime gave. */
+static inline void sc_eng_repaired(struct sc_eng_thread *t)
+{
+	struct sc_eng_more *m = sc_eng_more_of(t);
+
+	t->repair_closed++;
+	m->repair_by[m->repair_cause]++;
+}
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -741,7 +755,7 @@ SC_ENG_SLOW int sc_eng_stack_grow(struct sc_eng_thread *t)
 SC_ENG_SLOW void sc_eng_sample(struct sc_eng_thread *t, int in_probe)
 {
 	const struct sc_eng_frame *f = t->top;
-	struct sc_eng_more *m = t->more;
+	struct sc_eng_more *m = sc_eng_more_of(t);
 	struct sc_eng_samp *tab;
 	uint32_t key, i;
 
@@ -996,8 +1010,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 		if (cfa - f->cfa < 16 && f->cs->site == site && f->pc != pc)
 			return f->cfa - 1;         /* inlined into the frame on top */
 		sc_eng_pop(t, now);
-		t->repair_closed++;
-		t->more->repair_by[t->more->repair_cause]++;
+		sc_eng_repaired(t);
 	}
 	return cfa;
 }
@@ -1145,13 +1158,12 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 			break;
 	if (f <= t->stack) {
 		t->stray_exits++;
-		t->more->repair_by[SC_ENG_REPAIR_OTHER]++;
+		sc_eng_more_of(t)->repair_by[SC_ENG_REPAIR_OTHER]++;
 		return;
 	}
 	while (t->top != f) {
 		sc_eng_pop(t, now);
-		t->repair_closed++;
-		t->more->repair_by[t->more->repair_cause]++;
+		sc_eng_repaired(t);
 	}
 	sc_eng_pop(t, now);
 }
@@ -1196,9 +1208,8 @@ SC_ENG_SLOW struct sc_eng_thread *sc_eng_thread_new(struct sc_eng_arena *a, uint
 	t->magic = SC_ENG_THREAD_MAGIC;
 	t->self_off = off;
 	t->tid = tid;
-	t->more = (struct sc_eng_more *)(a->base + moff);
 	t->more_off = moff;
-	t->more->repair_cause = SC_ENG_REPAIR_OTHER;
+	sc_eng_more_of(t)->repair_cause = SC_ENG_REPAIR_OTHER;
 	t->stack = (struct sc_eng_frame *)(a->base + soff);
 	t->stack_off = soff;
 	t->stack_cap = SC_ENG_STACK_FIRST;

@@ -64,6 +64,8 @@ void sc_patch_start(char **envp);
 void sc_patch_loaded(void);
 /* Is ip in a region of stubs (the probes' code of patched functions)? */
 int sc_patch_in_stubs(uint64_t ip);
+/* Is pc in the runtime's own code (probe.c)? */
+int sc_rt_in_self(uint64_t pc);
 
 /* ---- between the parts (not for other callers) ---- */
 

@@ -226,30 +226,7 @@ static void why(uint32_t bits)
  */
 static int rt_in_probe(uint64_t ip)
 {
-	return (ip >= rt.self_lo && ip < rt.self_hi) || sc_patch_in_stubs(ip);
-}
-
-static int self_range(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uint64_t me = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t a = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (me < lo || me >= hi)
-		return 0;
-	rt.self_lo = lo;
-	rt.self_hi = hi;
-	return 1;
+	return sc_rt_in_self(ip) || sc_patch_in_stubs(ip);
 }
 
 static uint64_t mono_ns(void)
@@ -919,6 +896,29 @@ static void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *h
 	}
 }
 
+/* The object holding this runtime: its span, once. */
+static int self_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t me = (uint64_t)(uintptr_t)arg, lo, hi;
+
+	(void)size;
+	load_span(info, &lo, &hi);
+	if (me < info->dlpi_addr + lo || me >= info->dlpi_addr + hi)
+		return 0;
+	rt.self_lo = info->dlpi_addr + lo;
+	__atomic_store_n(&rt.self_hi, info->dlpi_addr + hi, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Is pc in this runtime (its probes, its wrappers)?  For the sampled
+ * shares' probe samples and for hiding our frames from backtrace(). */
+int sc_rt_in_self(uint64_t pc)
+{
+	if (!__atomic_load_n(&rt.self_hi, __ATOMIC_ACQUIRE))
+		dl_iterate_phdr(self_range, (void *)(uintptr_t)sc_rt_in_self);
+	return pc >= rt.self_lo && pc < rt.self_hi;
+}
+
 struct rt_modrange {
 	uint64_t lo, hi;               /* mapped [lo, hi) */
 	uint64_t base;                 /* where its first page is (dli_fbase) */
@@ -1439,7 +1439,6 @@ static void rt_process_init(void)
 	rt.sample_hz = s ? (uint32_t)rt_atou(s, NULL) : 0;
 	if (rt.sample_hz > 100000)
 		rt.sample_hz = 100000;
-	dl_iterate_phdr(self_range, (void *)(uintptr_t)rt_in_probe);
 	s = rt_getenv(envp, SC_SHM_ENV_CLOCK0);
 	if (s) {
 		rt.clock0_tsc = rt_atou(s, &end);
@@ -2257,12 +2256,12 @@ static void jump_seen(const void *env)
 	}
 	t->cost_skip = 1;              /* no probe ran in this interval */
 	{
-		uint32_t cause = t->more->repair_cause;
+		uint32_t cause = sc_eng_more_of(t)->repair_cause;
 
 		/* leaving a probe a signal interrupted: out of its handler */
-		t->more->repair_cause = busy ? SC_ENG_REPAIR_SIGNAL : SC_ENG_REPAIR_LONGJMP;
+		sc_eng_more_of(t)->repair_cause = busy ? SC_ENG_REPAIR_SIGNAL : SC_ENG_REPAIR_LONGJMP;
 		sc_eng_cfa_repair(t, 0, 0, to, sc_eng_now(t, now, 1));
-		t->more->repair_cause = cause;
+		sc_eng_more_of(t)->repair_cause = cause;
 	}
 	probe_done(t);
 }
@@ -2335,7 +2334,7 @@ static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64
 	if (unlikely(tls.unwind == RT_UNWIND_CAUGHT)) {
 		/* the frames an exception unwound are closed by now */
 		tls.unwind = 0;
-		t->more->repair_cause = SC_ENG_REPAIR_OTHER;
+		sc_eng_more_of(t)->repair_cause = SC_ENG_REPAIR_OTHER;
 	}
 	if (likely(!sc_rt_clk.off))
 		slow_cost(t, now);
@@ -2582,7 +2581,7 @@ void sc_rt_unwind_note(int caught)
 	if (!t || tls.state != RT_ON)
 		return;
 	if (!caught) {
-		t->more->repair_cause = SC_ENG_REPAIR_EXCEPTION;
+		sc_eng_more_of(t)->repair_cause = SC_ENG_REPAIR_EXCEPTION;
 		tls.unwind = RT_UNWIND_THROWN;
 	} else if (tls.unwind) {
 		tls.unwind = RT_UNWIND_CAUGHT;

@@ -365,19 +365,6 @@ _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_
 	return RS_WITH_ORIGINALS(RS_REAL(forced)(exc, stop, arg));
 }
 
-/* Is pc in this runtime?  Its own frames are hidden from the program's
- * backtraces, as they would be without it. */
-static int rs_in_self(uint64_t pc)
-{
-	static void *self;
-	Dl_info a, b;
-	void *extra;
-
-	if (!self && dladdr1((void *)rs_in_self, &a, &extra, RTLD_DL_LINKMAP))
-		self = a.dli_fbase;
-	return self && dladdr1((void *)pc, &b, &extra, RTLD_DL_LINKMAP) && b.dli_fbase == self;
-}
-
 struct rs_trace {
 	_Unwind_Trace_Fn fn;
 	void *arg;
@@ -388,7 +375,7 @@ static _Unwind_Reason_Code rs_trace_frame(struct _Unwind_Context *ctx, void *arg
 {
 	struct rs_trace *t = arg;
 
-	if (!t->started && rs_real.get_ip && rs_in_self(rs_real.get_ip(ctx)))
+	if (!t->started && rs_real.get_ip && sc_rt_in_self(rs_real.get_ip(ctx)))
 		return _URC_NO_REASON;
 	t->started = 1;
 	return t->fn(ctx, t->arg);
@@ -409,7 +396,7 @@ int backtrace(void **buf, int size)
 	if (size <= 0)
 		return RS_REAL(backtrace)(buf, size);
 	n = RS_WITH_ORIGINALS(RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size));
-	while (skip < n && rs_in_self((uint64_t)(uintptr_t)dst[skip]))
+	while (skip < n && sc_rt_in_self((uint64_t)(uintptr_t)dst[skip]))
 		skip++;
 	n -= skip;
 	if (n > size)

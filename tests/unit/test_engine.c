@@ -1247,7 +1247,7 @@ static void run_samples_causes(void)
 
 	sc_eng_arena_init(&a, buf, len);
 	t = sc_eng_thread_new(&a, 3, 0);
-	m = t->more;
+	m = sc_eng_more_of(t);
 	is_u64(m->repair_cause, SC_ENG_REPAIR_OTHER, "causes: a new thread's repairs are 'other'");
 	sc_eng_sample(t, 0);                        /* nothing open: the root */
 	sc_eng_enter(t, FUNC(1), 0x10, 1);
