@@ -67,9 +67,11 @@ facts "$TMP/s.data" "sort+0x$entry" >"$TMP/s.txt"
 r=$(fact root_pct "$TMP/s.txt")
 # 97.9-98.8 % on a quiet machine; a loaded one delays the recorder's first
 # reading of each new thread's stack pages (93.6 % seen under CI-like
-# load), and so does a recorder built with the sanitizers (84 % seen: the
-# run is 0.3 s, its first 50 ms are a sixth of it)
-lo=90 wlo=85
+# load; 87.9 % in a CI run), and so does a recorder built with the
+# sanitizers (84 % seen: the run is 0.3 s, its first 50 ms are a sixth of
+# it).  Without the fault-in: 61.9 % of all stacks, 34.5 % of the
+# workers' (measured with it turned off).
+lo=85 wlo=80
 case $STACKCLOCK in */build-san/*) lo=75 wlo=70 ;; esac
 atleast "$r" $lo; ok $? "sort -n: $r% of $(fact samples "$TMP/s.txt") stacks reach the root (>= $lo%)"
 w=$(fact worker_root_pct "$TMP/s.txt")

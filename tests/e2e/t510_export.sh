@@ -168,8 +168,15 @@ for line in open(sys.argv[2]):
     tot += int(v)
     leaf = stack.split(";")[-1]
     excl[leaf] = excl.get(leaf, 0) + int(v)
-rows = {x["function"]: x["exclusive_samples"] for x in r["rows"]}
-sys.exit(0 if tot == r["session"]["samples"] and all(excl.get(f, 0) == n for f, n in rows.items()) else 1)
+# one name may be several rows (ld.so's _start and the program's): the
+# folded leaf is the name, so compare against the rows' sum per name
+rows = {}
+for x in r["rows"]:
+    rows[x["function"]] = rows.get(x["function"], 0) + x["exclusive_samples"]
+bad = [(f, n, excl.get(f, 0)) for f, n in rows.items() if excl.get(f, 0) != n]
+bad += [(f, rows.get(f), n) for f, n in excl.items() if rows.get(f, 0) != n]
+print("folded total", tot, "session", r["session"]["samples"], "differ (name, rows, folded):", bad)
+sys.exit(0 if tot == r["session"]["samples"] and not bad else 1)
 PY
 for v in elapsed application calls; do
 	"$STACKCLOCK" export -i "$TMP/i.data" --format folded --value $v -o "$TMP/i.$v.folded"
