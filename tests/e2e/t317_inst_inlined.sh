@@ -24,24 +24,29 @@ done
 data=$TMP/gcc.data json=$TMP/gcc.json
 check "resolution_ns is twice the probe cost per event ($(q "$json" "s['resolution_ns']") ns)" -- \
 	q "$json" "exit(0 if s['resolution_ns'] == int(2 * s['probe_cost_ns'] + 0.5) > 0 else 1)"
-check "JSON: leaf below the resolution, main not; the flag is EE per call < resolution on every row" -- \
-	q "$json" "exit(0 if row('leaf')['below_resolution'] and not row('main')['below_resolution'] and all(x['below_resolution'] == (x['calls'] > 0 and x['elapsed_exclusive_ns'] < x['calls'] * s['resolution_ns']) for x in rows) else 1)"
+# leaf takes a few ns a call on a quiet machine; under a CPU hog the
+# preemptions that land in its intervals can lift its mean over the line
+# (seen in CI): the views are then checked on the flagged row with the most
+# calls, and the message says which
+low=$(q "$json" "next(iter(sorted((x for x in rows if x['below_resolution']), key=lambda x: (x['function'] != 'leaf', -x['calls']))), {'function': ''})['function']")
+check "JSON: the flag is EE per call < resolution on every row; main not flagged; '$low' flagged (leaf: $(q "$json" "round(row('leaf')['elapsed_exclusive_ns'] / row('leaf')['calls'], 1)") ns a call)" -- \
+	q "$json" "exit(0 if '$low' and not row('main')['below_resolution'] and all(x['below_resolution'] == (x['calls'] > 0 and x['elapsed_exclusive_ns'] < x['calls'] * s['resolution_ns']) for x in rows) else 1)"
 "$STACKCLOCK" report -i "$data" --format csv >"$TMP/r.csv"
-check "CSV: a below_resolution column, true for leaf and false for main" -- \
-	python3 -c "import csv,sys; r={x['function']: x for x in csv.DictReader(open('$TMP/r.csv'))}; sys.exit(0 if (r['leaf']['below_resolution'], r['main']['below_resolution']) == ('true', 'false') else 1)"
+check "CSV: a below_resolution column, true for $low and false for main" -- \
+	python3 -c "import csv,sys; r={x['function']: x for x in csv.DictReader(open('$TMP/r.csv'))}; sys.exit(0 if (r['$low']['below_resolution'], r['main']['below_resolution']) == ('true', 'false') else 1)"
 "$STACKCLOCK" report -i "$data" --top 0 >"$TMP/r.txt"
-check "table: '~' before leaf, not before main, and the note says what it means" -- \
-	sh -c "grep -qE ' ~leaf\$' '$TMP/r.txt' && grep -qE '  main\$' '$TMP/r.txt' && grep -q '^~ below the resolution' '$TMP/r.txt'"
+check "table: '~' before $low, not before main, and the note says what it means" -- \
+	sh -c "grep -qE ' ~$low\$' '$TMP/r.txt' && grep -qE '  main\$' '$TMP/r.txt' && grep -q '^~ below the resolution' '$TMP/r.txt'"
 "$STACKCLOCK" report -i "$data" --tree --threshold 0 >"$TMP/t.txt"
-check "tree: leaf's nodes marked '~', main's not" -- \
-	sh -c "grep -qE '^ +[0-9.]+.* [0-9]+~. +.*leaf\$' '$TMP/t.txt' && grep -qE '^ .* +1 \\* main\$' '$TMP/t.txt'"
+check "tree: $low's nodes marked '~', main's not" -- \
+	sh -c "grep -qE '^ +[0-9.]+.* [0-9]+~. +.*$low\$' '$TMP/t.txt' && grep -qE '^ .* +1 \\* main\$' '$TMP/t.txt'"
 if command -v chromium >/dev/null; then
 	"$STACKCLOCK" export -i "$data" --format html -o "$TMP/r.html"
 	timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
 		--disable-component-update --disable-sync --no-first-run --user-data-dir="$TMP/chr" \
 		--dump-dom "file://$TMP/r.html" >"$TMP/dom.html" 2>/dev/null
-	check "HTML: leaf's table cell marked below the resolution, main's not" -- \
-		sh -c "grep -q 'class=\"text name below-res\"[^>]*>leaf<' '$TMP/dom.html' && grep -q 'class=\"text name\"[^>]*>main<' '$TMP/dom.html'"
+	check "HTML: $low's table cell marked below the resolution, main's not" -- \
+		sh -c "grep -q 'class=\"text name below-res\"[^>]*>$low<' '$TMP/dom.html' && grep -q 'class=\"text name\"[^>]*>main<' '$TMP/dom.html'"
 else
 	echo "ok # skip HTML check: no chromium"
 fi
