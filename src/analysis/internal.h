@@ -174,6 +174,8 @@ struct an_profile {
 
 	/* threads known from SC_REC_THREAD (names) */
 	struct an_map tname_map;      /* (proc_id, tid) -> name sid */
+	struct an_map libcall_map;    /* (proc_id, addr) -> name sid of a
+	                                 library call's row (SPEC 11) */
 	/* instrumentation */
 	struct an_thread *threads;
 	size_t nthreads, athreads;

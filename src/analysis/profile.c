@@ -63,6 +63,7 @@ void an_profile_free(struct an_profile *p)
 	free(p->procs);
 	an_map_release(&p->proc_map);
 	an_map_release(&p->tname_map);
+	an_map_release(&p->libcall_map);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		big_free(p->threads[i].nodes, p->threads[i].anodes, sizeof(*p->threads[i].nodes));
 		free(p->threads[i].smp);
@@ -141,6 +142,19 @@ struct an_span an_resolve(struct an_profile *p, uint32_t proc_id, uint64_t addr,
 	}
 	if (n > AN_MAX_INLINE)
 		n = AN_MAX_INLINE;
+	if (!is_return) {
+		/* a library call's row: named by the name the call used, in the
+		 * module the symbol table found (SPEC section 11) */
+		uint32_t sid = an_map_get(&p->libcall_map, proc_id, addr);
+
+		if (sid != AN_NONE) {
+			fr[0] = fr[n - 1];
+			fr[0].function = an_str(&p->strs, sid);
+			fr[0].inlined = false;
+			fr[0].unnamed = false;
+			n = 1;
+		}
+	}
 	span.first = (uint32_t)p->nframes;
 	span.n = (uint32_t)n;
 	span.module_offset = n ? fr[0].module_offset : addr;
@@ -606,6 +620,13 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		if (*name)
 			an_map_put(&p->tname_map, t->proc_id, t->tid,
 				   an_str_intern(&p->strs, name), NULL);
+		break;
+	}
+	case SC_REC_LIBCALL: {
+		const struct sc_rec_libcall *l = d;
+
+		an_map_put(&p->libcall_map, l->proc_id, l->addr,
+			   an_str_intern(&p->strs, (const char *)(l + 1)), NULL);
 		break;
 	}
 	case SC_REC_MODULE:

@@ -394,6 +394,14 @@ static void dump_patched(FILE *f, const void *data)
 			fprintf(f, " %s=%" PRIu32, patch_reason_name(r), p->unpatched[r]);
 }
 
+static void dump_libcall(FILE *f, const void *data)
+{
+	const struct sc_rec_libcall *l = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " addr=0x%" PRIx64 " name=", l->proc_id, l->addr);
+	print_str(f, (const char *)(l + 1));
+}
+
 static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_SESSION]      = dump_session,
 	[SC_REC_SESSION_END]  = dump_session_end,
@@ -411,6 +419,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
 	[SC_REC_THREAD_MORE]  = dump_thread_more,
+	[SC_REC_LIBCALL]      = dump_libcall,
 };
 
 static void dump_record(FILE *f, const struct sc_record *rec)

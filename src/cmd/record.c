@@ -24,7 +24,8 @@
 
 static const char record_usage[] =
 	"usage: stackclock record [-m sample|instrument] [-F HZ] [-o FILE]\n"
-	"                         [--os-events=LIST] [--patch LIST] [--kernel]\n"
+	"                         [--os-events=LIST] [--patch LIST] [--libcalls=WHICH]\n"
+	"                         [--kernel]\n"
 	"                         -- PROGRAM [ARGS...]\n"
 	"       stackclock record -p PID [-F HZ] [-o FILE] [--duration SECONDS]\n"
 	"\n"
@@ -37,6 +38,10 @@ static const char record_usage[] =
 	"                      switch,syscall,fault (default all), or none\n"
 	"  --patch LIST        instrument: also patch these libraries (names such as\n"
 	"                      libz.so.1 or libz, or paths, comma-separated), or all\n"
+	"  --libcalls WHICH    instrument: calls into other modules as rows (SPEC\n"
+	"                      section 11): program (default, the calls the\n"
+	"                      instrumented code makes), all (also between\n"
+	"                      libraries) or none\n"
 	"  --kernel            sample: include kernel frames\n"
 	"  -p, --pid PID       attach to a running process (sampling)\n"
 	"  --duration SECONDS  sample: stop after this long (with -p, or a program)\n";
@@ -102,7 +107,7 @@ static int check_output(const char *path)
 	return err;
 }
 
-enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH };
+enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH, OPT_LIBCALLS };
 
 /* An option the method would silently ignore is a mistake: say so. */
 static int check_method_options(const struct record_opts *o, bool freq_given, bool os_given)
@@ -121,8 +126,8 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 	} else if (o->frequency_hz == 0) {
 		pr_err("record: -F 0 turns off the sampled shares of '-m instrument'; sampling needs a rate of 1 Hz or more");
 		return -EINVAL;
-	} else if (os_given || o->patch) {
-		misplaced = os_given ? "--os-events" : "--patch";
+	} else if (os_given || o->patch || o->libcalls) {
+		misplaced = os_given ? "--os-events" : o->patch ? "--patch" : "--libcalls";
 		pr_err("record: %s is for '-m instrument'; add that, or drop %s", misplaced, misplaced);
 		return -EINVAL;
 	}
@@ -140,6 +145,7 @@ int cmd_record(int argc, char **argv)
 		{ "kernel", no_argument, NULL, OPT_KERNEL },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "patch", required_argument, NULL, OPT_PATCH },
+		{ "libcalls", required_argument, NULL, OPT_LIBCALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -196,6 +202,13 @@ int cmd_record(int argc, char **argv)
 				return RECORD_EXIT_FAILED;
 			}
 			o.patch = optarg;
+			break;
+		case OPT_LIBCALLS:
+			if (strcmp(optarg, "program") && strcmp(optarg, "all") && strcmp(optarg, "none")) {
+				pr_err("record: unknown --libcalls '%s' (use program, all or none)", optarg);
+				return RECORD_EXIT_FAILED;
+			}
+			o.libcalls = optarg;
 			break;
 		case OPT_DURATION:
 			if (parse_seconds(optarg, &o.duration_s))

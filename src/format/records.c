@@ -33,6 +33,7 @@ static const struct {
 	[SC_REC_CCT_SAMPLES]  = { "cct_samples",  sizeof(struct sc_rec_cct_samples),  TAIL_NONE },
 	[SC_REC_THREAD_MORE]  = { "thread_more",  sizeof(struct sc_rec_thread_more),  TAIL_NONE },
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
+	[SC_REC_LIBCALL]      = { "libcall",      sizeof(struct sc_rec_libcall),      TAIL_STRING },
 };
 
 const char *sc_rec_type_name(unsigned type)

@@ -99,6 +99,7 @@ enum sc_rec_type {
 	SC_REC_CCT_REMOVED  = 14,  /* struct sc_rec_cct_removed */
 	SC_REC_CCT_SAMPLES  = 15,  /* struct sc_rec_cct_samples */
 	SC_REC_THREAD_MORE  = 16,  /* struct sc_rec_thread_more */
+	SC_REC_LIBCALL      = 17,  /* struct sc_rec_libcall + name */
 	SC_REC_MAX
 };
 
@@ -372,6 +373,20 @@ struct sc_rec_patched {
 	uint64_t patch_ns;        /* what patching it took, start to end */
 };
 static_assert(sizeof(struct sc_rec_patched) == 176, "patched size");
+
+/*
+ * A function of another module that instrumented code calls (SPEC section
+ * 11): its CCT nodes' function address in that process, and the name the
+ * call used, which names its row (an IFUNC's name rather than the variant
+ * the loader picked, the alias called rather than another at the same
+ * address).  Followed by the name, NUL-terminated.
+ */
+struct sc_rec_libcall {
+	uint32_t proc_id;
+	uint32_t flags;           /* 0 */
+	uint64_t addr;
+};
+static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
 
 /* ---- writer ---------------------------------------------------------- */
 

@@ -19,6 +19,7 @@
 #include "record/discover.h"
 #include "record/record.h"
 #include "runtime/calib.h"
+#include "runtime/libcall.h"
 #include "runtime/patch.h"
 #include "runtime/shm.h"
 #include "util/util.h"
@@ -680,6 +681,38 @@ static void link_parents(struct image *ims, int n)
 }
 
 
+/* The names of the library calls the image's hooks made rows of (shm.h's
+ * tables, each checked against the image's bounds). */
+static int emit_libcalls(struct sc_writer *w, const struct image *im, const struct sc_shm_header *h)
+{
+	uint32_t ntab = h->nlibcall_tabs < SC_SHM_MAX_LIBCALL_TABS ? h->nlibcall_tabs : SC_SHM_MAX_LIBCALL_TABS;
+
+	for (uint32_t i = 0; i < ntab; i++) {
+		uint64_t off = h->libcall_tab[i];
+		const struct sc_shm_libcalls *t;
+
+		if (!off || off > im->len - sizeof(*t))
+			continue;
+		t = (const struct sc_shm_libcalls *)(im->base + off);
+		if (t->len > im->len - off || t->len < sizeof(*t) ||
+		    t->n > (t->len - sizeof(*t)) / sizeof(t->e[0]))
+			continue;
+		for (uint32_t k = 0; k < t->n; k++) {
+			struct sc_rec_libcall r = { .proc_id = im->proc_id, .addr = t->e[k].fn };
+			const char *name = (const char *)t + t->e[k].name;
+			int ret;
+
+			if (t->e[k].name >= t->len || t->e[k].name_len >= t->len - t->e[k].name ||
+			    name[t->e[k].name_len] != 0 || !t->e[k].name_len)
+				continue;
+			ret = sc_writer_add2(w, SC_REC_LIBCALL, &r, sizeof(r), name, t->e[k].name_len + 1);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int emit_image(struct sc_writer *w, const struct image *im, const struct sc_tick_conv *conv,
 		      struct totals *tot)
 {
@@ -722,6 +755,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		if (ret)
 			return ret;
 	}
+
+	ret = emit_libcalls(w, im, h);
+	if (ret)
+		return ret;
 
 	nthr = sc_cct_threads(im->base, im->len, NULL, 0);
 	if (nthr < 0) {
@@ -1173,7 +1210,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
-	char *env[14] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[18] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1238,6 +1275,10 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
 	if (opts->frequency_hz)
 		env[i++] = xasprintf("%s=%u", SC_SHM_ENV_SAMPLE_HZ, opts->frequency_hz);
+	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, opts->libcalls ? opts->libcalls : "program");
+	/* every GOT slot bound before the program runs (runtime/libcall.c) */
+	if (!opts->libcalls || strcmp(opts->libcalls, "none"))
+		env[i++] = xstrdup("LD_BIND_NOW=1");
 	if (patch_env[0])
 		env[i++] = patch_env[0];
 	if (patch_env[1])

@@ -29,6 +29,7 @@ struct record_opts {
 	pid_t attach_pid;         /* -p, 0 if launching */
 	double duration_s;        /* --duration, 0 = until target ends / ^C */
 	const char *patch;        /* --patch LIST (instrument), or NULL */
+	const char *libcalls;     /* --libcalls: "program" (default), "all", "none" */
 	char **argv;              /* target command, NULL-terminated */
 	int argc;
 };

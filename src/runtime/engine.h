@@ -1157,8 +1157,12 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 		if (f->node->func == func)
 			break;
 	if (f <= t->stack) {
+		struct sc_eng_more *m = sc_eng_more_of(t);
+
+		/* under the cause at hand: a frame a throw's repairs closed
+		 * before the catch gives back its return (retstack.c) */
 		t->stray_exits++;
-		sc_eng_more_of(t)->repair_by[SC_ENG_REPAIR_OTHER]++;
+		m->repair_by[m->repair_cause]++;
 		return;
 	}
 	while (t->top != f) {

@@ -20,6 +20,7 @@
  * and dlsym are the loader's).
  */
 #include "runtime/patch.h"
+#include "runtime/libcall.h"
 #include "runtime/shm.h"
 #include "runtime/sys.h"
 #include "record/plan_file.h"
@@ -57,8 +58,10 @@ static struct {
 	struct plan_ref plans[SC_PATCH_MAX_PLANS];
 	int nplans;
 	uint64_t exe_dev, exe_ino;      /* STACKCLOCK_PATCH_EXE, 0 if absent */
-	struct { uint64_t lo, hi; } regions[256];   /* the stub regions */
+	struct { uint64_t lo, hi; } regions[1024];  /* the stub regions */
 	int nregions;
+	uint64_t patched_base[SC_SHM_MAX_PATCHED];   /* objects patched here */
+	int npatched;
 	int lock;                       /* dlopens of two threads */
 } pt;
 
@@ -274,11 +277,7 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 		return;
 	}
 	*(uint64_t *)region = sc_patch_arch_entry();
-	if (pt.nregions < (int)(sizeof(pt.regions) / sizeof(pt.regions[0]))) {
-		pt.regions[pt.nregions].lo = region;
-		pt.regions[pt.nregions].hi = region + need;
-		pt.nregions++;
-	}
+	sc_patch_region_add(region, region + need);
 	ok = (uint8_t *)(region + need - n);
 	at = region + 16;
 	for (size_t i = 0; i < n; i++) {
@@ -382,6 +381,8 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 		for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)
 			o.build_id[i] = id[i];
 		plan_apply(info, is_main, p->h, p->len, &o);
+		if (o.patched && pt.npatched < SC_SHM_MAX_PATCHED)
+			pt.patched_base[pt.npatched++] = info->dlpi_addr;
 		o.patch_ns = now_ns() - t0;
 		publish(&o);
 		return;
@@ -411,6 +412,7 @@ void sc_patch_loaded(void)
 	while (__atomic_exchange_n(&pt.lock, 1, __ATOMIC_ACQUIRE))
 		rt_sys0(SYS_sched_yield);
 	dl_iterate_phdr(each_obj, &index);
+	sc_libcall_loaded();
 	__atomic_store_n(&pt.lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -698,7 +700,8 @@ void sc_patch_start(char **envp)
 			}
 		}
 	}
-	if (!pt.nplans && !planner.names[0])
+	sc_libcall_start(envp);
+	if (!pt.nplans && !planner.names[0] && sc_libcall_mode == SC_LIBCALL_NONE)
 		return;
 	sc_patch_retstack_init();
 	sc_patch_on = 1;
@@ -740,6 +743,25 @@ void *sc_patch_dlopen(const char *file, int mode)
 	if (h && sc_patch_on)
 		sc_patch_loaded();
 	return h;
+}
+
+void sc_patch_region_add(uint64_t lo, uint64_t hi)
+{
+	int n = pt.nregions;
+
+	if (n == (int)(sizeof(pt.regions) / sizeof(pt.regions[0])))
+		return;
+	pt.regions[n].lo = lo;
+	pt.regions[n].hi = hi;
+	__atomic_store_n(&pt.nregions, n + 1, __ATOMIC_RELEASE);
+}
+
+int sc_patch_obj_probed(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < pt.npatched; i++)
+		if (pt.patched_base[i] == info->dlpi_addr)
+			return 1;
+	return obj_has_hooks(info);
 }
 
 int sc_patch_in_stubs(uint64_t ip)

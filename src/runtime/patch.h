@@ -64,6 +64,12 @@ void sc_patch_start(char **envp);
 void sc_patch_loaded(void);
 /* Is ip in a region of stubs (the probes' code of patched functions)? */
 int sc_patch_in_stubs(uint64_t ip);
+/* Does the object have probes of its own: hooks compiled in, or patched
+ * here by a plan? */
+struct dl_phdr_info;
+int sc_patch_obj_probed(const struct dl_phdr_info *info);
+/* [lo, hi) holds stubs too (libcall.c's): for sc_patch_in_stubs(). */
+void sc_patch_region_add(uint64_t lo, uint64_t hi);
 /* Is pc in the runtime's own code (probe.c)? */
 int sc_rt_in_self(uint64_t pc);
 

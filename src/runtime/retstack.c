@@ -417,10 +417,12 @@ void *__cxa_begin_catch(void *exc)
 	struct rs_stack *s = rs_tls;
 	uintptr_t sp = rs_hook_cfa();
 
-	sc_rt_unwind_note(1);
 	if (s) {
 		uint32_t n = s->n;
 
+		/* still the throw's: an exit of a frame its repairs closed
+		 * already (a library call's, under a frame whose cleanup ran
+		 * its hook) is counted as the exception's */
 		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
 			uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
 
@@ -430,6 +432,7 @@ void *__cxa_begin_catch(void *exc)
 		}
 		rs_reinstall();
 	}
+	sc_rt_unwind_note(1);
 	return RS_REAL(begin_catch)(exc);
 }
 

@@ -65,7 +65,7 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      4
+#define SC_SHM_VERSION      5
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
@@ -73,6 +73,7 @@
 #define SC_SHM_UNLOAD_SHIFT 48
 #define SC_SHM_PATH_MAX     4096
 #define SC_SHM_MAX_PATCHED  64                       /* objects patched per image */
+#define SC_SHM_MAX_LIBCALL_TABS 256                  /* objects with library calls hooked */
 
 #define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
 #define SC_SHM_ENV_OS       "STACKCLOCK_OS"
@@ -123,6 +124,20 @@ struct sc_shm_patched {
 	uint64_t patch_ns;         /* time the patching took (monotonic) */
 };
 
+/* The library calls one object's hooks make rows of (runtime/libcall.h):
+ * the row's function address and the name called (the IFUNC's, not its
+ * variant's; the weak alias called, not the strong one beside it), NUL-
+ * terminated at byte `name` of the table; len is the table's size. */
+struct sc_shm_libcalls {
+	uint32_t n;
+	uint32_t len;
+	struct {
+		uint64_t fn;
+		uint32_t name;
+		uint32_t name_len;
+	} e[];
+};
+
 struct sc_shm_header {
 	struct sc_eng_arena_hdr arena;   /* first: node index 0 */
 	uint64_t magic;                  /* SC_SHM_MAGIC */
@@ -149,6 +164,10 @@ struct sc_shm_header {
 	uint32_t patch_unhooked;         /* frames whose return was not hooked
 	                                    (a full stack of return addresses) */
 	struct sc_shm_patched patched[SC_SHM_MAX_PATCHED];
+	/* library calls (SPEC section 11): tables of struct sc_shm_libcalls */
+	uint32_t nlibcall_tabs;          /* slots handed out (may exceed max) */
+	uint32_t libcall_tabs_lost;
+	uint64_t libcall_tab[SC_SHM_MAX_LIBCALL_TABS];   /* offsets; 0 until set */
 };
 
 /* The arena's first allocation starts after the header. */

@@ -20,14 +20,14 @@ ok $? "sleep 1: one note line says sampling sees time on a CPU only: $(tail -1 s
 ! grep -q "note:" b.err; ok $? "a program spinning 0.6 s gets no such note: $(tr '\n' '|' <b.err)"
 
 # instrumentation: the last line, and no progress line off a terminal
-"$STACKCLOCK" record -m instrument -o i.data -- "$TMP/rs" 2>i.err
+"$STACKCLOCK" record -m instrument --libcalls=none -o i.data -- "$TMP/rs" 2>i.err
 ok $? "record -m instrument -- rs"
 grep -qxE "stackclock: 21 calls \(42 events, 0 lost\), 1 thread in 1 process; i.data \([0-9]+ KB\)" i.err
 ok $? "the summary line: calls, events, lost, threads, processes, file and size: $(tail -1 i.err)"
 ! grep -q "recording" i.err; ok $? "no progress line when stderr is not a terminal"
 
 # on a terminal (script(1)): the progress line every 2 s, erased at the end
-script -qec "'$STACKCLOCK' record -m instrument -o p.data -- '$TMP/rs' sleep 2200" p.out >/dev/null 2>&1
+script -qec "'$STACKCLOCK' record -m instrument --libcalls=none -o p.data -- '$TMP/rs' sleep 2200" p.out >/dev/null 2>&1
 ok $? "record -m instrument on a terminal"
 grep -qaF "$(printf '\rstackclock: recording')" p.out &&
 	grep -qaE "recording '$TMP/rs': 0:0[2-4] elapsed, 1 process, [0-9]+\.[0-9] MB of profile so far" p.out

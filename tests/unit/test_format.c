@@ -160,6 +160,7 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	struct sc_rec_cct_samples csm = { .proc_id = 1, .tid = 4243, .id = 5 + salt, .samples = 17 };
 	struct sc_rec_thread_more tm = { .proc_id = 1, .tid = 4243, .samples = 20 + salt,
 					 .probe_samples = 3, .repairs = { 1, 0, 0, 1, 1, 0 } };
+	struct sc_rec_libcall lc = { .proc_id = 1, .addr = 0x7f0000001040ull + salt };
 	int ret = 0;
 
 	for (int i = 0; i < 20; i++)
@@ -175,6 +176,7 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_CALLSITE, &cs, sizeof(cs), NULL, 0);
 	ret |= put(w, s, SC_REC_THREAD_STATS, &ts, sizeof(ts), NULL, 0);
 	ret |= put(w, s, SC_REC_THREAD_MORE, &tm, sizeof(tm), NULL, 0);
+	ret |= put(w, s, SC_REC_LIBCALL, &lc, sizeof(lc), "memcpy", 7);
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
 	ret |= put(w, s, SC_REC_SAMPLES, &sm, sizeof(sm), NULL, 0);
 	ret |= put(w, s, SC_REC_LOST, &lost, sizeof(lost), NULL, 0);
@@ -910,6 +912,8 @@ static void test_dump(void)
 		   "repairs_signal=0 repairs_other=1 repairs_exit=1 repairs_kill=0"),
 	   "dump shows a thread_more record's counts and causes by name");
 	ok(strstr(out, "id=5 samples=17"), "dump shows a cct_samples record's node and samples");
+	ok(strstr(out, "libcall proc_id=1 addr=0x7f0000001040 name=\"memcpy\""),
+	   "dump shows a libcall record's address and name");
 	for (unsigned t = 1; t < SC_REC_MAX; t++) {
 		char name[32];
 		snprintf(name, sizeof(name), "\n  %s ", sc_rec_type_name(t));

@@ -1,0 +1,544 @@
+/*
+ * libcall — calls from instrumented code into other modules, as rows of
+ * their own (SPEC section 11): the PLT/GOT hooks.
+ *
+ * A call from an object to a function another object defines goes through
+ * a slot of the caller's global offset table: a PLT entry's `jmp *slot`
+ * (R_X86_64_JUMP_SLOT), or, built with -fno-plt, `call *slot(%rip)` itself
+ * (R_X86_64_GLOB_DAT).  Each such slot of an object we hook gets the
+ * address of a stub of its own, laid out as a patched function's stub
+ * (patch.h: the function's address, the code that enters the shared entry
+ * trampoline) whose "trampoline" is a jump to the real target.  The call
+ * then runs the entry probe and has its return redirected through the
+ * return stack (retstack.c) exactly as a patched function's: one machinery
+ * for both, with the same care for longjmp, exceptions and signals.
+ *
+ * Which objects (STACKCLOCK_LIBCALLS): "program", the objects with probes
+ * (hooks compiled in, or patched by a plan); "all", every object but the
+ * loader, this runtime and the libraries the runtime itself calls on its
+ * probe paths (patch.h's SC_PATCH_NEVER_CALLED: their calls would probe
+ * the runtime's own); "none" or absent, nothing.
+ *
+ * Which slots: those whose target is a function of another object without
+ * probes of its own (an instrumented callee already has its row), not this
+ * runtime (its wrappers: dlopen, longjmp, the unwinder's), not the loader,
+ * and not one of these (never_hooked()):
+ *   - functions that return twice or keep their return address (setjmp,
+ *     vfork, getcontext: the copy they keep would be the trampoline's);
+ *   - the unwinder's entries and the C++ throws (_Unwind_Resume reads its
+ *     caller from the stack; a throw's frame would sit above the frames
+ *     g++'s cleanups close, one repair per throw);
+ *   - what a vfork child calls on its parent's stack and memory (exec*,
+ *     _exit: a probe there would change the parent's state);
+ *   - functions that act on behalf of their caller's object, found from
+ *     their return address (dlsym's RTLD_NEXT and the dependency it adds,
+ *     which keeps a dlopen'ed object from being unloaded; dlopen's RUNPATH).  A GLOB_DAT slot is taken only when every reference to it in the
+ * object's code is a `call *slot` or `jmp *slot`: a slot also loaded as a
+ * pointer (`&memcpy` passed on, compared) must keep the real address.
+ *
+ * The target: the slot's value, bound by the loader.  The recorder sets
+ * LD_BIND_NOW for the program (and what it runs), so that every slot is
+ * bound before the first call, also in objects dlopen()ed later: a lazily
+ * bound slot would get the loader's binding written over our stub at its
+ * first call, and resolving it here instead would mean calling dlsym(),
+ * whose error path calls malloc(), the program's own if it defines one.  A
+ * slot still pointing into its own object (lazily bound despite it, a
+ * weak function absent) is left alone.  The row's function is the address
+ * the defining object gives the name, found in its GNU hash table (an
+ * IFUNC's symbol, not the variant the loader picked: memcpy and memmove
+ * share a variant but are two rows).
+ *
+ * Slots already holding one of our stubs (an object seen before, a fork's
+ * copy) are left alone, so every dlopen() may rescan all objects.  Read-only
+ * slots (full RELRO) are made writable for the store and put back.  Runs
+ * under patch.c's lock, from sc_patch_start() and after every dlopen().
+ */
+#include "runtime/libcall.h"
+#include "runtime/patch.h"
+#include "runtime/shm.h"
+#include "runtime/sys.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+
+#define PAGE 4096ul
+
+/* A library-call stub: [0, 35) as patch.h's per-function stub, then
+ * `jmp *target(%rip)`, then the target. */
+#define LC_STUB_JMP     SC_PATCH_STUB_LEN
+#define LC_STUB_TARGET  48
+#define LC_STUB_SIZE    64
+#define LC_MAX_OBJS     512
+
+int sc_libcall_mode;
+
+uint64_t sc_rt_alloc(uint64_t len);
+
+/* The names of the rows each hooked object makes, kept here in the shared
+ * table's own layout (a forked child publishes them again in its image). */
+static struct {
+	struct sc_shm_libcalls *tab[SC_SHM_MAX_LIBCALL_TABS];
+	int n;
+} lc_names;
+
+/* What an object's dynamic section says. */
+struct dyn {
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	uint64_t strsz;
+	const ElfW(Rela) *jmprel, *rela;
+	uint64_t jmprel_sz, rela_sz;
+	const uint16_t *versym;
+	const uint32_t *gnu_hash;
+};
+
+/* The loaded objects, with what the hooks need of each. */
+struct obj {
+	struct dl_phdr_info copy;           /* its phdrs stay while it is loaded */
+	const struct dl_phdr_info *info;    /* &copy */
+	uint64_t lo, hi;                    /* its mapped span */
+	uint64_t base;
+	const char *name;
+	int is_main, self, loader, never, probed;
+	struct dyn d;
+};
+
+static struct {
+	struct obj o[LC_MAX_OBJS];
+	int n;
+} lc;
+
+static void dyn_read(const struct dl_phdr_info *info, struct dyn *d)
+{
+	const ElfW(Dyn) *p = NULL;
+
+	*d = (struct dyn){ 0 };
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			p = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; p && p->d_tag != DT_NULL; p++) {
+		/* the loader made them addresses; a read-only copy keeps vaddrs */
+		uint64_t v = p->d_un.d_ptr < info->dlpi_addr ? p->d_un.d_ptr + info->dlpi_addr : p->d_un.d_ptr;
+
+		switch (p->d_tag) {
+		case DT_SYMTAB:      d->symtab = (const ElfW(Sym) *)v; break;
+		case DT_STRTAB:      d->strtab = (const char *)v; break;
+		case DT_STRSZ:       d->strsz = p->d_un.d_val; break;
+		case DT_JMPREL:      d->jmprel = (const ElfW(Rela) *)v; break;
+		case DT_PLTRELSZ:    d->jmprel_sz = p->d_un.d_val; break;
+		case DT_RELA:        d->rela = (const ElfW(Rela) *)v; break;
+		case DT_RELASZ:      d->rela_sz = p->d_un.d_val; break;
+		case DT_VERSYM:      d->versym = (const uint16_t *)v; break;
+		case DT_GNU_HASH:    d->gnu_hash = (const uint32_t *)v; break;
+		case DT_PLTREL:
+			if (p->d_un.d_val != DT_RELA)
+				d->jmprel = NULL;       /* not x86-64's */
+			break;
+		default: break;
+		}
+	}
+	if (!d->symtab || !d->strtab)
+		d->jmprel = d->rela = NULL;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* Does path's file name start with name ("libc" matches "libc.so.6")? */
+static int file_is(const char *path, const char *name)
+{
+	const char *f = path;
+	size_t n = rt_strlen(name);
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/')
+			f = p + 1;
+	for (size_t i = 0; i < n; i++)
+		if (f[i] != name[i])
+			return 0;
+	return f[n] == '.' || f[n] == '-' || f[n] == 0;
+}
+
+static struct obj *obj_of(uint64_t addr)
+{
+	for (int i = 0; i < lc.n; i++)
+		if (addr >= lc.o[i].lo && addr < lc.o[i].hi)
+			return &lc.o[i];
+	return NULL;
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	static const char *const never[] = { SC_PATCH_NEVER_CALLED };
+	struct obj *o;
+	uint64_t self = (uint64_t)(uintptr_t)&collect;
+
+	(void)size;
+	(void)arg;
+	if (lc.n == LC_MAX_OBJS)
+		return 1;
+	o = &lc.o[lc.n];
+	*o = (struct obj){ .copy = *info, .base = info->dlpi_addr, .lo = UINT64_MAX, .name = info->dlpi_name,
+			   .is_main = lc.n == 0 };
+	o->info = &o->copy;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < o->lo)
+			o->lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > o->hi)
+			o->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (o->lo >= o->hi)
+		return 0;                  /* nothing mapped */
+	o->self = self >= o->lo && self < o->hi;
+	o->loader = file_is(o->name ? o->name : "", SC_PATCH_NEVER_LOADER);
+	for (unsigned k = 0; k < sizeof(never) / sizeof(never[0]); k++)
+		o->never |= file_is(o->name ? o->name : "", never[k]);
+	o->probed = sc_patch_obj_probed(info);
+	dyn_read(info, &o->d);
+	lc.n++;
+	return 0;
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (uint8_t)*s;
+	return h;
+}
+
+/* The index in the object's dynamic symbols of its definition of name
+ * (a function or an IFUNC, the default version), or 0: its GNU hash
+ * table, as the loader looks it up. */
+static uint32_t defined_index(const struct obj *o, const char *name)
+{
+	const uint32_t *t = o->d.gnu_hash;
+	uint32_t nbuckets, symoffset, bloom_size, h, i;
+	const uint32_t *buckets, *chain;
+
+	if (!t || !o->d.symtab)
+		return 0;
+	nbuckets = t[0];
+	symoffset = t[1];
+	bloom_size = t[2];
+	if (!nbuckets)
+		return 0;
+	buckets = t + 4 + bloom_size * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	h = gnu_hash(name);
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 0;
+	for (;; i++) {
+		const ElfW(Sym) *s = &o->d.symtab[i];
+		uint32_t c = chain[i - symoffset];
+		int type = ELF64_ST_TYPE(s->st_info);
+
+		if ((c | 1) == (h | 1) && s->st_name < o->d.strsz && str_eq(o->d.strtab + s->st_name, name) &&
+		    s->st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC) &&
+		    (!o->d.versym || !(o->d.versym[i] & 0x8000)))
+			return i;
+		if (c & 1)
+			return 0;
+	}
+}
+
+static uint64_t defined_at(const struct obj *o, const char *name)
+{
+	uint32_t i = defined_index(o, name);
+
+	return i ? o->base + o->d.symtab[i].st_value : 0;
+}
+
+/* Functions whose return address must stay the caller's own (see top). */
+static int never_hooked(const char *name)
+{
+	static const char *const names[] = {
+		"setjmp", "_setjmp", "__sigsetjmp", "sigsetjmp", "savectx", "getcontext", "vfork", "__vfork",
+		"__libc_start_main", "_Unwind_Resume", "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow",
+		"_Unwind_ForcedUnwind", "_Unwind_Backtrace", "__cyg_profile_func_enter", "__cyg_profile_func_exit",
+		"__tls_get_addr", "__cxa_finalize", "__cxa_throw", "__cxa_rethrow", "execve", "execv", "execvp",
+		"execvpe", "execl", "execlp", "execle", "fexecve", "_exit", "_Exit", "dlsym", "dlvsym", "dlopen",
+		"dlmopen",
+	};
+
+	for (unsigned k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (str_eq(name, names[k]))
+			return 1;
+	return 0;
+}
+
+/* A slot to hook: where, what its row is, where it goes. */
+struct slot {
+	uint64_t *at;
+	uint64_t fn, target, stub;
+	const char *name;
+};
+
+/* Copy table t into the image's arena and list it there. */
+static void publish(const struct sc_shm_libcalls *t)
+{
+	struct sc_shm_header *h = sc_rt_shm_header();
+	uint64_t off;
+	uint32_t i;
+
+	if (!h)
+		return;
+	off = sc_rt_alloc(t->len);
+	i = __atomic_fetch_add(&h->nlibcall_tabs, 1, __ATOMIC_RELAXED);
+	if (!off || i >= SC_SHM_MAX_LIBCALL_TABS) {
+		__atomic_fetch_add(&h->libcall_tabs_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (uint32_t k = 0; k < t->len; k++)
+		((uint8_t *)h)[off + k] = ((const uint8_t *)t)[k];
+	__atomic_store_n(&h->libcall_tab[i], off, __ATOMIC_RELEASE);
+}
+
+/* The table of the n slots hooked (their rows' names), kept and published. */
+static void names_add(const struct slot *sl, uint32_t n)
+{
+	uint64_t len = sizeof(struct sc_shm_libcalls) + n * sizeof(((struct sc_shm_libcalls *)0)->e[0]), at;
+	struct sc_shm_libcalls *t;
+	long m;
+
+	for (uint32_t i = 0; i < n; i++)
+		len += rt_strlen(sl[i].name) + 1;
+	len = (len + 7) & ~7ull;
+	if (lc_names.n == SC_SHM_MAX_LIBCALL_TABS || len > UINT32_MAX)
+		return;
+	m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(m))
+		return;
+	t = (struct sc_shm_libcalls *)m;
+	t->n = n;
+	t->len = (uint32_t)len;
+	at = sizeof(*t) + n * sizeof(t->e[0]);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t k = rt_strlen(sl[i].name);
+
+		t->e[i].fn = sl[i].fn;
+		t->e[i].name = (uint32_t)at;
+		t->e[i].name_len = (uint32_t)k;
+		for (size_t j = 0; j <= k; j++)
+			((char *)t)[at + j] = sl[i].name[j];
+		at += k + 1;
+	}
+	lc_names.tab[lc_names.n++] = t;
+	publish(t);
+}
+
+void sc_libcall_republish(void)
+{
+	for (int i = 0; i < lc_names.n; i++)
+		publish(lc_names.tab[i]);
+}
+
+/* Is every rip-relative reference to slot in the object's code a call or
+ * a jump through it (and is there one)? */
+static int only_called(const struct obj *o, uint64_t slot)
+{
+	const struct dl_phdr_info *info = o->info;
+	int calls = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_filesz;
+		for (p += 2; p + 4 <= end; p++) {
+			int32_t d;
+
+			__builtin_memcpy(&d, p, 4);
+			if ((uint64_t)(uintptr_t)(p + 4) + (uint64_t)(int64_t)d != slot)
+				continue;
+			/* ff 15 / ff 25: call/jmp *disp(%rip); anything else with
+			 * these displacement bytes is taken as a pointer load */
+			if (p[-2] == 0xff && (p[-1] == 0x15 || p[-1] == 0x25))
+				calls++;
+			else
+				return 0;
+		}
+	}
+	return calls > 0;
+}
+
+/* Decide on the relocation r of object o; 1 with *s filled to hook it. */
+static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, struct slot *s)
+{
+	uint64_t i = ELF64_R_SYM(r->r_info), v, target;
+	const ElfW(Sym) *sym;
+	const char *name;
+	const struct obj *def;
+
+	if (!i)
+		return 0;
+	sym = &o->d.symtab[i];
+	if (sym->st_shndx != SHN_UNDEF || sym->st_name >= o->d.strsz)
+		return 0;                  /* defined here: not a call out */
+	if (glob_dat && ELF64_ST_TYPE(sym->st_info) != STT_FUNC && ELF64_ST_TYPE(sym->st_info) != STT_NOTYPE)
+		return 0;
+	name = o->d.strtab + sym->st_name;
+	if (!*name || never_hooked(name))
+		return 0;
+	s->at = (uint64_t *)(o->base + r->r_offset);
+	if ((uint64_t)(uintptr_t)s->at < o->lo || (uint64_t)(uintptr_t)s->at + 8 > o->hi)
+		return 0;
+	v = *s->at;
+	if (!v || sc_patch_in_stubs(v))
+		return 0;                  /* weak and absent, or done before */
+	target = v;
+	if (v >= o->lo && v < o->hi)
+		return 0;                  /* not bound (see the top) */
+	def = obj_of(target);
+	if (!def || def == o || def->self || def->loader || def->probed)
+		return 0;
+	if (glob_dat && !only_called(o, (uint64_t)(uintptr_t)s->at))
+		return 0;
+	s->target = target;
+	s->name = name;
+	s->fn = defined_at(def, name);
+	if (!s->fn)
+		s->fn = target;
+	return 1;
+}
+
+/* Was the page of at writable before we touched it? */
+static int page_writable(const struct obj *o, uint64_t at)
+{
+	const struct dl_phdr_info *info = o->info;
+	int w = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && at >= a && at < a + ph->p_memsz)
+			w = !!(ph->p_flags & PF_W);
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+		uint64_t b = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(PAGE - 1);
+
+		if (ph->p_type == PT_GNU_RELRO && at >= a && at < b)
+			w = 0;
+	}
+	return w;
+}
+
+static void obj_hook(struct obj *o)
+{
+	const ElfW(Rela) *sets[2] = { o->d.jmprel, o->d.rela };
+	uint64_t lens[2] = { o->d.jmprel_sz, o->d.rela_sz }, want = 0, len, region, at;
+	struct slot s, *done;
+	uint32_t ndone = 0;
+
+	if (!o->d.jmprel && !o->d.rela)
+		return;
+	for (int k = 0; k < 2; k++)
+		for (uint64_t i = 0; sets[k] && i < lens[k] / sizeof(ElfW(Rela)); i++) {
+			uint32_t type = ELF64_R_TYPE(sets[k][i].r_info);
+
+			if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) &&
+			    slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &s))
+				want++;
+		}
+	if (!want)
+		return;
+	len = (16 + want * LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
+	region = (uint64_t)rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0);
+	if (rt_mmap_failed((long)region))
+		return;
+	*(uint64_t *)region = sc_patch_arch_entry();
+	/* the slots to hook, at the region's end: the stubs are all written
+	 * and executable before the first slot points to one (a function
+	 * called meanwhile may go through any
+	 * slot of the object: a sanitizer's runtime linked into the program
+	 * interposes libc's functions and calls the real ones through them) */
+	done = (struct slot *)(region + len - want * sizeof(struct slot));
+	at = region + 16;
+	for (int k = 0; k < 2; k++)
+		for (uint64_t i = 0; sets[k] && i < lens[k] / sizeof(ElfW(Rela)) && ndone < want; i++) {
+			uint32_t type = ELF64_R_TYPE(sets[k][i].r_info);
+			uint8_t *p = (uint8_t *)at;
+
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &s))
+				continue;
+			sc_patch_arch_stub(p, s.fn, (const uint64_t *)region);
+			p[LC_STUB_JMP] = 0xff;          /* jmp *target(%rip) */
+			p[LC_STUB_JMP + 1] = 0x25;
+			p[LC_STUB_JMP + 2] = LC_STUB_TARGET - (LC_STUB_JMP + 6);
+			p[LC_STUB_JMP + 3] = p[LC_STUB_JMP + 4] = p[LC_STUB_JMP + 5] = 0;
+			*(uint64_t *)(p + LC_STUB_TARGET) = s.target;
+			s.stub = at + SC_PATCH_STUB_CODE;
+			done[ndone++] = s;
+			at += LC_STUB_SIZE;
+		}
+	names_add(done, ndone);
+	if (rt_sys3(SYS_mprotect, region, len, PROT_READ | PROT_EXEC)) {
+		rt_sys2(SYS_munmap, region, len);
+		return;
+	}
+	sc_patch_region_add(region, region + len);
+	for (uint32_t i = 0; i < ndone; i++) {
+		const struct slot *d = &done[i];
+
+		if (!page_writable(o, (uint64_t)(uintptr_t)d->at)) {
+			/* full RELRO: read-only once the loader is done */
+			uint64_t page = (uint64_t)(uintptr_t)d->at & ~(PAGE - 1);
+
+			if (rt_sys3(SYS_mprotect, page, PAGE, PROT_READ | PROT_WRITE))
+				continue;
+			__atomic_store_n(d->at, d->stub, __ATOMIC_RELEASE);
+			rt_sys3(SYS_mprotect, page, PAGE, PROT_READ);
+		} else {
+			__atomic_store_n(d->at, d->stub, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+void sc_libcall_start(char **envp)
+{
+	const char *s = rt_getenv(envp, SC_LIBCALL_ENV);
+
+	sc_libcall_mode = SC_LIBCALL_NONE;
+	if (s && str_eq(s, "program"))
+		sc_libcall_mode = SC_LIBCALL_PROGRAM;
+	else if (s && str_eq(s, "all"))
+		sc_libcall_mode = SC_LIBCALL_ALL;
+}
+
+void sc_libcall_loaded(void)
+{
+	if (sc_libcall_mode == SC_LIBCALL_NONE)
+		return;
+	lc.n = 0;
+	dl_iterate_phdr(collect, NULL);
+	for (int i = 0; i < lc.n; i++) {
+		struct obj *o = &lc.o[i];
+
+		if (o->self || o->loader || !o->name || (!o->is_main && !o->name[0]))
+			continue;          /* the vdso has no name */
+		if (sc_libcall_mode == SC_LIBCALL_PROGRAM ? !o->probed : o->never)
+			continue;
+		obj_hook(o);
+	}
+	lc.n = 0;                      /* the infos are the loader's, valid only now */
+}
