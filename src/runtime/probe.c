@@ -1,8 +1,9 @@
 /*
- * probe — the runtime injected (LD_PRELOAD) into a program built with
- * -finstrument-functions.  It defines the two hooks the compiler calls and
- * feeds each thread's events to the attribution engine (engine.h), whose
- * state lives in a shared-memory file the recorder reads afterwards (shm.h).
+ * probe — the hooks: the functions -finstrument-functions' code calls
+ * (__cyg_profile_func_enter/exit) and the probes patched functions' stubs
+ * call (sc_rt_enter/sc_rt_exit), which feed each thread's events to the
+ * attribution engine (engine.h).  The runtime's other files and the
+ * contract between them: rt.h.
  *
  * Hot path, per event: one initial-exec TLS load, one load of the "same
  * process" word, rdtsc, one compare of the thread's perf ring head with the
@@ -13,16 +14,6 @@
  * site (the module holding it), more memory (fallocate), OS records to
  * read, fork.
  *
- * Paranoia: this code runs inside someone else's process.  It never writes
- * to the target's stdout/stderr, never exits it, keeps its symbols hidden
- * (runtime.map exports the hooks and the seccomp guards only), never calls
- * a function the program could define (system calls are made directly, see
- * sys.h), keeps its descriptors far above the program's (close-on-exec,
- * never 0-2), and a probe that interrupts a probe (a signal handler) is
- * queued rather than corrupting state.  When the shared memory, the
- * kernel's perf events or a resource limit refuse us, the program runs as
- * it would without us and the loss, with its reason, is recorded.
- *
  * Processes: fork() is followed in the child by a new image file whose
  * forking thread starts from the parent's stack as it was at the fork call
  * (a snapshot taken before the fork, so the parent running on cannot change
@@ -30,15 +21,9 @@
  * handlers (syscall(SYS_fork), clone() without CLONE_VM) is detected at the
  * child's first probe: a page mapped with MADV_WIPEONFORK reads zero there.
  */
-/* Vectorised pairs of loads over the frame just pushed stall on store
- * forwarding; scalar code is faster here. */
-#pragma GCC optimize("no-tree-slp-vectorize")
+#include "runtime/rt.h"
 
 #include "runtime/calib.h"
-#include "runtime/patch.h"
-#include "runtime/shm.h"
-#include "runtime/sys.h"
-#include "format/scdata.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,163 +45,30 @@
 #include <ucontext.h>
 #include <x86intrin.h>
 
-#define HOOK __attribute__((visibility("default")))
-#define barrier() __asm__ __volatile__("" ::: "memory")
-
 #define RING_PAGES 4          /* data pages of a thread's OS-event ring, */
 #define RING_PAGES_BIG 64     /* or of the first RING_BIG threads' of a process: */
 #define RING_BIG 8            /* a call into code without probes (a libc routine
 				 touching 100 MB) can bring thousands of faults
 				 between two probes; the kernel's ring memory is
 				 locked, so not for every thread */
-#define PAGE       4096ul
 #define COMMIT_STEP SC_SHM_COMMIT_STEP  /* the file grows by at least this much, */
 #define COMMIT_FRAC 8                    /* or an eighth of its size */
 #define SECCOMP_RESERVE (8ul << 20) /* committed before a sandbox closes */
 #define FD_BASE    1000       /* our descriptors start here when the limit allows */
 
-enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, EV_SAMPLE, NEV };
-
-/* A thread's perf events and the reading state of their common ring. */
-struct rt_ring {
-	struct perf_event_mmap_page *pg;
-	uint8_t *data;
-	uint64_t mask;                 /* data size - 1 */
-	size_t map_len;
-	uint64_t id[NEV];              /* sample ids, 0 if not opened */
-	int in_sys, out, depth;        /* measuring OS time (exact mode) */
-	uint64_t since;                /* ns when depth went 0 -> 1 */
-};
-
-/* An event that arrived while a probe of the same thread was running (a
- * signal handler's), kept for that probe to apply when it is done. */
-struct rt_pending {
-	uint64_t fn, site, tsc;
-	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
-};
-#define RT_PENDING 64
-#define RT_ENDING 256
-#define RT_CFA_CACHE 256
-
-/* The forking thread's stack at a fork(): {function, call site} of each
- * open frame, outermost first, in private memory the child inherits. */
-struct rt_snap {
-	uint64_t n, map_len;
-	uint64_t fs[][4];              /* function, call site, CFA, pc */
-};
-
-struct rt_tls {
-	struct sc_eng_thread *t;       /* the thread's engine state, or NULL */
-	struct sc_eng_thread *t_notsc; /* the same while the TSC is off (tls.t NULL) */
-	uintptr_t busy;                /* stack pointer of the probe running, 0 */
-	const volatile uint64_t *ring_head;
-	uint64_t ring_seen;
-	uint32_t npending;             /* events in pending[] */
-	int state;                     /* RT_* */
-	uint64_t pending_lost;
-	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
-	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
-	int spare;                     /* 1 + the descriptor of the spare image file
-	                                  this thread's fork took, 0 if none */
-	char spare_name[128];          /* its name */
-	uint64_t spare_id[2];          /* its st_dev, st_ino */
-	int exit_round;                /* thread-exit destructor rounds seen */
-	int unwind;                    /* RT_UNWIND_*: an exception in flight */
-	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
-	struct rt_pending pending[RT_PENDING];
-	struct rt_ring ring;
-};
-enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
-enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
-
-static __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
-/*
- * Read by the exit trampoline as one 8-byte word: fence, the next exit
- * orders its clock read (an lfence first; see the hooks); off, the kernel
- * turned this thread's time-stamp counter off (PR_SET_TSC, or seccomp's
- * strict mode on some kernels), where rdtsc would fault: calls are then
- * counted without times (tls.t is NULL, every probe takes the cold path).
- */
-struct sc_rt_clock {
-	uint32_t fence, off;
-};
+__thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
 __thread struct sc_rt_clock sc_rt_clk __attribute__((tls_model("initial-exec"), visibility("hidden"), aligned(8)));
 
 static int tsc_refused(void);
 static void tsc_off(void);
 static void jumps_resolve(void);
-struct sc_eng_thread;
-static inline void probe_done(struct sc_eng_thread *t);
 
-/* The thread's engine state, whether its TSC is on (tls.t) or off. */
-static inline struct sc_eng_thread *rt_thread(void)
-{
-	return tls.t ? tls.t : tls.t_notsc;
-}
-
-/* The TSC, or 0 where it is off (the engine counts a reading below the
- * previous one as equal: no time passes). */
-static inline uint64_t rt_clock(void)
-{
-	return sc_rt_clk.off ? 0 : __rdtsc();
-}
-
-/*
- * Nonzero in the process that set the runtime up, zero in a child made by
- * fork or clone without CLONE_VM: it points into a MADV_WIPEONFORK page
- * once the runtime is on (before that, and on kernels without the advice,
- * at a constant).
- */
 static const uint64_t rt_alive_const = 1;
-static const volatile uint64_t *rt_alive = &rt_alive_const;
+const volatile uint64_t *rt_alive = &rt_alive_const;
 static volatile uint64_t *rt_alive_page;
 
-static struct {
-	int state;                     /* RT_NEW until init, then RT_ON / RT_OFF */
-	int pid;                       /* the process the state belongs to */
-	int fd;                        /* our file, see shm_fd() */
-	int dirfd;                     /* its directory (reachable after chroot) */
-	dev_t dev, dir_dev;
-	ino_t ino, dir_ino;
-	struct sc_shm_header *hdr;
-	struct sc_eng_arena arena;
-	uint64_t cap;                  /* bytes of the mapping (limits applied) */
-	uint64_t fsize_max;            /* RLIMIT_FSIZE, or UINT64_MAX */
-	uint64_t committed;            /* the file is backed up to here */
-	char name[256];                /* our file's name in dirfd */
-	int spare_fd;                  /* an image file made ahead for a child, or -1 */
-	char spare_name[128];
-	uint64_t spare_id[2];          /* its st_dev, st_ino (the program may close it) */
-	char stem[256];                /* basename of $STACKCLOCK_SHM */
-	char dir[400];                 /* dirname of $STACKCLOCK_SHM */
-	uint32_t os_mask;
-	uint32_t sample_hz;            /* sampled shares' rate (STACKCLOCK_SAMPLE_HZ), 0 none */
-	uint64_t self_lo, self_hi;     /* this runtime's code */
-	uint32_t why;                  /* SC_SHM_WHY_* found before the header existed */
-	uint64_t tp_enter, tp_exit;
-	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
-	double ticks_per_ns;           /* measured from clock0 to rate_tsc, 0 unknown */
-	uint64_t rate_tsc;
-	long rings_big;                /* threads given a RING_PAGES_BIG ring */
-	long fds_held, fds_budget;       /* perf fds open; at most a quarter of
-	                                    RLIMIT_NOFILE, the rest is the program's */
-	int fd_base;                   /* lowest descriptor number we take */
-	int sandboxed;                 /* the program entered seccomp */
-	pthread_key_t key;
-	int rebuilding;
-	uint32_t cost[5];              /* probe cost per interval (STACKCLOCK_COST) */
-	/* threads past their last destructor round, retired once gone */
-	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
-} rt;
+struct rt_state rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
-
-static void why(uint32_t bits)
-{
-	if (rt.hdr)
-		__atomic_fetch_or(&rt.hdr->lost_why, bits, __ATOMIC_RELAXED);
-	else
-		rt.why |= bits;
-}
 
 /*
  * Is a sampled ip in the probes' own code: this runtime's, or the stubs of
@@ -227,14 +79,6 @@ static void why(uint32_t bits)
 static int rt_in_probe(uint64_t ip)
 {
 	return sc_rt_in_self(ip) || sc_patch_in_stubs(ip);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts = { 0, 0 };
-
-	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -784,16 +628,6 @@ static int rt_commit(struct sc_eng_arena *a, uint64_t off, uint64_t len)
 	return ret;
 }
 
-static int rt_memeq(const void *a, const void *b, size_t n)
-{
-	const uint8_t *x = a, *y = b;
-
-	while (n--)
-		if (*x++ != *y++)
-			return 0;
-	return 1;
-}
-
 static void module_add(uint64_t base, const char *path)
 {
 	struct sc_shm_header *h = rt.hdr;
@@ -1290,14 +1124,6 @@ static void thread_name(struct sc_eng_thread *t)
 
 	if (!rt.sandboxed && !rt_sys2(SYS_prctl, PR_GET_NAME, name))
 		memcpy(t->name, name, sizeof(t->name));
-}
-
-static inline uintptr_t stack_pointer(void)
-{
-	uintptr_t sp;
-
-	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-	return sp;
 }
 
 
@@ -2192,7 +2018,7 @@ static __attribute__((noinline, cold)) void probe_replay(struct sc_eng_thread *t
 	tls.pending_lost = 0;
 }
 
-static __attribute__((noinline, cold)) void probe_replay_done(struct sc_eng_thread *t)
+__attribute__((noinline, cold)) void probe_replay_done(struct sc_eng_thread *t)
 {
 	probe_replay(t);
 	barrier();
@@ -2299,18 +2125,6 @@ void longjmp(void *env, int val) { jump_on(0, env, val); }
 void _longjmp(void *env, int val) { jump_on(1, env, val); }
 void siglongjmp(void *env, int val) { jump_on(2, env, val); }
 void __longjmp_chk(void *env, int val) { jump_on(3, env, val); }
-
-/* Finish a probe: queued events first, then the thread is free again. */
-static inline void probe_done(struct sc_eng_thread *t)
-{
-	barrier();
-	if (unlikely(tls.npending)) {
-		probe_replay_done(t);      /* a tail call: the hooks need no frame */
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
-}
 
 /*
  * The time a slow path took (a new calling context, the kernel's records
