@@ -21,6 +21,9 @@
  *                fast paths, the slow and cold paths (a thread's first
  *                event, a signal handler's events queued, a child made
  *                without fork's handlers), the CFA of a new frame
+ *   modules.c    the loaded objects' address ranges, the image's list of
+ *                modules (an object listed when an address in it is first
+ *                seen), the runtime's own span
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -237,6 +240,14 @@ static inline void probe_done(struct sc_eng_thread *t)
 		tls.busy = 0;
 	}
 }
+
+/* ---- modules.c ---- */
+
+struct dl_phdr_info;
+void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
+void module_add(uint64_t base, const char *path);
+void rt_newaddr(struct sc_eng_arena *a, uint64_t addr);
+extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
 
 #pragma GCC visibility pop
 
