@@ -24,6 +24,9 @@
  *   modules.c    the loaded objects' address ranges, the image's list of
  *                modules (an object listed when an address in it is first
  *                seen), the runtime's own span
+ *   os_ring.c    a thread's OS events (context switches, system calls, page
+ *                faults, samples): its perf ring opened, drained into the
+ *                engine, closed
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -229,6 +232,8 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 
+int fd_high(long fd);
+
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
 {
@@ -248,6 +253,26 @@ void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
 void module_add(uint64_t base, const char *path);
 void rt_newaddr(struct sc_eng_arena *a, uint64_t addr);
 extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
+
+/* ---- os_ring.c ---- */
+
+/* Forget what is in the ring now: our own system calls made it. */
+static inline void ring_discard(void)
+{
+	struct rt_ring *r = &tls.ring;
+	uint64_t head;
+
+	if (!r->pg)
+		return;
+	head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	tls.ring_seen = head;
+}
+
+__attribute__((cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now);
+void os_open(struct sc_eng_thread *t);
+void os_close(struct sc_eng_thread *t);
+void close_events(struct sc_eng_thread *t);
 
 #pragma GCC visibility pop
 
