@@ -14,7 +14,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
-
 #define RING_PAGES 4          /* data pages of a thread's OS-event ring, */
 #define RING_PAGES_BIG 64     /* or of the first RING_BIG threads' of a process: */
 #define RING_BIG 8            /* a call into code without probes (a libc routine

@@ -27,6 +27,8 @@
  *   os_ring.c    a thread's OS events (context switches, system calls, page
  *                faults, samples): its perf ring opened, drained into the
  *                engine, closed
+ *   image.c      this image's shared-memory file: created, mapped, backed
+ *                as the arena grows, the spare made ahead for a fork child
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -234,6 +236,11 @@ __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 
 int fd_high(long fd);
 
+struct rlimit;
+int fd_room_begin(struct rlimit *old);
+void fd_room_end(int raised, const struct rlimit *old);
+uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
 {
@@ -273,6 +280,13 @@ __attribute__((cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now);
 void os_open(struct sc_eng_thread *t);
 void os_close(struct sc_eng_thread *t);
 void close_events(struct sc_eng_thread *t);
+
+/* ---- image.c ---- */
+
+int image_open(const struct sc_shm_header *parent);
+int commit_to(uint64_t end);
+void spare_make(void);
+void spare_drop(void);
 
 #pragma GCC visibility pop
 
