@@ -29,6 +29,8 @@
  *                engine, closed
  *   image.c      this image's shared-memory file: created, mapped, backed
  *                as the arena grows, the spare made ahead for a fork child
+ *   sandbox.c    prctl() and syscall(): seccomp about to close, the
+ *                time-stamp counter turned off or on
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -287,6 +289,11 @@ int image_open(const struct sc_shm_header *parent);
 int commit_to(uint64_t end);
 void spare_make(void);
 void spare_drop(void);
+
+/* ---- sandbox.c ---- */
+
+int tsc_refused(void);
+void tsc_off(void);
 
 #pragma GCC visibility pop
 
