@@ -31,6 +31,7 @@
  *                as the arena grows, the spare made ahead for a fork child
  *   sandbox.c    prctl() and syscall(): seccomp about to close, the
  *                time-stamp counter turned off or on
+ *   unload.c     dlclose(): the addresses of an object unmapped retired
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
