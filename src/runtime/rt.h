@@ -32,6 +32,7 @@
  *   sandbox.c    prctl() and syscall(): seccomp about to close, the
  *                time-stamp counter turned off or on
  *   unload.c     dlclose(): the addresses of an object unmapped retired
+ *   jumps.c      longjmp() and kin: the frames below a jump's target closed
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -235,6 +236,7 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 
 /* ---- probe.c ---- */
 
+__attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 
 int fd_high(long fd);
@@ -295,6 +297,10 @@ void spare_drop(void);
 
 int tsc_refused(void);
 void tsc_off(void);
+
+/* ---- jumps.c ---- */
+
+void jumps_resolve(void);
 
 #pragma GCC visibility pop
 
