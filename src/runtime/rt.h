@@ -33,6 +33,8 @@
  *                time-stamp counter turned off or on
  *   unload.c     dlclose(): the addresses of an object unmapped retired
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
+ *   fork.c       fork(): the forking thread's stack kept, the child's new
+ *                image started from it
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -246,6 +248,8 @@ int fd_room_begin(struct rlimit *old);
 void fd_room_end(int raised, const struct rlimit *old);
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
 
+void alive_arm(void);
+
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
 {
@@ -301,6 +305,13 @@ void tsc_off(void);
 /* ---- jumps.c ---- */
 
 void jumps_resolve(void);
+
+/* ---- fork.c ---- */
+
+void rt_atfork_prepare(void);
+void rt_atfork_parent(void);
+void rt_atfork_child(void);
+void child_start(uintptr_t sp);
 
 #pragma GCC visibility pop
 
