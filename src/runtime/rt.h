@@ -35,6 +35,9 @@
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
  *   fork.c       fork(): the forking thread's stack kept, the child's new
  *                image started from it
+ *   process.c    set-up from the environment (constructor, destructor), a
+ *                thread's start and end, where our descriptors go,
+ *                calibration mode
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -241,14 +244,10 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 __attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 
-int fd_high(long fd);
 
-struct rlimit;
-int fd_room_begin(struct rlimit *old);
-void fd_room_end(int raised, const struct rlimit *old);
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+extern uint64_t rt_ret_tramp;         /* patch.h's return trampoline, or 0 */
 
-void alive_arm(void);
 
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
@@ -312,6 +311,15 @@ void rt_atfork_prepare(void);
 void rt_atfork_parent(void);
 void rt_atfork_child(void);
 void child_start(uintptr_t sp);
+
+/* ---- process.c ---- */
+
+struct sc_eng_thread *thread_start(uintptr_t sp);
+void alive_arm(void);
+int fd_high(long fd);
+struct rlimit;
+int fd_room_begin(struct rlimit *old);
+void fd_room_end(int raised, const struct rlimit *old);
 
 #pragma GCC visibility pop
 
