@@ -8,7 +8,7 @@
  *
  * Paranoia: this code runs inside someone else's process.  It never writes
  * to the target's stdout/stderr, never exits it, keeps its symbols hidden
- * (runtime.map exports the hooks and the seccomp guards only), never calls
+ * (runtime.map exports the hooks and the wrappers only), never calls
  * a function the program could define (system calls are made directly, see
  * sys.h), keeps its descriptors far above the program's (close-on-exec,
  * never 0-2), and a probe that interrupts a probe (a signal handler) is
@@ -16,28 +16,31 @@
  * kernel's perf events or a resource limit refuse us, the program runs as
  * it would without us and the loss, with its reason, is recorded.
  *
- * The files, one concern each:
+ * The files, one concern each (this header is their contract):
  *   probe.c      the hooks: their trampolines, the entry and exit probes'
  *                fast paths, the slow and cold paths (a thread's first
  *                event, a signal handler's events queued, a child made
  *                without fork's handlers), the CFA of a new frame
- *   modules.c    the loaded objects' address ranges, the image's list of
- *                modules (an object listed when an address in it is first
- *                seen), the runtime's own span
+ *   process.c    set-up from the environment (constructor, destructor), a
+ *                thread's start and end, where our descriptors go,
+ *                calibration mode
+ *   fork.c       fork(): the forking thread's stack kept, the child's new
+ *                image started from it
  *   os_ring.c    a thread's OS events (context switches, system calls, page
  *                faults, samples): its perf ring opened, drained into the
  *                engine, closed
  *   image.c      this image's shared-memory file: created, mapped, backed
  *                as the arena grows, the spare made ahead for a fork child
- *   sandbox.c    prctl() and syscall(): seccomp about to close, the
- *                time-stamp counter turned off or on
+ *   modules.c    the loaded objects' address ranges, the image's list of
+ *                modules (an object listed when an address in it is first
+ *                seen), the runtime's own span
  *   unload.c     dlclose(): the addresses of an object unmapped retired
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
- *   fork.c       fork(): the forking thread's stack kept, the child's new
- *                image started from it
- *   process.c    set-up from the environment (constructor, destructor), a
- *                thread's start and end, where our descriptors go,
- *                calibration mode
+ *   sandbox.c    prctl() and syscall(): seccomp about to close, the
+ *                time-stamp counter turned off or on
+ * and, through their own headers: patch.c, retstack.c and patch_x86_64.c
+ * patch programs built without hooks (patch.h); calib.c reads the probes'
+ * cost from the calibration run (calib.h).
  *
  * Hot paths: the probes' fast paths call nothing but probe.c's own code and
  * the static inline functions here and in engine.h (no LTO: a call into
@@ -241,13 +244,12 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 
 /* ---- probe.c ---- */
 
+/* Apply the events a signal handler's probes queued (tls.busy set). */
 __attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
-
-
+/* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
-extern uint64_t rt_ret_tramp;         /* patch.h's return trampoline, or 0 */
-
+extern uint64_t rt_ret_tramp;   /* patched functions' return trampoline, or 0 */
 
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
@@ -261,13 +263,28 @@ static inline void probe_done(struct sc_eng_thread *t)
 	}
 }
 
-/* ---- modules.c ---- */
+/* ---- process.c ---- */
 
-struct dl_phdr_info;
-void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
-void module_add(uint64_t base, const char *path);
-void rt_newaddr(struct sc_eng_arena *a, uint64_t addr);
-extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
+/* A thread's first event: its engine state and OS-event ring; NULL if none. */
+struct sc_eng_thread *thread_start(uintptr_t sp);
+/* The "same process" word (rt_alive): armed in a new process image. */
+void alive_arm(void);
+/* Descriptors: fd moved up to rt.fd_base (or closed: -1); the program's
+ * RLIMIT_NOFILE raised around our opens (fd_room_begin returns whether
+ * fd_room_end must restore *old). */
+int fd_high(long fd);
+struct rlimit;
+int fd_room_begin(struct rlimit *old);
+void fd_room_end(int raised, const struct rlimit *old);
+
+/* ---- fork.c ---- */
+
+void rt_atfork_prepare(void);
+void rt_atfork_parent(void);
+void rt_atfork_child(void);
+/* The first moment in a new process (fork's handler, or a probe that finds
+ * rt_alive zero): the child's own image, the forking thread's stack. */
+void child_start(uintptr_t sp);
 
 /* ---- os_ring.c ---- */
 
@@ -284,42 +301,42 @@ static inline void ring_discard(void)
 	tls.ring_seen = head;
 }
 
+/* The ring's head moved: its records charged to the interval ending at now. */
 __attribute__((cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now);
 void os_open(struct sc_eng_thread *t);
 void os_close(struct sc_eng_thread *t);
+/* The perf descriptors in t->user closed if they are still ours. */
 void close_events(struct sc_eng_thread *t);
 
 /* ---- image.c ---- */
 
+/* A new image file, mapped, its header written (parent: a fork parent's
+ * header, or NULL); 0 or -1. */
 int image_open(const struct sc_shm_header *parent);
+/* The file backed up to end; 0, or -1 with the reason in lost_why. */
 int commit_to(uint64_t end);
 void spare_make(void);
 void spare_drop(void);
 
-/* ---- sandbox.c ---- */
+/* ---- modules.c ---- */
 
-int tsc_refused(void);
-void tsc_off(void);
+struct dl_phdr_info;
+/* The span of an object's PT_LOAD segments, as link-time addresses. */
+void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
+void module_add(uint64_t base, const char *path);
+/* The engine's callback: the module holding addr listed in the image. */
+void rt_newaddr(struct sc_eng_arena *a, uint64_t addr);
+extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
 
 /* ---- jumps.c ---- */
 
+/* The C library's jump functions, looked up once by the constructor. */
 void jumps_resolve(void);
 
-/* ---- fork.c ---- */
+/* ---- sandbox.c ---- */
 
-void rt_atfork_prepare(void);
-void rt_atfork_parent(void);
-void rt_atfork_child(void);
-void child_start(uintptr_t sp);
-
-/* ---- process.c ---- */
-
-struct sc_eng_thread *thread_start(uintptr_t sp);
-void alive_arm(void);
-int fd_high(long fd);
-struct rlimit;
-int fd_room_begin(struct rlimit *old);
-void fd_room_end(int raised, const struct rlimit *old);
+int tsc_refused(void);          /* the thread's rdtsc faults (PR_TSC_SIGSEGV) */
+void tsc_off(void);             /* the thread's probes go untimed */
 
 #pragma GCC visibility pop
 
