@@ -933,7 +933,7 @@ static void *progress_run(void *arg)
 			struct stat st;
 
 			/* empty: the image file a process made ahead for a child
-			 * (runtime/probe.c, spare_make), not a process yet */
+			 * (runtime/image.c, spare_make), not a process yet */
 			if (strncmp(de->d_name, p->stem, len) || de->d_name[len] != '.' ||
 			    fstatat(dirfd(d), de->d_name, &st, 0) || !st.st_size)
 				continue;

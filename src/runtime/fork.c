@@ -1,0 +1,201 @@
+/*
+ * fork — a process made by fork() is followed in the child by a new image
+ * file whose forking thread starts from the parent's stack as it was at
+ * the fork call (a snapshot taken before the fork, so the parent running
+ * on cannot change it; inherited frames are not new calls).  A fork made
+ * without libc's handlers (syscall(SYS_fork), clone() without CLONE_VM)
+ * is detected at the child's first probe: a page mapped with
+ * MADV_WIPEONFORK reads zero there.
+ */
+#include "runtime/rt.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+/* Before fork(), in the forking thread: its stack, into private memory. */
+void rt_atfork_prepare(void)
+{
+	struct sc_eng_thread *t = rt_thread();
+	struct rt_snap *s;
+	uint64_t depth, i, n = 0, len;
+	long map;
+	int fd;
+
+	tls.snap = NULL;
+	tls.spare = 0;
+	if (rt.state != RT_ON || rt.sandboxed)
+		return;
+	fd = __atomic_exchange_n(&rt.spare_fd, -1, __ATOMIC_ACQ_REL);
+	if (fd >= 0) {
+		rt_stpcpy(tls.spare_name, rt.spare_name, sizeof(tls.spare_name));
+		tls.spare_id[0] = rt.spare_id[0];
+		tls.spare_id[1] = rt.spare_id[1];
+		tls.spare = fd + 1;
+	}
+	if (!t)
+		return;
+	depth = (uint64_t)(t->top - t->stack);
+	len = (sizeof(*s) + depth * sizeof(s->fs[0]) + PAGE - 1) & ~(PAGE - 1);
+	map = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(map))
+		return;
+	s = (struct rt_snap *)map;
+	for (i = 1; i <= depth; i++) {
+		if (t->stack[i].node->func == SC_ENG_DROP_FUNC)
+			continue;
+		s->fs[n][0] = t->stack[i].node->func;
+		s->fs[n][1] = t->stack[i].cs->site;
+		s->fs[n][2] = t->stack[i].cfa;
+		s->fs[n][3] = t->stack[i].pc;
+		n++;
+	}
+	s->n = n;
+	s->map_len = len;
+	tls.snap = s;
+}
+
+static void snap_free(void)
+{
+	if (tls.snap)
+		rt_sys2(SYS_munmap, tls.snap, tls.snap->map_len);
+	tls.snap = NULL;
+}
+
+void rt_atfork_parent(void)
+{
+	snap_free();
+	if (tls.spare) {               /* the child's now */
+		spare_drop();
+		spare_make();
+	}
+}
+
+/*
+ * The first moment in a new process (the child of fork, or of a clone
+ * without CLONE_VM, which ran no handler): the parent's file, ring and perf
+ * fds are not ours.  Start a new file for this image and give the forking
+ * thread its stack as it was at the fork (the snapshot, or for a raw fork
+ * the shared stack as the child finds it), as frames that are open but not
+ * new calls; the other threads do not exist here.  A clone child that runs
+ * on a stack of its own (sp far from this thread's) starts empty.  Only
+ * system calls and the engine: fork may have left locks held.
+ */
+void child_start(uintptr_t sp)
+{
+	struct sc_eng_arena old_arena = rt.arena;
+	struct sc_eng_thread *old_t = rt_thread(), *t = NULL;
+	struct sc_shm_header *old_hdr = rt.hdr;
+	char old_name[256];
+	uint64_t off, now, i;
+	int old_fd = rt.fd, own_stack, room;
+	struct rlimit lim;
+	struct stat st;
+
+	if (rt.state != RT_ON || rt.pid == rt_getpid()) {
+		snap_free();
+		return;
+	}
+	if (rt.sandboxed)
+		spare_drop();
+	if (rt.sandboxed) {            /* the sandbox is inherited: no calls of ours */
+		rt.state = RT_OFF;
+		tls.state = RT_OFF;
+		tls.t = NULL;
+		return;
+	}
+	own_stack = !tls.snap && tls.sp_first &&
+		    (sp > tls.sp_first || tls.sp_first - sp > (64ul << 20));
+	if (rt_sys2(SYS_fstat, old_fd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino)
+		old_fd = -1;               /* closed by the program: not ours now */
+	memcpy(old_name, rt.name, sizeof(old_name));
+	/* the parent's ending threads live in the parent's file: not ours */
+	memset(rt.ending, 0, sizeof(rt.ending));
+	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
+	tls.ring_head = &tls.ring_seen;
+	tls.t = NULL;
+	tls.t_notsc = NULL;
+	tls.npending = 0;
+	tls.busy = 0;
+	for (off = old_hdr->arena.threads; off && off < old_arena.size;) {
+		struct sc_eng_thread *o = (struct sc_eng_thread *)(old_arena.base + off);
+		uint64_t ids[2 * NEV];
+
+		/* close the inherited fds, but leave the parent's records alone */
+		memcpy(ids, o->user, sizeof(ids));
+		close_events(o);
+		memcpy(o->user, ids, sizeof(ids));
+		off = o->next_off;
+	}
+	rt.fds_held = 0;
+	rt.rings_big = 0;
+	rt.hdr = NULL;
+	rt.why = 0;
+	room = fd_room_begin(&lim);
+	rt.spare_fd = -1;              /* the parent's; a copy of it is its own */
+	if (image_open(old_hdr)) {
+		fd_room_end(room, &lim);
+		spare_drop();
+		/* said in the parent's image, which the recorder reads */
+		__atomic_fetch_or(&old_hdr->lost_why, SC_SHM_WHY_CHILD, __ATOMIC_RELAXED);
+		rt.state = RT_OFF;
+		tls.state = RT_OFF;
+		rt_sys2(SYS_munmap, old_arena.base, old_arena.size);
+		if (old_fd >= 0)
+			rt_close(old_fd);
+		snap_free();
+		return;
+	}
+	rt_stpcpy(rt.hdr->parent_file, old_name, sizeof(rt.hdr->parent_file));
+	for (i = 0; i < old_hdr->nmodules && i < SC_SHM_MAX_MODULES; i++)
+		if (old_hdr->modules[i].valid)
+			module_add(old_hdr->modules[i].base,
+				   (const char *)old_arena.base + old_hdr->modules[i].path_off);
+	now = rt_clock();
+	if (old_t) {
+		t = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
+		if (t)
+			sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
+		if (t) {
+			rt.rebuilding = 1;
+			if (tls.snap) {
+				for (i = 0; i < tls.snap->n; i++)
+					sc_eng_inherit(t, tls.snap->fs[i][0], tls.snap->fs[i][1], now,
+						       tls.snap->fs[i][2], tls.snap->fs[i][3]);
+			} else if (!own_stack) {
+				for (i = 1; old_t->stack + i <= old_t->top; i++)
+					if (old_t->stack[i].node->func != SC_ENG_DROP_FUNC)
+						sc_eng_inherit(t, old_t->stack[i].node->func,
+							       old_t->stack[i].cs->site, now,
+							       old_t->stack[i].cfa, old_t->stack[i].pc);
+			}
+			rt.rebuilding = 0;
+			memcpy(t->name, old_t->name, sizeof(t->name));
+		}
+	}
+	snap_free();
+	rt_sys2(SYS_munmap, old_arena.base, old_arena.size);
+	if (old_fd >= 0)
+		rt_close(old_fd);
+	alive_arm();
+	tls.state = t ? RT_ON : RT_NEW;
+	if (t) {
+		pthread_setspecific(rt.key, t);
+		os_open(t);
+		tls.t = t;
+		if (own_stack)
+			tls.sp_first = sp;
+		if (sc_rt_clk.off) {    /* inherited: the child has no clock either */
+			sc_rt_clk.off = 0;
+			tsc_off();
+		}
+	}
+	fd_room_end(room, &lim);
+	spare_make();                  /* for its own children */
+}
+
+void rt_atfork_child(void)
+{
+	child_start(stack_pointer());
+}

@@ -1,0 +1,343 @@
+/*
+ * rt — the private contract between the files of the injected runtime
+ * (libstackclock.so, LD_PRELOADed into a program built with
+ * -finstrument-functions or patched at run time, see patch.h).  It defines
+ * the hooks the compiler calls and feeds each thread's events to the
+ * attribution engine (engine.h), whose state lives in a shared-memory file
+ * the recorder reads afterwards (shm.h).
+ *
+ * Paranoia: this code runs inside someone else's process.  It never writes
+ * to the target's stdout/stderr, never exits it, keeps its symbols hidden
+ * (runtime.map exports the hooks and the wrappers only), never calls
+ * a function the program could define (system calls are made directly, see
+ * sys.h), keeps its descriptors far above the program's (close-on-exec,
+ * never 0-2), and a probe that interrupts a probe (a signal handler) is
+ * queued rather than corrupting state.  When the shared memory, the
+ * kernel's perf events or a resource limit refuse us, the program runs as
+ * it would without us and the loss, with its reason, is recorded.
+ *
+ * The files, one concern each (this header is their contract):
+ *   probe.c      the hooks: their trampolines, the entry and exit probes'
+ *                fast paths, the slow and cold paths (a thread's first
+ *                event, a signal handler's events queued, a child made
+ *                without fork's handlers), the CFA of a new frame
+ *   process.c    set-up from the environment (constructor, destructor), a
+ *                thread's start and end, where our descriptors go,
+ *                calibration mode
+ *   fork.c       fork(): the forking thread's stack kept, the child's new
+ *                image started from it
+ *   os_ring.c    a thread's OS events (context switches, system calls, page
+ *                faults, samples): its perf ring opened, drained into the
+ *                engine, closed
+ *   image.c      this image's shared-memory file: created, mapped, backed
+ *                as the arena grows, the spare made ahead for a fork child
+ *   modules.c    the loaded objects' address ranges, the image's list of
+ *                modules (an object listed when an address in it is first
+ *                seen), the runtime's own span
+ *   unload.c     dlclose(): the addresses of an object unmapped retired
+ *   jumps.c      longjmp() and kin: the frames below a jump's target closed
+ *   sandbox.c    prctl() and syscall(): seccomp about to close, the
+ *                time-stamp counter turned off or on
+ * and, through their own headers: patch.c, retstack.c and patch_x86_64.c
+ * patch programs built without hooks (patch.h); calib.c reads the probes'
+ * cost from the calibration run (calib.h).
+ *
+ * Hot paths: the probes' fast paths call nothing but probe.c's own code and
+ * the static inline functions here and in engine.h (no LTO: a call into
+ * another file stays a call), so that the files cost the probes nothing.
+ * Everything else declared here is a cold path, and hidden like the rest of
+ * the runtime (runtime.map exports the hooks and wrappers only).
+ *
+ * State: `rt` is the process image's (set up once, reset in a fork child),
+ * `tls` the thread's own (its probes, wrappers and handlers only; a signal
+ * handler's probes queue their events, see probe.c).
+ */
+#ifndef SC_RUNTIME_RT_H
+#define SC_RUNTIME_RT_H
+
+/* Vectorised pairs of loads over the frame just pushed stall on store
+ * forwarding; scalar code is faster here. */
+#pragma GCC optimize("no-tree-slp-vectorize")
+
+#include "runtime/patch.h"
+#include "runtime/shm.h"
+#include "runtime/sys.h"
+#include "format/scdata.h"
+
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <x86intrin.h>
+
+/* Everything declared here is the runtime's own (direct calls, no GOT). */
+#pragma GCC visibility push(hidden)
+
+#define HOOK __attribute__((visibility("default")))
+#define barrier() __asm__ __volatile__("" ::: "memory")
+#define PAGE       4096ul
+
+enum { EV_SWITCH, EV_SYS_ENTER, EV_SYS_EXIT, EV_FAULT, EV_SAMPLE, NEV };
+
+/* A thread's perf events and the reading state of their common ring. */
+struct rt_ring {
+	struct perf_event_mmap_page *pg;
+	uint8_t *data;
+	uint64_t mask;                 /* data size - 1 */
+	size_t map_len;
+	uint64_t id[NEV];              /* sample ids, 0 if not opened */
+	int in_sys, out, depth;        /* measuring OS time (exact mode) */
+	uint64_t since;                /* ns when depth went 0 -> 1 */
+};
+
+/* An event that arrived while a probe of the same thread was running (a
+ * signal handler's), kept for that probe to apply when it is done. */
+struct rt_pending {
+	uint64_t fn, site, tsc;
+	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
+};
+#define RT_PENDING 64
+#define RT_ENDING 256
+#define RT_CFA_CACHE 256
+
+/* The forking thread's stack at a fork(): {function, call site} of each
+ * open frame, outermost first, in private memory the child inherits. */
+struct rt_snap {
+	uint64_t n, map_len;
+	uint64_t fs[][4];              /* function, call site, CFA, pc */
+};
+
+struct rt_tls {
+	struct sc_eng_thread *t;       /* the thread's engine state, or NULL */
+	struct sc_eng_thread *t_notsc; /* the same while the TSC is off (tls.t NULL) */
+	uintptr_t busy;                /* stack pointer of the probe running, 0 */
+	const volatile uint64_t *ring_head;
+	uint64_t ring_seen;
+	uint32_t npending;             /* events in pending[] */
+	int state;                     /* RT_* */
+	uint64_t pending_lost;
+	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
+	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
+	int spare;                     /* 1 + the descriptor of the spare image file
+	                                  this thread's fork took, 0 if none */
+	char spare_name[128];          /* its name */
+	uint64_t spare_id[2];          /* its st_dev, st_ino */
+	int exit_round;                /* thread-exit destructor rounds seen */
+	int unwind;                    /* RT_UNWIND_*: an exception in flight */
+	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
+	struct rt_pending pending[RT_PENDING];
+	struct rt_ring ring;
+};
+enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
+enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
+
+extern __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
+/*
+ * Read by the exit trampoline as one 8-byte word: fence, the next exit
+ * orders its clock read (an lfence first; see the hooks); off, the kernel
+ * turned this thread's time-stamp counter off (PR_SET_TSC, or seccomp's
+ * strict mode on some kernels), where rdtsc would fault: calls are then
+ * counted without times (tls.t is NULL, every probe takes the cold path).
+ */
+struct sc_rt_clock {
+	uint32_t fence, off;
+};
+extern __thread struct sc_rt_clock sc_rt_clk __attribute__((tls_model("initial-exec"), aligned(8)));
+
+/* The thread's engine state, whether its TSC is on (tls.t) or off. */
+static inline struct sc_eng_thread *rt_thread(void)
+{
+	return tls.t ? tls.t : tls.t_notsc;
+}
+
+/* The TSC, or 0 where it is off (the engine counts a reading below the
+ * previous one as equal: no time passes). */
+static inline uint64_t rt_clock(void)
+{
+	return sc_rt_clk.off ? 0 : __rdtsc();
+}
+
+/*
+ * Nonzero in the process that set the runtime up, zero in a child made by
+ * fork or clone without CLONE_VM: it points into a MADV_WIPEONFORK page
+ * once the runtime is on (before that, and on kernels without the advice,
+ * at a constant).
+ */
+extern const volatile uint64_t *rt_alive;
+
+/* The process image's state. */
+struct rt_state {
+	int state;                     /* RT_NEW until init, then RT_ON / RT_OFF */
+	int pid;                       /* the process the state belongs to */
+	int fd;                        /* our file, see shm_fd() */
+	int dirfd;                     /* its directory (reachable after chroot) */
+	dev_t dev, dir_dev;
+	ino_t ino, dir_ino;
+	struct sc_shm_header *hdr;
+	struct sc_eng_arena arena;
+	uint64_t cap;                  /* bytes of the mapping (limits applied) */
+	uint64_t fsize_max;            /* RLIMIT_FSIZE, or UINT64_MAX */
+	uint64_t committed;            /* the file is backed up to here */
+	char name[256];                /* our file's name in dirfd */
+	int spare_fd;                  /* an image file made ahead for a child, or -1 */
+	char spare_name[128];
+	uint64_t spare_id[2];          /* its st_dev, st_ino (the program may close it) */
+	char stem[256];                /* basename of $STACKCLOCK_SHM */
+	char dir[400];                 /* dirname of $STACKCLOCK_SHM */
+	uint32_t os_mask;
+	uint32_t sample_hz;            /* sampled shares' rate (STACKCLOCK_SAMPLE_HZ), 0 none */
+	uint64_t self_lo, self_hi;     /* this runtime's code */
+	uint32_t why;                  /* SC_SHM_WHY_* found before the header existed */
+	uint64_t tp_enter, tp_exit;
+	uint64_t clock0_tsc, clock0_ns;  /* a (tsc, monotonic) pair from early on */
+	double ticks_per_ns;           /* measured from clock0 to rate_tsc, 0 unknown */
+	uint64_t rate_tsc;
+	long rings_big;                /* threads given a RING_PAGES_BIG ring */
+	long fds_held, fds_budget;       /* perf fds open; at most a quarter of
+	                                    RLIMIT_NOFILE, the rest is the program's */
+	int fd_base;                   /* lowest descriptor number we take */
+	int sandboxed;                 /* the program entered seccomp */
+	pthread_key_t key;
+	int rebuilding;
+	uint32_t cost[5];              /* probe cost per interval (STACKCLOCK_COST) */
+	/* threads past their last destructor round, retired once gone */
+	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
+};
+extern struct rt_state rt;
+
+/* Why events are lost (SC_SHM_WHY_*): in the header, or kept until it exists. */
+static inline void why(uint32_t bits)
+{
+	if (rt.hdr)
+		__atomic_fetch_or(&rt.hdr->lost_why, bits, __ATOMIC_RELAXED);
+	else
+		rt.why |= bits;
+}
+
+static inline uint64_t mono_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uintptr_t stack_pointer(void)
+{
+	uintptr_t sp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+static inline int rt_memeq(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+
+	while (n--)
+		if (*x++ != *y++)
+			return 0;
+	return 1;
+}
+
+/* ---- probe.c ---- */
+
+/* Apply the events a signal handler's probes queued (tls.busy set). */
+__attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
+__attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
+/* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
+uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+extern uint64_t rt_ret_tramp;   /* patched functions' return trampoline, or 0 */
+
+/* Finish a probe: queued events first, then the thread is free again. */
+static inline void probe_done(struct sc_eng_thread *t)
+{
+	barrier();
+	if (unlikely(tls.npending)) {
+		probe_replay_done(t);      /* a tail call: the hooks need no frame */
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
+}
+
+/* ---- process.c ---- */
+
+/* A thread's first event: its engine state and OS-event ring; NULL if none. */
+struct sc_eng_thread *thread_start(uintptr_t sp);
+/* The "same process" word (rt_alive): armed in a new process image. */
+void alive_arm(void);
+/* Descriptors: fd moved up to rt.fd_base (or closed: -1); the program's
+ * RLIMIT_NOFILE raised around our opens (fd_room_begin returns whether
+ * fd_room_end must restore *old). */
+int fd_high(long fd);
+struct rlimit;
+int fd_room_begin(struct rlimit *old);
+void fd_room_end(int raised, const struct rlimit *old);
+
+/* ---- fork.c ---- */
+
+void rt_atfork_prepare(void);
+void rt_atfork_parent(void);
+void rt_atfork_child(void);
+/* The first moment in a new process (fork's handler, or a probe that finds
+ * rt_alive zero): the child's own image, the forking thread's stack. */
+void child_start(uintptr_t sp);
+
+/* ---- os_ring.c ---- */
+
+/* Forget what is in the ring now: our own system calls made it. */
+static inline void ring_discard(void)
+{
+	struct rt_ring *r = &tls.ring;
+	uint64_t head;
+
+	if (!r->pg)
+		return;
+	head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	tls.ring_seen = head;
+}
+
+/* The ring's head moved: its records charged to the interval ending at now. */
+__attribute__((cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now);
+void os_open(struct sc_eng_thread *t);
+void os_close(struct sc_eng_thread *t);
+/* The perf descriptors in t->user closed if they are still ours. */
+void close_events(struct sc_eng_thread *t);
+
+/* ---- image.c ---- */
+
+/* A new image file, mapped, its header written (parent: a fork parent's
+ * header, or NULL); 0 or -1. */
+int image_open(const struct sc_shm_header *parent);
+/* The file backed up to end; 0, or -1 with the reason in lost_why. */
+int commit_to(uint64_t end);
+void spare_make(void);
+void spare_drop(void);
+
+/* ---- modules.c ---- */
+
+struct dl_phdr_info;
+/* The span of an object's PT_LOAD segments, as link-time addresses. */
+void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi);
+void module_add(uint64_t base, const char *path);
+/* The engine's callback: the module holding addr listed in the image. */
+void rt_newaddr(struct sc_eng_arena *a, uint64_t addr);
+extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
+
+/* ---- jumps.c ---- */
+
+/* The C library's jump functions, looked up once by the constructor. */
+void jumps_resolve(void);
+
+/* ---- sandbox.c ---- */
+
+int tsc_refused(void);          /* the thread's rdtsc faults (PR_TSC_SIGSEGV) */
+void tsc_off(void);             /* the thread's probes go untimed */
+
+#pragma GCC visibility pop
+
+#endif
