@@ -8,6 +8,7 @@
  * MADV_WIPEONFORK reads zero there.
  */
 #include "runtime/rt.h"
+#include "runtime/libcall.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -179,6 +180,7 @@ void child_start(uintptr_t sp)
 	if (old_fd >= 0)
 		rt_close(old_fd);
 	alive_arm();
+	sc_libcall_republish();        /* the library calls' names, in this image */
 	tls.state = t ? RT_ON : RT_NEW;
 	if (t) {
 		pthread_setspecific(rt.key, t);

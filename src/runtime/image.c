@@ -316,3 +316,10 @@ struct sc_shm_header *sc_rt_shm_header(void)
 {
 	return rt.state == RT_ON && *rt_alive ? rt.hdr : NULL;
 }
+
+/* Bytes of the current image's arena for the runtime's other parts (a
+ * table libcall.c publishes): their offset, or 0. */
+uint64_t sc_rt_alloc(uint64_t len)
+{
+	return sc_rt_shm_header() ? sc_eng_alloc(&rt.arena, len) : 0;
+}

@@ -74,8 +74,6 @@
 
 int sc_libcall_mode;
 
-uint64_t sc_rt_alloc(uint64_t len);
-
 /* The names of the rows each hooked object makes, kept here in the shared
  * table's own layout (a forked child publishes them again in its image). */
 static struct {

@@ -41,7 +41,7 @@
 #define PAGE 4096ul
 #define REACH ((1ull << 31) - (1ull << 20))  /* what a rel32 spans, with room */
 
-void sc_patch_retstack_init(void);
+void sc_patch_retstack_init(int eager);
 
 /* A plan file, mapped for the life of the process (read-only, shared
  * with the page cache): an object it is for may be loaded any time. */
@@ -703,7 +703,7 @@ void sc_patch_start(char **envp)
 	sc_libcall_start(envp);
 	if (!pt.nplans && !planner.names[0] && sc_libcall_mode == SC_LIBCALL_NONE)
 		return;
-	sc_patch_retstack_init();
+	sc_patch_retstack_init(pt.nplans || planner.names[0]);
 	sc_patch_on = 1;
 	sc_patch_loaded();
 }

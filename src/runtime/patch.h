@@ -70,16 +70,19 @@ struct dl_phdr_info;
 int sc_patch_obj_probed(const struct dl_phdr_info *info);
 /* [lo, hi) holds stubs too (libcall.c's): for sc_patch_in_stubs(). */
 void sc_patch_region_add(uint64_t lo, uint64_t hi);
-/* Is pc in the runtime's own code (probe.c)? */
+/* Is pc in the runtime's own code (modules.c)? */
 int sc_rt_in_self(uint64_t pc);
 
 /* ---- between the parts (not for other callers) ---- */
 
-/* probe.c: the current image's shared-memory header (NULL when the runtime
+/* image.c: the current image's shared-memory header (NULL when the runtime
  * is off), where each object patched is listed with its counts per reason
  * (the plan's refusals plus those made here, e.g. out_of_reach). */
 struct sc_shm_header;
 struct sc_shm_header *sc_rt_shm_header(void);
+/* image.c: len bytes of that image's arena (libcall.c's tables): their
+ * offset from the header, or 0. */
+uint64_t sc_rt_alloc(uint64_t len);
 
 /* Arch: bytes of a per-function stub before its trampoline, where the
  * function's address is kept, and where the site's jump lands, relative to

@@ -49,13 +49,18 @@ uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_
 		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
 	if (e->fn == func) {
 		ret = ((const uint64_t *)(sp + e->k))[-1];
-		if (ret == site || (ret == rt_ret_tramp && ret))
+		if (ret == site || (ret == rt_ret_tramp && ret && e->k == 8))
 			return sp + e->k;
 	}
 	if (end > sp && end < limit)
 		limit = end;
 	for (p = (const uint64_t *)sp; (uint64_t)(p + 1) <= limit; p++) {
-		if (*p == site || (*p == rt_ret_tramp && rt_ret_tramp)) {
+		/* the trampoline only in the slot a stub's probe points at: a
+		 * compiled-in hook's scan passes dead stack where a returned
+		 * library call or patched function left one (seen: after_work's
+		 * frame placed below a dead clock_gettime slot, then closed by
+		 * the next call's position) */
+		if (*p == site || (*p == rt_ret_tramp && rt_ret_tramp && p == (const uint64_t *)sp)) {
 			e->fn = func;
 			e->k = (uint64_t)(p + 1) - sp;
 			return (uint64_t)(p + 1);

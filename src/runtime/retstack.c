@@ -82,7 +82,7 @@ static int rs_key_ok;
 
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_rt_unwind_note(int caught);
-void sc_patch_retstack_init(void);
+void sc_patch_retstack_init(int eager);
 static void rs_resolve(void);
 
 /* pthread key destructor: the thread ends (its start routine has returned
@@ -97,11 +97,16 @@ static void rs_thread_end(void *arg)
 	}
 }
 
-/* Once, from sc_patch_start (single-threaded). */
-void sc_patch_retstack_init(void)
+/* Once, from sc_patch_start (single-threaded).  The real functions are
+ * looked up now when functions are patched; for library calls alone
+ * (compiled-in hooks) at their first use, as before: a failed dlsym()
+ * (no unwinder library in a C program) calls malloc(), which may be the
+ * program's own, counted. */
+void sc_patch_retstack_init(int eager)
 {
 	rs_tramp = sc_patch_arch_return();
-	rs_resolve();
+	if (eager)
+		rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;
 }
