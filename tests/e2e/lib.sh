@@ -91,10 +91,10 @@ build_patch_dl() {
 # (patched at run time).
 BUILD_VARIANTS=("gcc:gcc:-finstrument-functions" "clang:clang:-finstrument-functions" "patched:gcc:")
 
-# rec DATA OUT ERR PROG ARGS...: record -m instrument, the program's output
-# into OUT and ERR, record's status into $TMP/rc.
+# rec DATA OUT ERR PROG ARGS...: record -m instrument (and $REC_OPTS), the
+# program's output into OUT and ERR, record's status into $TMP/rc.
 rec() {
 	local data=$1 out=$2 err=$3; shift 3
-	"$STACKCLOCK" record -m instrument -o "$data" -- "$@" >"$out" 2>"$err"
+	"$STACKCLOCK" record -m instrument ${REC_OPTS:-} -o "$data" -- "$@" >"$out" 2>"$err"
 	echo $? >"$TMP/rc"
 }

@@ -12,7 +12,7 @@
 build rep_calls rep_calls.c -O1 -finstrument-functions || exit 1
 build rep_sample rep_sample.c -O2 -fomit-frame-pointer || exit 1
 I=$TMP/i.data S=$TMP/s.data
-check "record -m instrument rep_calls recurse" -- "$STACKCLOCK" record -m instrument -o "$I" -- "$TMP/rep_calls" recurse
+check "record -m instrument rep_calls recurse" -- "$STACKCLOCK" record -m instrument --libcalls=none -o "$I" -- "$TMP/rep_calls" recurse
 report_json "$I" "$TMP/il.json" --by line --check
 report_json "$I" "$TMP/if.json"
 
