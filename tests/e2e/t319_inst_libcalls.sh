@@ -98,6 +98,19 @@ for name in gcc-lazy patched-gcc-now; do
 		q "$TMP/sig.json" "exit(0 if (row('getppid')['calls'], row('getpid')['calls'], row('on_alarm')['calls']) == (300000, $h, $h) and $h > 10 else 1)"
 done
 
+# vfork + exec (exec and _exit not hooked: the child runs on the parent's
+# stack); abort() from a function: the library call's frame left open
+for name in gcc-lazy patched-gcc-now; do
+	rec "$TMP/vf.data" "$TMP/vf.out" "$TMP/vf.err" "$TMP/lc_$name" vfork 50
+	report_json "$TMP/vf.data" "$TMP/vf.json" --top 0
+	check "$name vfork: status 0, getppid 50, waitpid 1, vfork not a row, nothing repaired ($(q "$TMP/vf.json" "(s['repairs'], s['open_frames'])"))" -- \
+		q "$TMP/vf.json" "exit(0 if open('$TMP/rc').read().strip() == '0' and (row('getppid')['calls'], row('waitpid')['calls'], s['repairs'], s['open_frames']) == (50, 1, 0, 0) and not any(x['function'] in ('vfork', 'execl') for x in rows) else 1)"
+	rec "$TMP/ab.data" "$TMP/ab.out" "$TMP/ab.err" "$TMP/lc_$name" abort 50
+	report_json "$TMP/ab.data" "$TMP/ab.json" --top 0
+	check "$name abort: killed by SIGABRT (status $(cat "$TMP/rc")), getppid 50, abort 1 under die, its frame open ($(q "$TMP/ab.json" "(s['open_frames'], s['repairs_by_cause'])"))" -- \
+		q "$TMP/ab.json" "exit(0 if open('$TMP/rc').read().strip() == '134' and (row('getppid')['calls'], row('abort')['calls'], row('die')['calls']) == (50, 1, 1) and s['open_frames'] == 4 and s['repairs'] == 0 else 1)"
+done
+
 # a C++ exception through qsort's frame
 for cxx in g++ clang++; do
 	command -v $cxx >/dev/null || continue

@@ -21,6 +21,12 @@
  *   a 100 us timer's SIGALRM handler calls getpid() while the main thread
  *   calls getppid() N times: signals land inside library-call probes.
  *   Prints "handler H".
+ *
+ * Usage: e2e_libcalls vfork N   vfork, the child execs /bin/true (exec and
+ *   _exit are not hooked: the child runs on its parent's stack), then
+ *   getppid() N times.
+ * Usage: e2e_libcalls abort N   getppid() N times, then abort() from
+ *   inside a function of the program (the process dies of SIGABRT).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -84,6 +90,29 @@ static int signals(int n)
 	return 0;
 }
 
+__attribute__((noinline)) static void die(void)
+{
+	abort();
+}
+
+static int ends(const char *how, int n)
+{
+	if (!strcmp(how, "vfork")) {
+		pid_t pid = vfork();
+
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, NULL, 0);
+	}
+	for (int i = 0; i < n; i++)
+		sink += getppid();
+	if (!strcmp(how, "abort"))
+		die();
+	return 0;
+}
+
 __attribute__((noinline)) static void *thread_fn(void *arg)
 {
 	(void)arg;
@@ -123,6 +152,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "sig"))
 		return signals(atoi(argv[2]));
+	if (!strcmp(argv[1], "vfork") || !strcmp(argv[1], "abort"))
+		return ends(argv[1], atoi(argv[2]));
 	atexit(at_exit_fn);
 	for (int i = 0; i < n; i++)
 		sink += getppid();
