@@ -67,8 +67,27 @@ for v in "${variants[@]}"; do
 		q "$TMP/lct.json" "exit(0 if ($miss or node('main', 'raise', 'on_usr1', 'getpid')['calls'] == 5) and node('main', 'qsort', 'cmp_int')['calls'] > 0 and node('main', 'jump_through_qsort', 'qsort', 'cmp_int')['calls'] == 3 and node('main', 'exit', 'at_exit_fn')['calls'] == 1 and ($miss or node('main', 'exit', 'at_exit_fn', 'getppid')['calls'] == 1) and node('main', 'lib_work', 'strlen')['calls'] == 12 and ($miss or node('thread_fn', 'getppid')['calls'] == 200) else 1)"
 done
 
-# --libcalls=all: libplain's own call out is a row too; none: no library row
+# the views: caller/callee, folded stacks, diff of two runs
 name=gcc-lazy
+for k in 1 2; do
+	"$STACKCLOCK" record -m instrument -o "$TMP/g$k.data" -- "$TMP/lc_$name" $N "$TMP/libhooked.so" >/dev/null 2>&1
+done
+"$STACKCLOCK" report -i "$TMP/g1.data" --caller-callee qsort --format json >"$TMP/cc.json"
+check "caller/callee of qsort: callers main 1 and jump_through_qsort 3, callee cmp_int" -- python3 -c "
+import json, sys
+r = json.load(open('$TMP/cc.json'))
+callers = sorted((x['function'], x['calls']) for x in r['callers'])
+sys.exit(0 if callers == [('jump_through_qsort', 3), ('main', 1)] and [x['function'] for x in r['callees']] == ['cmp_int'] else 1)"
+"$STACKCLOCK" export -i "$TMP/g1.data" --format folded --value calls -o "$TMP/g1.folded"
+check "folded: main;raise;on_usr1;getpid 5, main;exit;at_exit_fn;getppid 1" -- \
+	sh -c "grep -qx 'main;raise;on_usr1;getpid 5' '$TMP/g1.folded' && grep -qx 'main;exit;at_exit_fn;getppid 1' '$TMP/g1.folded'"
+"$STACKCLOCK" diff "$TMP/g1.data" "$TMP/g2.data" --format json >"$TMP/d.json"
+check "diff of two runs: memcpy 1000 and getppid $N + 201 on both sides, delta 0" -- python3 -c "
+import json, sys
+r = {x['function']: x for x in json.load(open('$TMP/d.json'))['rows']}
+sys.exit(0 if all((r[f]['base_calls'], r[f]['new_calls'], r[f]['delta_calls']) == (c, c, 0) for f, c in (('memcpy', 1000), ('getppid', $N + 201))) else 1)"
+
+# --libcalls=all: libplain's own call out is a row too; none: no library row
 "$STACKCLOCK" record -m instrument --libcalls=all -o "$TMP/all.data" -- "$TMP/lc_$name" $N "$TMP/libhooked.so" >/dev/null 2>&1
 report_json "$TMP/all.data" "$TMP/all.json" --top 0
 check "--libcalls=all: strlen 17 (12 from the hooked library, 5 from libplain), getppid $N + 201" -- \
