@@ -484,6 +484,9 @@ static int dump_patch_plan(const char *elf, bool functions)
 		if (p->count[r])
 			printf(" %s %u", patch_reason_name(r), p->count[r]);
 	printf("\n");
+	if (p->count[PATCH_CALL_SITES])
+		printf("call sites: %zu direct branches redirected to %u functions too short to patch\n",
+		       p->ncalls, p->count[PATCH_CALL_SITES]);
 	for (size_t i = 0; functions && i < p->nfuncs; i++) {
 		const struct dsc_func *fn = &p->funcs[i];
 
@@ -492,6 +495,8 @@ static int dump_patch_plan(const char *elf, bool functions)
 		if (fn->reason == PATCH_OK)
 			printf(" %s+%u len %u insns %u", site_names[fn->entry.site_kind],
 			       fn->entry.skip, fn->entry.len, fn->entry.ninsn);
+		if (fn->reason == PATCH_CALL_SITES)
+			printf(" at %u", fn->ncall_sites);
 		printf(" ");
 		print_bits(stdout, fn->flags, flag_names, ARRAY_SIZE(flag_names));
 		printf(" %s\n", fn->name ? fn->name : "-");

@@ -317,6 +317,12 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 			}
 			if (*sep == ',')
 				line_out(f, &l, width);
+			if (s->unpatched[PATCH_CALL_SITES]) {
+				lf(&l, "  call_sites: %" PRIu64 " functions too short to patch are counted at "
+				   "their direct calls; their calls through pointers are not counted",
+				   s->unpatched[PATCH_CALL_SITES]);
+				line_out(f, &l, width);
+			}
 		}
 		if (s->lost_os_records) {
 			/* the runtime charges an interval that overflowed the

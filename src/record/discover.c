@@ -109,9 +109,18 @@ struct sec {
 	const uint8_t *data;          /* hi - lo bytes */
 	bool plt;
 	/* Bitmaps over [lo, hi) (sized by bytes the file holds, so a
-	 * hostile file cannot ask for more): candidate starts, and the
-	 * bytes just after them that an entry jump may replace. */
-	uint64_t *starts, *near;
+	 * hostile file cannot ask for more): candidate starts, the bytes
+	 * just after them that an entry jump may replace, and the starts
+	 * that may be too short for it (whose call sites the scan keeps). */
+	uint64_t *starts, *near, *short_starts;
+};
+
+/* Shorter than endbr64 and the jmp: maybe too short to patch. */
+#define SHORT_BYTES (4 + REL_JMP_LEN)
+
+struct callv {
+	struct dsc_call *v;
+	size_t n, alloc;
 };
 
 struct ctx {
@@ -125,6 +134,7 @@ struct ctx {
 	struct cand *c;
 	size_t nc, ac;
 	struct targets tg;
+	struct callv sites;           /* rel32 branches to maybe-short starts */
 	struct u64v hooks;
 	struct unw_table *cfi;
 	struct dsc_stats st;
@@ -293,6 +303,7 @@ struct sweep {
 	const struct sec *sec;
 	uint64_t lo, hi;
 	struct targets tg;
+	struct callv sites;
 	size_t insns;
 };
 
@@ -325,9 +336,18 @@ static void *sweep_run(void *arg)
 		next = w->lo + off;
 		if (in.raw.imm[0].is_relative) {
 			uint64_t t = next + (uint64_t)in.raw.imm[0].value.s;
+			const struct sec *ts;
 
 			note(x, &w->tg, in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
 					in.opcode == 0xe8 ? T_CALL : T_JUMP, t);
+			/* call, jmp, jcc rel32 (the field last): redirectable */
+			if (in.raw.imm[0].size == 32 && in.raw.imm[0].offset + 4 == in.length &&
+			    in.length <= 6 && (ts = sec_of(x, t)) &&
+			    test_bit(ts->short_starts, t - ts->lo)) {
+				ALLOC_GROW(w->sites.v, w->sites.n + 1, w->sites.alloc);
+				w->sites.v[w->sites.n++] = (struct dsc_call){
+					.site = next - in.length, .target = t, .len = in.length };
+			}
 			continue;
 		}
 		if (in.opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
@@ -413,6 +433,13 @@ static void scan_code(struct ctx *x)
 		u64v_append(&x->tg.jumps, &w[i].tg.jumps);
 		u64v_append(&x->tg.taken, &w[i].tg.taken);
 		u64v_append(&x->tg.landing, &w[i].tg.landing);
+		if (w[i].sites.n) {
+			ALLOC_GROW(x->sites.v, x->sites.n + w[i].sites.n, x->sites.alloc);
+			memcpy(x->sites.v + x->sites.n, w[i].sites.v,
+			       w[i].sites.n * sizeof(*w[i].sites.v));
+			x->sites.n += w[i].sites.n;
+		}
+		free(w[i].sites.v);
 	}
 	free(tid);
 	free(started);
@@ -581,16 +608,22 @@ static void mark_candidates(struct ctx *x)
 
 		x->secs[i].starts = xcalloc(words, sizeof(uint64_t));
 		x->secs[i].near = xcalloc(words, sizeof(uint64_t));
+		x->secs[i].short_starts = xcalloc(words, sizeof(uint64_t));
 	}
 	for (size_t i = 0; i < x->nc; i++) {
 		struct sec *sec = (struct sec *)sec_of(x, x->c[i].addr);
-		uint64_t a, size;
+		uint64_t a, size, flo, fhi;
 
 		if (!sec)
 			continue;
 		a = x->c[i].addr - sec->lo;
 		size = sec->hi - sec->lo;
 		sec->starts[a >> 6] |= 1ULL << (a & 63);
+		/* the size decide() takes may be the CFI range's */
+		if (x->c[i].size < SHORT_BYTES ||
+		    (x->cfi && unw_table_fde_range(x->cfi, x->c[i].addr, &flo, &fhi) &&
+		     fhi - x->c[i].addr < SHORT_BYTES))
+			sec->short_starts[a >> 6] |= 1ULL << (a & 63);
 		for (uint64_t k = a + 1; k < a + NEAR_BYTES && k < size; k++)
 			sec->near[k >> 6] |= 1ULL << (k & 63);
 	}
@@ -776,6 +809,92 @@ static void decide_all(struct ctx *x, struct dsc_plan *p)
 	}
 }
 
+/* ---- call sites of functions too short to patch ------------------------ */
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct dsc_call *p = a, *q = b;
+
+	if (p->target != q->target)
+		return p->target < q->target ? -1 : 1;
+	return p->site < q->site ? -1 : p->site > q->site;
+}
+
+/*
+ * Is an instruction at site, decoding its CFI range from the start?  The
+ * sweep decodes whole sections and steps over what it cannot decode, so
+ * its instructions may be out of step for a while after data in the code;
+ * a rel32 rewritten there would corrupt the program.
+ */
+static bool at_boundary(const struct ctx *x, const ZydisDecoder *dec, uint64_t site)
+{
+	const struct sec *sec = sec_of(x, site);
+	ZydisDecodedInstruction in;
+	uint64_t lo, hi, a;
+
+	if (!sec || !x->cfi || !unw_table_fde_range(x->cfi, site, &lo, &hi) || lo < sec->lo ||
+	    hi > sec->hi)
+		return false;
+	for (a = lo; a < site; a += in.length)
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(dec, NULL, sec->data + (a - sec->lo),
+								 hi - a, &in)))
+			return false;
+	return a == site;
+}
+
+/* Does [site, site + len) overlap the bytes an entry jmp replaces? */
+static bool in_entry_bytes(const struct dsc_plan *p, uint64_t site, uint64_t len)
+{
+	size_t lo = 0, hi = p->nfuncs;
+
+	while (lo < hi) {             /* first function starting at or past the end */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->funcs[mid].addr < site + len)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && p->funcs[lo].addr + NEAR_BYTES > site) {
+		const struct rel_entry *e = &p->funcs[lo].entry;
+
+		if (p->funcs[lo].reason == PATCH_OK && site < e->site + e->len && site + len > e->site)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The functions refused as too_short that have direct call sites become
+ * call_sites, their branches listed in p->calls.  Runs after decide_all.
+ */
+static void plan_call_sites(struct ctx *x, struct dsc_plan *p)
+{
+	ZydisDecoder dec;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisDecoderEnableMode(&dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE);
+	if (x->sites.n)
+		qsort(x->sites.v, x->sites.n, sizeof(*x->sites.v), cmp_call);
+	p->calls = xcalloc(x->sites.n ? x->sites.n : 1, sizeof(*p->calls));
+	for (size_t i = 0; i < x->sites.n; i++) {
+		const struct dsc_call *c = &x->sites.v[i];
+		struct dsc_func *f = (struct dsc_func *)dsc_plan_find(p, c->target);
+
+		if (!f || f->reason != PATCH_TOO_SHORT || in_entry_bytes(p, c->site, c->len) ||
+		    !at_boundary(x, &dec, c->site))
+			continue;
+		p->calls[p->ncalls++] = *c;
+		f->ncall_sites++;
+	}
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		if (!p->funcs[i].ncall_sites)
+			continue;
+		p->count[PATCH_TOO_SHORT]--;
+		p->count[PATCH_CALL_SITES]++;
+		p->funcs[i].reason = PATCH_CALL_SITES;
+	}
+}
+
 /* ---- the plan ---------------------------------------------------------- */
 
 static uint64_t cpu_ns(void)
@@ -806,12 +925,14 @@ static void ctx_release(struct ctx *x)
 	for (size_t i = 0; i < x->nsecs; i++) {
 		free(x->secs[i].starts);
 		free(x->secs[i].near);
+		free(x->secs[i].short_starts);
 	}
 	free(x->secs);
 	free(x->tg.calls.v);
 	free(x->tg.jumps.v);
 	free(x->tg.taken.v);
 	free(x->tg.landing.v);
+	free(x->sites.v);
 	free(x->hooks.v);
 	unw_table_free(x->cfi);
 	if (x->elf)
@@ -879,6 +1000,7 @@ int dsc_plan_build(const char *path, struct dsc_plan **out)
 	t = now_ns();
 	p = xcalloc(1, sizeof(*p));
 	decide_all(&x, p);
+	plan_call_sites(&x, p);
 	x.st.decide_ns = now_ns() - t;
 	{
 		const uint8_t *id;
@@ -907,6 +1029,7 @@ void dsc_plan_free(struct dsc_plan *p)
 	for (size_t i = 0; i < p->nfuncs; i++)
 		free((char *)p->funcs[i].name);
 	free(p->funcs);
+	free(p->calls);
 	free(p);
 }
 
@@ -930,6 +1053,7 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 {
 	struct plan_file_header h = { .version = PLAN_FILE_VERSION };
 	struct plan_file_entry *v;
+	struct plan_file_call *c;
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	size_t n = 0;
 	FILE *f;
@@ -950,11 +1074,19 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 		v[n++].entry = p->funcs[i].entry;
 	}
 	h.nentries = (uint32_t)n;
+	h.call_size = sizeof(*c);
+	h.ncalls = (uint32_t)p->ncalls;
+	c = xcalloc(p->ncalls + 1, sizeof(*c));
+	for (size_t i = 0; i < p->ncalls; i++)
+		c[i] = (struct plan_file_call){ .site = p->calls[i].site, .target = p->calls[i].target,
+						.len = p->calls[i].len,
+						.rel_off = (uint8_t)(p->calls[i].len - 4) };
 	errno = 0;
 	f = fopen(tmp, "wb");
 	if (!f ||
 	    fwrite(&h, sizeof(h), 1, f) != 1 ||
-	    (n && fwrite(v, sizeof(*v), n, f) != n))
+	    (n && fwrite(v, sizeof(*v), n, f) != n) ||
+	    (h.ncalls && fwrite(c, sizeof(*c), h.ncalls, f) != h.ncalls))
 		ret = errno ? -errno : -EIO;
 	if (f && fclose(f) != 0 && !ret)
 		ret = -errno;
@@ -964,6 +1096,7 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 		unlink(tmp);
 	free(tmp);
 	free(v);
+	free(c);
 	return ret;
 }
 

@@ -34,6 +34,11 @@
  *   unrelocatable), where "branch into the entry" is any jump, call or
  *   address-taken target, or any other candidate start, strictly inside
  *   the bytes the jmp replaces.
+ * A function refused as too_short whose direct rel32 call sites (and rel32
+ * jumps to it) the scan finds is counted at those instead: reason
+ * call_sites, its branches listed in the plan's calls[] for the runtime to
+ * point at its stub.  Calls through pointers, rel8 jumps and branches inside
+ * another function's replaced entry bytes are not redirected.
  *
  * Ownership: a plan owns its arrays and names; dsc_plan_free() releases it
  * and accepts NULL.  Addresses are the object's link-time vaddrs; each
@@ -67,6 +72,19 @@ struct dsc_func {
 	unsigned flags;           /* DSC_* */
 	enum patch_reason reason; /* PATCH_OK: patch it with entry */
 	struct rel_entry entry;   /* valid when reason == PATCH_OK */
+	unsigned ncall_sites;     /* PATCH_CALL_SITES: its entries in calls[] */
+};
+
+/*
+ * A direct branch (call, jmp or jcc with a rel32 as its last 4 bytes) to a
+ * function too short to patch (PATCH_CALL_SITES), at a real instruction
+ * boundary (decoded from the start of its CFI range) and outside the bytes
+ * any entry jmp replaces.
+ */
+struct dsc_call {
+	uint64_t site;            /* the branch's first byte */
+	uint64_t target;          /* the function's first byte */
+	uint8_t len;              /* the branch's length; its rel32 ends it */
 };
 
 struct dsc_stats {
@@ -81,6 +99,8 @@ struct dsc_stats {
 struct dsc_plan {
 	struct dsc_func *funcs;   /* sorted by addr, one per start */
 	size_t nfuncs;
+	struct dsc_call *calls;   /* sorted by target, then site */
+	size_t ncalls;
 	unsigned count[PATCH_NREASONS];  /* functions per reason */
 	uint8_t build_id[20];
 	size_t build_id_len;

@@ -25,6 +25,7 @@ static const char *const reason_names[PATCH_NREASONS] = {
 	[PATCH_UNDECODABLE]          = "undecodable",
 	[PATCH_UNRELOCATABLE]        = "unrelocatable",
 	[PATCH_OUT_OF_REACH]         = "out_of_reach",
+	[PATCH_CALL_SITES]           = "call_sites",
 };
 
 const char *patch_reason_name(enum patch_reason r)

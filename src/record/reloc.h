@@ -75,6 +75,10 @@ enum patch_reason {
 				    move (loop, jrcxz, xbegin, a call not last) */
 	PATCH_OUT_OF_REACH,      /* "out_of_reach": a relocated rel32 would not
 				    reach its target from the trampoline */
+	PATCH_CALL_SITES,        /* "call_sites": too short for the jmp, counted
+				    at its direct call sites instead (their
+				    rel32 redirected); calls through pointers
+				    or by rel8 jumps are not counted */
 	PATCH_NREASONS
 };
 

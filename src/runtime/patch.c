@@ -195,24 +195,25 @@ static int in_text(const struct dl_phdr_info *info, uint64_t a, uint64_t len)
 	return 0;
 }
 
-/* Write the 5 bytes of a jump: one 8-byte store when they share an aligned
- * word (a thread running by sees old or new bytes, never a mix). */
-static void write_jmp(uint64_t at, const uint8_t j[REL_JMP_LEN])
+/* Write n <= 8 bytes of code (a jump, a call's rel32): one 8-byte store
+ * when they share an aligned word (a thread running by sees old or new
+ * bytes, never a mix); else last byte first (a jump's opcode goes last). */
+static void write_code(uint64_t at, const uint8_t *j, int n)
 {
 	uint8_t *p = (uint8_t *)at;
 
-	if ((at & 7) <= 8 - REL_JMP_LEN) {
+	if ((int)(at & 7) <= 8 - n) {
 		uint64_t *w = (uint64_t *)(at & ~7ul), v = *w;
 		unsigned sh = (unsigned)(at & 7) * 8;
 
-		for (int i = 0; i < REL_JMP_LEN; i++) {
+		for (int i = 0; i < n; i++) {
 			v &= ~(0xffull << (sh + 8 * i));
 			v |= (uint64_t)j[i] << (sh + 8 * i);
 		}
 		__atomic_store_n(w, v, __ATOMIC_RELEASE);
 		return;
 	}
-	for (int i = REL_JMP_LEN - 1; i >= 0; i--)
+	for (int i = n - 1; i >= 0; i--)
 		p[i] = j[i];
 }
 
@@ -243,18 +244,88 @@ static void publish(const struct sc_shm_patched *o)
 	__atomic_store_n(&h->patched[i].valid, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * Call sites (plan_file.h): one stub per function too short to patch, laid
+ * out as a patched function's (patch.h) with a trampoline that only jumps
+ * to the function; each direct branch to it gets the stub's code as its
+ * new rel32 target, so the call pushes its return address as usual and
+ * the entry probe sees the caller exactly as for a patched function.
+ */
+#define CALL_STUB_SIZE ((SC_PATCH_STUB_LEN + REL_JMP_LEN + 15) & ~15ull)
+
+/* The target of the rel32 branch of c at bias (its current bytes). */
+static uint64_t call_dest(const struct plan_file_call *c, uint64_t bias)
+{
+	int32_t d;
+
+	__builtin_memcpy(&d, (const uint8_t *)(c->site + bias + c->rel_off), 4);
+	return c->site + bias + c->len + (uint64_t)(int64_t)d;
+}
+
+/* The index of target among the ngroups sorted targets of calls, or -1. */
+static long call_group(const uint64_t *targets, size_t ngroups, uint64_t target)
+{
+	size_t lo = 0, hi = ngroups;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (targets[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ngroups && targets[lo] == target ? (long)lo : -1;
+}
+
+/*
+ * A call or jump to a call_sites function among a trampoline's displaced
+ * instructions (its original bytes are under the entry jmp) goes to the
+ * function's stub too.  A rel32 fixup preceded by e9 or 0f 8x is a jmp or
+ * jcc (a RIP-relative operand's ModRM byte is never one of those), its
+ * target the end of the field plus the field.
+ */
+static void tramp_redirect(const struct rel_entry *e, uint8_t *code, const uint64_t *targets,
+			   const uint64_t *stubs, size_t ngroups, uint64_t bias)
+{
+	for (unsigned i = 0; i < e->nfix; i++) {
+		unsigned off = e->fix[i].off;
+		uint8_t *p = code + off;
+		uint64_t end = (uint64_t)(uintptr_t)p + 4, to;
+		int32_t d;
+		long g;
+
+		if (e->fix[i].kind != REL_FIX_REL32 || off < 1 ||
+		    !(p[-1] == 0xe9 || (off >= 2 && p[-2] == 0x0f && (p[-1] & 0xf0) == 0x80)))
+			continue;
+		__builtin_memcpy(&d, p, 4);
+		to = end + (uint64_t)(int64_t)d;
+		g = call_group(targets, ngroups, to - bias);
+		if (g < 0 || !stubs[g])
+			continue;
+		d = (int32_t)(int64_t)(stubs[g] + SC_PATCH_STUB_CODE - end);
+		if ((int64_t)d == (int64_t)(stubs[g] + SC_PATCH_STUB_CODE - end))
+			__builtin_memcpy(p, &d, 4);
+	}
+}
+
 /* Apply the plan h (len bytes) to the object; tally in *o. */
 static void plan_apply(const struct dl_phdr_info *info, int is_main, const struct plan_file_header *h,
 		       uint64_t len, struct sc_shm_patched *o)
 {
 	const struct plan_file_entry *v;
-	uint64_t lo = UINT64_MAX, hi = 0, need = 16, region, at;
+	const struct plan_file_call *calls;
+	uint64_t lo = UINT64_MAX, hi = 0, need = 16, region, at, bias = info->dlpi_addr;
+	uint64_t *targets, *stubs;
+	size_t n, nc, ngroups = 0, written = 0;
 	uint8_t *ok;
-	size_t n;
 
 	v = plan_file_check(h, len, &n);
 	if (!v)
 		return;
+	calls = plan_file_calls(h);
+	nc = h->ncalls;
+	for (size_t i = 0; i < nc; i++)
+		ngroups += !i || calls[i].target != calls[i - 1].target;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -267,22 +338,42 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 	}
 	for (size_t i = 0; i < n; i++)
 		need += stub_size(&v[i].entry);
+	need += ngroups * CALL_STUB_SIZE;
+	need += ngroups * 16;            /* per group: its target, its stub (0: none) */
 	need += n;                       /* one byte per entry: placed or not */
 	need = (need + PAGE - 1) & ~(PAGE - 1);
-	region = n ? region_near(need, lo, hi) : 0;
+	region = n || ngroups ? region_near(need, lo, hi) : 0;
 	for (unsigned r = 0; r < PATCH_NREASONS && r < 32; r++)
 		o->unpatched[r] += h->count[r];
 	if (!region) {
-		o->unpatched[PATCH_OUT_OF_REACH] += n;
+		o->unpatched[PATCH_OUT_OF_REACH] += n + ngroups;
+		o->unpatched[PATCH_CALL_SITES] -= (uint32_t)ngroups;
 		return;
 	}
 	*(uint64_t *)region = sc_patch_arch_entry();
 	sc_patch_region_add(region, region + need);
 	ok = (uint8_t *)(region + need - n);
+	stubs = (uint64_t *)((region + need - n - ngroups * 8) & ~7ull);
+	targets = stubs - ngroups;
 	at = region + 16;
+	for (size_t i = 0, g = 0; i < nc; i++) {
+		uint64_t fn = calls[i].target + bias;
+
+		if (i && calls[i].target == calls[i - 1].target)
+			continue;
+		targets[g] = calls[i].target;
+		stubs[g] = 0;
+		if (in_text(info, fn, 1)) {
+			sc_patch_arch_stub((uint8_t *)at, fn, (const uint64_t *)region);
+			if (rel_jmp((uint8_t *)at + SC_PATCH_STUB_LEN, at + SC_PATCH_STUB_LEN, fn))
+				stubs[g] = at;
+		}
+		at += CALL_STUB_SIZE;
+		g++;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct rel_entry *e = &v[i].entry;
-		uint64_t fn = v[i].addr + info->dlpi_addr, site = e->site + info->dlpi_addr;
+		uint64_t fn = v[i].addr + bias, site = e->site + bias;
 
 		ok[i] = 0;
 		if (!in_text(info, site, e->len) || site < fn || site + REL_JMP_LEN > fn + 64) {
@@ -290,11 +381,12 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 			continue;
 		}
 		sc_patch_arch_stub((uint8_t *)at, fn, (const uint64_t *)region);
-		if (!rel_entry_place(e, (uint8_t *)at + SC_PATCH_STUB_LEN, at + SC_PATCH_STUB_LEN,
-				     info->dlpi_addr)) {
+		if (!rel_entry_place(e, (uint8_t *)at + SC_PATCH_STUB_LEN, at + SC_PATCH_STUB_LEN, bias)) {
 			o->unpatched[PATCH_OUT_OF_REACH]++;
 			continue;
 		}
+		if (ngroups)
+			tramp_redirect(e, (uint8_t *)at + SC_PATCH_STUB_LEN, targets, stubs, ngroups, bias);
 		ok[i] = 1;
 		at += stub_size(e);
 	}
@@ -303,22 +395,46 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 		text_prot(info, 0, is_main);
 		for (size_t i = 0; i < n; i++)
 			o->unpatched[PATCH_NOT_CODE] += ok[i];
+		o->unpatched[PATCH_NOT_CODE] += ngroups;
+		o->unpatched[PATCH_CALL_SITES] -= (uint32_t)ngroups;
 		return;
 	}
-	at = region + 16;
+	at = region + 16 + ngroups * CALL_STUB_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		const struct rel_entry *e = &v[i].entry;
 		uint8_t j[REL_JMP_LEN];
 
 		if (!ok[i])
 			continue;
-		if (rel_jmp(j, e->site + info->dlpi_addr, at + SC_PATCH_STUB_CODE)) {
-			write_jmp(e->site + info->dlpi_addr, j);
+		if (rel_jmp(j, e->site + bias, at + SC_PATCH_STUB_CODE)) {
+			write_code(e->site + bias, j, REL_JMP_LEN);
 			o->patched++;
 		} else {
 			o->unpatched[PATCH_OUT_OF_REACH]++;
 		}
 		at += stub_size(e);
+	}
+	/* a function none of whose sites could be written is counted as not
+	 * reached (no stub) or not code (its sites were not as planned) */
+	for (size_t i = 0, g = 0; i < nc; i++) {
+		const struct plan_file_call *c = &calls[i];
+		uint64_t end = c->site + bias + c->len;
+		int64_t d = stubs[g] ? (int64_t)(stubs[g] + SC_PATCH_STUB_CODE - end) : 0;
+		int32_t d32 = (int32_t)d;
+
+		if (stubs[g] && d == d32 && in_text(info, c->site + bias, c->len) &&
+		    call_dest(c, bias) == c->target + bias) {
+			write_code(c->site + bias + c->rel_off, (const uint8_t *)&d32, 4);
+			written++;
+		}
+		if (i + 1 == nc || calls[i + 1].target != c->target) {
+			if (!written) {
+				o->unpatched[PATCH_CALL_SITES]--;
+				o->unpatched[stubs[g] ? PATCH_NOT_CODE : PATCH_OUT_OF_REACH]++;
+			}
+			written = 0;
+			g++;
+		}
 	}
 	text_prot(info, 0, is_main);
 }
@@ -343,6 +459,21 @@ static int already_patched(uint64_t site)
 		return 0;
 	d = (int32_t)((uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24);
 	to = site + REL_JMP_LEN + (uint64_t)(int64_t)d;
+	for (int i = 0; i < pt.nregions; i++)
+		if (to >= pt.regions[i].lo && to < pt.regions[i].hi)
+			return 1;
+	return 0;
+}
+
+/* Does the first call site of a plan already go into one of our regions? */
+static int call_redirected(const struct dl_phdr_info *info, const struct plan_file_call *c)
+{
+	uint64_t to;
+
+	if (!in_text(info, c->site + info->dlpi_addr, c->len))
+		return 0;
+	to = call_dest(c, info->dlpi_addr);
+
 	for (int i = 0; i < pt.nregions; i++)
 		if (to >= pt.regions[i].lo && to < pt.regions[i].hi)
 			return 1;
@@ -375,7 +506,8 @@ static void obj_patch(const struct dl_phdr_info *info, int is_main)
 				st.st_dev == pt.exe_dev && st.st_ino == pt.exe_ino;
 		if (!match)
 			continue;
-		if (p->n && already_patched(p->v[0].entry.site + info->dlpi_addr))
+		if (p->n ? already_patched(p->v[0].entry.site + info->dlpi_addr) :
+		    p->h->ncalls && call_redirected(info, plan_file_calls(p->h)))
 			return;
 		o = (struct sc_shm_patched){ .base = info->dlpi_addr, .build_id_len = id_len };
 		for (uint32_t i = 0; i < id_len && i < sizeof(o.build_id); i++)

@@ -100,7 +100,8 @@ NOINL long tail_a(long x) { return tail_b(x + 1); }
 /* hand-written entries */
 long jcc_first(long x);       /* a jcc among the first 5 bytes */
 long loop_entry(long x);      /* jumps back to its own entry */
-long tiny(void);              /* 3 bytes: too short to patch */
+long tiny(void);              /* 3 bytes: too short to patch, counted at
+				 its call site */
 __asm__(".text\n"
 	".globl jcc_first\n.type jcc_first, @function\n"
 	"jcc_first:\n"
@@ -220,6 +221,7 @@ static void *rounds(int n, unsigned long *sum, double *fsum)
 	want("tail_b", n);
 	want("jcc_first", n);
 	want("loop_entry", n);
+	want("tiny", n);
 	want("ipa_caller", n);
 	want("ipa_leaf", 4L * n);
 	want("fmix", n);

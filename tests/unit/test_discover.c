@@ -11,7 +11,9 @@
  * addresses) is placed with rel_entry_place() in an executable page mapped
  * within +-2 GiB of the library, and calling the trampoline must give what
  * calling the function gives; the same entry relocated in run-time
- * addresses must give the same bytes.  Last, libc's returns-twice and
+ * addresses must give the same bytes.  patch_short.c's functions too short for
+ * the entry jmp are counted at their direct call sites, each listed
+ * branch a call or jmp rel32 to them.  Last, libc's returns-twice and
  * return-address readers and the dynamic loader are refused by name, and
  * Debian's gzip and python3 give their coverage (diagnostics).
  */
@@ -537,6 +539,80 @@ out:
 }
 
 /*
+ * Call sites (issue 18): patch_short.c's functions too short for the entry
+ * jmp that are called directly become call_sites, each direct rel32 branch
+ * listed once (tail_zero's jmp, among the bytes its own entry jmp
+ * replaces, is left to the runtime's trampoline); the one called only
+ * through a pointer stays too_short.  Every listed branch is a call or jmp
+ * whose rel32 ends it and lands on the function; the plan file keeps them
+ * and refuses one damaged.
+ */
+static void test_call_sites(void)
+{
+	static const struct { const char *name; enum patch_reason reason; unsigned nsites; } wants[] = {
+		{ "nothing", PATCH_CALL_SITES, 1 }, { "ident", PATCH_CALL_SITES, 1 },
+		{ "zero", PATCH_CALL_SITES, 2 }, { "only_by_pointer", PATCH_TOO_SHORT, 0 },
+	};
+	static const char *const cc[] = { "gcc", "clang" };
+
+	for (int k = 0; k < 2; k++) {
+		char exe[PATH_MAX + 32], *path = NULL;
+		struct dsc_plan *p = NULL;
+		size_t good = 0, size, n;
+		uint8_t *m, *code;
+		bool hit;
+
+		snprintf(exe, sizeof(exe), "%s/short_%s", tmp, cc[k]);
+		if (!ok(sh("%s -O2 -g -o %s %s/patch_short.c 2>/dev/null", cc[k], exe, progs) == 0,
+			"build patch_short with %s", cc[k]) ||
+		    !ok(dsc_plan_build(exe, &p) == 0, "%s: patch_short planned", cc[k]))
+			continue;
+		for (size_t i = 0; i < ARRAY_LEN(wants); i++) {
+			const struct dsc_func *f = by_name(p, wants[i].name);
+
+			ok(f && f->reason == wants[i].reason && f->ncall_sites == wants[i].nsites,
+			   "%s: %s %s at %u sites (%s, %u)", cc[k], wants[i].name,
+			   patch_reason_name(wants[i].reason), wants[i].nsites,
+			   f ? patch_reason_name(f->reason) : "-", f ? f->ncall_sites : 0);
+		}
+		is_u64(p->count[PATCH_CALL_SITES], 3, "%s: 3 functions counted at call sites", cc[k]);
+		m = map_file(exe, &size);
+		for (size_t i = 0; m && i < p->ncalls; i++) {
+			const struct dsc_call *c = &p->calls[i];
+			int32_t d;
+
+			/* a PIE's text is at its file offset in these small programs */
+			if (c->site + c->len > size)
+				continue;
+			code = m + c->site;
+			memcpy(&d, code + c->len - 4, 4);
+			good += c->len == 5 && (code[0] == 0xe8 || code[0] == 0xe9) &&
+				c->site + c->len + (uint64_t)(int64_t)d == c->target;
+		}
+		is_u64(good, p->ncalls, "%s: every listed branch is a call or jmp rel32 to its function",
+		       cc[k]);
+		if (m)
+			munmap(m, size);
+		if (ok(dsc_plan_cached(exe, &path, &hit) == 0 && (m = map_file(path, &size)),
+		       "%s: plan file of patch_short", cc[k])) {
+			struct plan_file_header *h = (struct plan_file_header *)m;
+			struct plan_file_call *c = (struct plan_file_call *)plan_file_calls(h);
+
+			ok(plan_file_check(m, size, &n) && h->ncalls == p->ncalls &&
+			   h->count[PATCH_CALL_SITES] == 3 && c[0].site == p->calls[0].site &&
+			   c[0].target == p->calls[0].target && c[0].rel_off == c[0].len - 4,
+			   "%s: plan file lists the %zu call sites", cc[k], p->ncalls);
+			c[0].rel_off = 0;
+			ok(!plan_file_check(m, size, &n), "%s: plan file: a damaged call site refused",
+			   cc[k]);
+			munmap(m, size);
+		}
+		free(path);
+		dsc_plan_free(p);
+	}
+}
+
+/*
  * The patching start-up of python3, the parts done out of the runtime: the
  * plan built (first run) or read from the cache (later runs), then every
  * trampoline placed.  Printed, not asserted: the machine's load decides.
@@ -790,6 +866,7 @@ int main(void)
 	}
 	if (plans[0])
 		test_plan_file(lib[0], plans[0]);
+	test_call_sites();
 	startup_python3();
 	snprintf(stripped, sizeof(stripped), "%s/patch_stripped.so", tmp);
 	if (plans[0] && ok(sh("strip -o %s %s", stripped, lib[0]) == 0, "strip a copy") &&
