@@ -343,13 +343,58 @@ void sc_libcall_republish(void)
 		publish(lc_names.tab[i]);
 }
 
-/* Is every rip-relative reference to slot in the object's code a call or
- * a jump through it (and is there one)? */
-static int only_called(const struct obj *o, uint64_t slot)
+/*
+ * The references to an object's GLOB_DAT slots from its code, found in one
+ * pass over it (the slots sorted, each displacement looked up): a slot is
+ * hooked only when it is called or jumped through (ff 15 / ff 25 disp32)
+ * and never referred to otherwise (a load of the pointer, which may be
+ * compared or passed on).  A rip-relative disp32 reaches p + 4 + disp when
+ * no immediate follows it, as in loads, calls and jumps through memory.
+ */
+#define REF_CALL  1
+#define REF_OTHER 2
+
+struct refs {
+	uint64_t *slot;                 /* sorted */
+	uint8_t *seen;                  /* REF_* per slot */
+	uint64_t n, cap;
+};
+
+static void refs_sort(struct refs *r)
+{
+	/* shell sort: no libc function (the program may define qsort) */
+	for (uint64_t gap = r->n / 2; gap; gap /= 2)
+		for (uint64_t i = gap; i < r->n; i++)
+			for (uint64_t j = i; j >= gap && r->slot[j - gap] > r->slot[j]; j -= gap) {
+				uint64_t t = r->slot[j];
+
+				r->slot[j] = r->slot[j - gap];
+				r->slot[j - gap] = t;
+			}
+}
+
+static int64_t refs_find(const struct refs *r, uint64_t a)
+{
+	uint64_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (r->slot[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n && r->slot[lo] == a ? (int64_t)lo : -1;
+}
+
+static void refs_scan(const struct obj *o, struct refs *r)
 {
 	const struct dl_phdr_info *info = o->info;
-	int calls = 0;
 
+	if (!r->n)
+		return;
+	refs_sort(r);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		const uint8_t *p, *end;
@@ -360,23 +405,29 @@ static int only_called(const struct obj *o, uint64_t slot)
 		end = p + ph->p_filesz;
 		for (p += 2; p + 4 <= end; p++) {
 			int32_t d;
+			uint64_t to;
+			int64_t k;
 
 			__builtin_memcpy(&d, p, 4);
-			if ((uint64_t)(uintptr_t)(p + 4) + (uint64_t)(int64_t)d != slot)
+			to = (uint64_t)(uintptr_t)(p + 4) + (uint64_t)(int64_t)d;
+			if (to < r->slot[0] || to > r->slot[r->n - 1] || (to & 7) || (k = refs_find(r, to)) < 0)
 				continue;
-			/* ff 15 / ff 25: call/jmp *disp(%rip); anything else with
-			 * these displacement bytes is taken as a pointer load */
-			if (p[-2] == 0xff && (p[-1] == 0x15 || p[-1] == 0x25))
-				calls++;
-			else
-				return 0;
+			r->seen[k] |= p[-2] == 0xff && (p[-1] == 0x15 || p[-1] == 0x25) ? REF_CALL : REF_OTHER;
 		}
 	}
-	return calls > 0;
+}
+
+/* Is slot called through, and only that? */
+static int only_called(const struct refs *r, uint64_t slot)
+{
+	int64_t k = refs_find(r, slot);
+
+	return k >= 0 && r->seen[k] == REF_CALL;
 }
 
 /* Decide on the relocation r of object o; 1 with *s filled to hook it. */
-static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, struct slot *s)
+static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const struct refs *refs,
+		   struct slot *s)
 {
 	uint64_t i = ELF64_R_SYM(r->r_info), v, target;
 	const ElfW(Sym) *sym;
@@ -405,7 +456,7 @@ static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, struc
 	def = obj_of(target);
 	if (!def || def == o || def->self || def->loader || def->probed)
 		return 0;
-	if (glob_dat && !only_called(o, (uint64_t)(uintptr_t)s->at))
+	if (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at))
 		return 0;
 	s->target = target;
 	s->name = name;
@@ -442,33 +493,55 @@ static int page_writable(const struct obj *o, uint64_t at)
 static void obj_hook(struct obj *o)
 {
 	const ElfW(Rela) *sets[2] = { o->d.jmprel, o->d.rela };
-	uint64_t lens[2] = { o->d.jmprel_sz, o->d.rela_sz }, want = 0, len, region, at;
+	uint64_t lens[2] = { o->d.jmprel_sz, o->d.rela_sz }, want = 0, len, region, at, rlen = 0;
+	struct refs refs = { 0 };
 	struct slot s, *done;
 	uint32_t ndone = 0;
 
 	if (!o->d.jmprel && !o->d.rela)
 		return;
+	/* the GLOB_DAT slots that could be hooked, and their references */
+	for (uint64_t i = 0; o->d.rela && i < o->d.rela_sz / sizeof(ElfW(Rela)); i++)
+		if (ELF64_R_TYPE(o->d.rela[i].r_info) == R_X86_64_GLOB_DAT && slot_of(o, &o->d.rela[i], 1, NULL, &s))
+			refs.cap++;
+	if (refs.cap) {
+		long m;
+
+		rlen = (refs.cap * 9 + PAGE - 1) & ~(PAGE - 1);
+		m = rt_sys6(SYS_mmap, 0, (long)rlen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rt_mmap_failed(m)) {
+			refs.cap = 0;           /* no GLOB_DAT slot hooked */
+		} else {
+			refs.slot = (uint64_t *)m;
+			refs.seen = (uint8_t *)(refs.slot + refs.cap);
+			for (uint64_t i = 0; i < o->d.rela_sz / sizeof(ElfW(Rela)) && refs.n < refs.cap; i++)
+				if (ELF64_R_TYPE(o->d.rela[i].r_info) == R_X86_64_GLOB_DAT &&
+				    slot_of(o, &o->d.rela[i], 1, NULL, &s))
+					refs.slot[refs.n++] = (uint64_t)(uintptr_t)s.at;
+			refs_scan(o, &refs);
+		}
+	}
 	for (int k = 0; k < 2; k++)
 		for (uint64_t i = 0; sets[k] && i < lens[k] / sizeof(ElfW(Rela)); i++) {
 			uint32_t type = ELF64_R_TYPE(sets[k][i].r_info);
 
-			if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) &&
-			    slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &s))
+			if ((type == R_X86_64_JUMP_SLOT || (type == R_X86_64_GLOB_DAT && refs.n)) &&
+			    slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &refs, &s))
 				want++;
 		}
 	if (!want)
-		return;
+		goto out;
 	len = (16 + want * LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
 	region = (uint64_t)rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				   -1, 0);
 	if (rt_mmap_failed((long)region))
-		return;
+		goto out;
 	*(uint64_t *)region = sc_patch_arch_entry();
 	/* the slots to hook, at the region's end: the stubs are all written
 	 * and executable before the first slot points to one (a function
-	 * called meanwhile may go through any
-	 * slot of the object: a sanitizer's runtime linked into the program
-	 * interposes libc's functions and calls the real ones through them) */
+	 * called meanwhile may go through any slot of the object: a
+	 * sanitizer's runtime linked into the program interposes libc's
+	 * functions and calls the real ones through them) */
 	done = (struct slot *)(region + len - want * sizeof(struct slot));
 	at = region + 16;
 	for (int k = 0; k < 2; k++)
@@ -476,8 +549,8 @@ static void obj_hook(struct obj *o)
 			uint32_t type = ELF64_R_TYPE(sets[k][i].r_info);
 			uint8_t *p = (uint8_t *)at;
 
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-			    !slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &s))
+			if ((type != R_X86_64_JUMP_SLOT && (type != R_X86_64_GLOB_DAT || !refs.n)) ||
+			    !slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &refs, &s))
 				continue;
 			sc_patch_arch_stub(p, s.fn, (const uint64_t *)region);
 			p[LC_STUB_JMP] = 0xff;          /* jmp *target(%rip) */
@@ -492,7 +565,7 @@ static void obj_hook(struct obj *o)
 	names_add(done, ndone);
 	if (rt_sys3(SYS_mprotect, region, len, PROT_READ | PROT_EXEC)) {
 		rt_sys2(SYS_munmap, region, len);
-		return;
+		goto out;
 	}
 	sc_patch_region_add(region, region + len);
 	for (uint32_t i = 0; i < ndone; i++) {
@@ -510,6 +583,9 @@ static void obj_hook(struct obj *o)
 			__atomic_store_n(d->at, d->stub, __ATOMIC_RELEASE);
 		}
 	}
+out:
+	if (rlen)
+		rt_sys2(SYS_munmap, refs.slot, rlen);
 }
 
 void sc_libcall_start(char **envp)
