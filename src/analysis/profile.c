@@ -624,9 +624,10 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 	}
 	case SC_REC_LIBCALL: {
 		const struct sc_rec_libcall *l = d;
+		char *name = sym_demangle((const char *)(l + 1));
 
-		an_map_put(&p->libcall_map, l->proc_id, l->addr,
-			   an_str_intern(&p->strs, (const char *)(l + 1)), NULL);
+		an_map_put(&p->libcall_map, l->proc_id, l->addr, an_str_intern(&p->strs, name), NULL);
+		free(name);
 		break;
 	}
 	case SC_REC_MODULE:

@@ -123,6 +123,21 @@ static const char *demangle(struct sym_intern *t, const char *name)
 	return r;
 }
 
+char *sym_demangle(const char *name)
+{
+	char *d;
+	int status = 0;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return xstrdup(name);
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status != 0) {
+		free(d);
+		return xstrdup(name);
+	}
+	return d;
+}
+
 /* Demangling dominates DWARF lookups of C++ code (every inlined frame names
  * a function), so each raw name is demangled once. */
 const char *intern_demangled(struct sym_intern *t, const char *name)

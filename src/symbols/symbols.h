@@ -93,6 +93,11 @@ unsigned sym_file_build_id(const char *path, uint8_t *out);
  */
 char *sym_debug_hint(const char *module);
 
+/* name as the reports show it (a C++ name demangled), malloc'ed: for names
+ * that come from elsewhere than a symbol table (a library call's, SPEC
+ * section 11). */
+char *sym_demangle(const char *name);
+
 /*
  * Every function symbol (STT_FUNC, STT_GNU_IFUNC) defined in the ELF file
  * at path, aliases and local symbols included, with its link-time address

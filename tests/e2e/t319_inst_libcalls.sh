@@ -138,7 +138,7 @@ for cxx in g++ clang++; do
 		$cxx -O1 $f -o "$TMP/thr" "$PROGS/e2e_libcalls_throw.cc" || exit 1
 		rec "$TMP/t.data" "$TMP/t.out" "$TMP/t.err" "$TMP/thr" 100
 		report_json "$TMP/t.data" "$TMP/t.json" --top 0
-		check "$cxx $how: 100 throws through qsort caught, qsort 101 and sort_some 101 calls, repairs only the exceptions' ($(cat "$TMP/t.out"); $(q "$TMP/t.json" "s['repairs_by_cause']"))" -- \
-			q "$TMP/t.json" "exit(0 if open('$TMP/t.out').read().startswith('caught 100 ') and row('qsort')['calls'] == 101 and row('sort_some(int*, int)')['calls'] == 101 and all(s['repairs_by_cause'][k] == 0 for k in ('longjmp', 'signal', 'other')) else 1)"
+		check "$cxx $how: 100 throws through qsort caught, qsort 101 and sort_some 101 calls, operator new 100 (demangled), repairs only the exceptions' ($(cat "$TMP/t.out"); $(q "$TMP/t.json" "s['repairs_by_cause']"))" -- \
+			q "$TMP/t.json" "exit(0 if open('$TMP/t.out').read().startswith('caught 100 ') and row('qsort')['calls'] == 101 and row('sort_some(int*, int)')['calls'] == 101 and row('operator new(unsigned long)')['calls'] == 100 and all(s['repairs_by_cause'][k] == 0 for k in ('longjmp', 'signal', 'other')) else 1)"
 	done
 done

@@ -1,11 +1,13 @@
 // e2e_libcalls_throw — a C++ exception passing through a library frame
 // (SPEC section 11): qsort's comparator throws after a few comparisons,
-// main catches; ROUNDS times, then one qsort that completes.  Prints
+// main catches; ROUNDS times, then one qsort that completes; each round
+// also calls operator new and delete, libstdc++'s by mangled names.  Prints
 // "caught C compares K".
 #include <cstdio>
 #include <cstdlib>
 
 static volatile int compares, throw_at;
+static int *volatile kept;
 
 __attribute__((noinline)) static int cmp(const void *a, const void *b)
 {
@@ -28,6 +30,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < 32; i++)
 			v[i] = (i * 7 + r) % 32;
+		kept = new int(r);          // a call into libstdc++ by a mangled name
+		delete kept;
 		compares = 0;
 		throw_at = 5 + r % 7;
 		try {
