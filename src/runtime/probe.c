@@ -147,7 +147,8 @@ static __attribute__((noinline)) void probe_slow(struct sc_eng_thread *t, uint64
 						 uint64_t now, uintptr_t sp)
 {
 	probe_apply(t, fn, site, now, sp);
-	if (unlikely(tls.unwind == RT_UNWIND_CAUGHT)) {
+	if (unlikely(tls.unwind == RT_UNWIND_CAUGHT) &&
+	    (t->top == t->stack || t->top->cfa == SC_ENG_NO_CFA || t->top->cfa > tls.catch_sp)) {
 		/* the frames an exception unwound are closed by now */
 		tls.unwind = 0;
 		sc_eng_more_of(t)->repair_cause = SC_ENG_REPAIR_OTHER;
@@ -388,9 +389,12 @@ void sc_rt_exit(void *fn, void *site, uintptr_t sp)
  * _Unwind_Resume_or_Rethrow), and caught (__cxa_begin_catch): the frames
  * it unwinds without their exits (compiled-in hooks have no exit on the
  * unwinding path) are repaired at the thread's next events, counted as
- * the exception's until the first slow path after the catch.
+ * the exception's until no frame below the catch (sp, the catching
+ * frame's stack pointer) is left, not merely until the next slow path (one
+ * that only drained the ring, a sample or an OS record, may come before
+ * the entry that closes them).
  */
-void sc_rt_unwind_note(int caught)
+void sc_rt_unwind_note(int caught, uintptr_t sp)
 {
 	struct sc_eng_thread *t = tls.t;
 
@@ -401,5 +405,6 @@ void sc_rt_unwind_note(int caught)
 		tls.unwind = RT_UNWIND_THROWN;
 	} else if (tls.unwind) {
 		tls.unwind = RT_UNWIND_CAUGHT;
+		tls.catch_sp = sp;
 	}
 }

@@ -81,7 +81,7 @@ static pthread_key_t rs_key;
 static int rs_key_ok;
 
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
-void sc_rt_unwind_note(int caught);
+void sc_rt_unwind_note(int caught, uintptr_t sp);
 void sc_patch_retstack_init(int eager);
 static void rs_resolve(void);
 
@@ -355,13 +355,13 @@ HOOK int setcontext(const ucontext_t *ucp);
  * only when nothing catches (then the trampolines go back). */
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
-	sc_rt_unwind_note(0);
+	sc_rt_unwind_note(0, 0);
 	return RS_WITH_ORIGINALS(RS_REAL(raise)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
-	sc_rt_unwind_note(0);
+	sc_rt_unwind_note(0, 0);
 	return RS_WITH_ORIGINALS(RS_REAL(rethrow)(exc));
 }
 
@@ -437,7 +437,7 @@ void *__cxa_begin_catch(void *exc)
 		}
 		rs_reinstall();
 	}
-	sc_rt_unwind_note(1);
+	sc_rt_unwind_note(1, sp);
 	return RS_REAL(begin_catch)(exc);
 }
 

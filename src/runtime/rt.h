@@ -126,6 +126,7 @@ struct rt_tls {
 	uint64_t spare_id[2];          /* its st_dev, st_ino */
 	int exit_round;                /* thread-exit destructor rounds seen */
 	int unwind;                    /* RT_UNWIND_*: an exception in flight */
+	uintptr_t catch_sp;            /* where it was caught (RT_UNWIND_CAUGHT) */
 	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
