@@ -54,9 +54,9 @@
  * under patch.c's lock, from sc_patch_start() and after every dlopen().
  */
 #include "runtime/libcall.h"
+#include "runtime/dynsym.h"
 #include "runtime/patch.h"
-#include "runtime/shm.h"
-#include "runtime/sys.h"
+#include "runtime/rt.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -81,26 +81,12 @@ static struct {
 	int n;
 } lc_names;
 
-/* What an object's dynamic section says. */
-struct dyn {
-	const ElfW(Sym) *symtab;
-	const char *strtab;
-	uint64_t strsz;
-	const ElfW(Rela) *jmprel, *rela;
-	uint64_t jmprel_sz, rela_sz;
-	const uint16_t *versym;
-	const uint32_t *gnu_hash;
-};
-
 /* The loaded objects, with what the hooks need of each. */
 struct obj {
-	struct dl_phdr_info copy;           /* its phdrs stay while it is loaded */
-	const struct dl_phdr_info *info;    /* &copy */
+	struct dl_phdr_info info;           /* its phdrs stay while it is loaded */
 	uint64_t lo, hi;                    /* its mapped span */
-	uint64_t base;
-	const char *name;
 	int is_main, self, loader, never, probed;
-	struct dyn d;
+	struct rt_dyn d;
 };
 
 static struct {
@@ -108,59 +94,11 @@ static struct {
 	int n;
 } lc;
 
-static void dyn_read(const struct dl_phdr_info *info, struct dyn *d)
-{
-	const ElfW(Dyn) *p = NULL;
-
-	*d = (struct dyn){ 0 };
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			p = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	for (; p && p->d_tag != DT_NULL; p++) {
-		/* the loader made them addresses; a read-only copy keeps vaddrs */
-		uint64_t v = p->d_un.d_ptr < info->dlpi_addr ? p->d_un.d_ptr + info->dlpi_addr : p->d_un.d_ptr;
-
-		switch (p->d_tag) {
-		case DT_SYMTAB:      d->symtab = (const ElfW(Sym) *)v; break;
-		case DT_STRTAB:      d->strtab = (const char *)v; break;
-		case DT_STRSZ:       d->strsz = p->d_un.d_val; break;
-		case DT_JMPREL:      d->jmprel = (const ElfW(Rela) *)v; break;
-		case DT_PLTRELSZ:    d->jmprel_sz = p->d_un.d_val; break;
-		case DT_RELA:        d->rela = (const ElfW(Rela) *)v; break;
-		case DT_RELASZ:      d->rela_sz = p->d_un.d_val; break;
-		case DT_VERSYM:      d->versym = (const uint16_t *)v; break;
-		case DT_GNU_HASH:    d->gnu_hash = (const uint32_t *)v; break;
-		case DT_PLTREL:
-			if (p->d_un.d_val != DT_RELA)
-				d->jmprel = NULL;       /* not x86-64's */
-			break;
-		default: break;
-		}
-	}
-	if (!d->symtab || !d->strtab)
-		d->jmprel = d->rela = NULL;
-}
-
 static int str_eq(const char *a, const char *b)
 {
 	while (*a && *a == *b)
 		a++, b++;
 	return *a == *b;
-}
-
-/* Does path's file name start with name ("libc" matches "libc.so.6")? */
-static int file_is(const char *path, const char *name)
-{
-	const char *f = path;
-	size_t n = rt_strlen(name);
-
-	for (const char *p = path; *p; p++)
-		if (*p == '/')
-			f = p + 1;
-	for (size_t i = 0; i < n; i++)
-		if (f[i] != name[i])
-			return 0;
-	return f[n] == '.' || f[n] == '-' || f[n] == 0;
 }
 
 static struct obj *obj_of(uint64_t addr)
@@ -173,90 +111,28 @@ static struct obj *obj_of(uint64_t addr)
 
 static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	static const char *const never[] = { SC_PATCH_NEVER_CALLED };
 	struct obj *o;
 	uint64_t self = (uint64_t)(uintptr_t)&collect;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
 
 	(void)size;
 	(void)arg;
 	if (lc.n == LC_MAX_OBJS)
 		return 1;
 	o = &lc.o[lc.n];
-	*o = (struct obj){ .copy = *info, .base = info->dlpi_addr, .lo = UINT64_MAX, .name = info->dlpi_name,
-			   .is_main = lc.n == 0 };
-	o->info = &o->copy;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + ph->p_vaddr < o->lo)
-			o->lo = info->dlpi_addr + ph->p_vaddr;
-		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > o->hi)
-			o->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-	}
+	*o = (struct obj){ .info = *info, .is_main = lc.n == 0 };
+	load_span(info, &o->lo, &o->hi);
 	if (o->lo >= o->hi)
 		return 0;                  /* nothing mapped */
+	o->lo += info->dlpi_addr;
+	o->hi += info->dlpi_addr;
 	o->self = self >= o->lo && self < o->hi;
-	o->loader = file_is(o->name ? o->name : "", SC_PATCH_NEVER_LOADER);
-	for (unsigned k = 0; k < sizeof(never) / sizeof(never[0]); k++)
-		o->never |= file_is(o->name ? o->name : "", never[k]);
+	o->loader = sc_patch_lib_is(name, SC_PATCH_NEVER_LOADER);
+	o->never = sc_patch_never(name);
 	o->probed = sc_patch_obj_probed(info);
-	dyn_read(info, &o->d);
+	rt_dyn_read(info, &o->d);
 	lc.n++;
 	return 0;
-}
-
-static uint32_t gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (uint8_t)*s;
-	return h;
-}
-
-/* The index in the object's dynamic symbols of its definition of name
- * (a function or an IFUNC, the default version), or 0: its GNU hash
- * table, as the loader looks it up. */
-static uint32_t defined_index(const struct obj *o, const char *name)
-{
-	const uint32_t *t = o->d.gnu_hash;
-	uint32_t nbuckets, symoffset, bloom_size, h, i;
-	const uint32_t *buckets, *chain;
-
-	if (!t || !o->d.symtab)
-		return 0;
-	nbuckets = t[0];
-	symoffset = t[1];
-	bloom_size = t[2];
-	if (!nbuckets)
-		return 0;
-	buckets = t + 4 + bloom_size * (sizeof(ElfW(Addr)) / 4);
-	chain = buckets + nbuckets;
-	h = gnu_hash(name);
-	i = buckets[h % nbuckets];
-	if (i < symoffset)
-		return 0;
-	for (;; i++) {
-		const ElfW(Sym) *s = &o->d.symtab[i];
-		uint32_t c = chain[i - symoffset];
-		int type = ELF64_ST_TYPE(s->st_info);
-
-		if ((c | 1) == (h | 1) && s->st_name < o->d.strsz && str_eq(o->d.strtab + s->st_name, name) &&
-		    s->st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC) &&
-		    (!o->d.versym || !(o->d.versym[i] & 0x8000)))
-			return i;
-		if (c & 1)
-			return 0;
-	}
-}
-
-static uint64_t defined_at(const struct obj *o, const char *name)
-{
-	uint32_t i = defined_index(o, name);
-
-	return i ? o->base + o->d.symtab[i].st_value : 0;
 }
 
 /* Functions whose return address must stay the caller's own (see top). */
@@ -390,7 +266,7 @@ static int64_t refs_find(const struct refs *r, uint64_t a)
 
 static void refs_scan(const struct obj *o, struct refs *r)
 {
-	const struct dl_phdr_info *info = o->info;
+	const struct dl_phdr_info *info = &o->info;
 
 	if (!r->n)
 		return;
@@ -429,7 +305,7 @@ static int only_called(const struct refs *r, uint64_t slot)
 static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const struct refs *refs,
 		   struct slot *s)
 {
-	uint64_t i = ELF64_R_SYM(r->r_info), v, target;
+	uint64_t i = ELF64_R_SYM(r->r_info), v;
 	const ElfW(Sym) *sym;
 	const char *name;
 	const struct obj *def;
@@ -444,32 +320,30 @@ static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const
 	name = o->d.strtab + sym->st_name;
 	if (!*name || never_hooked(name))
 		return 0;
-	s->at = (uint64_t *)(o->base + r->r_offset);
+	s->at = (uint64_t *)(o->d.base + r->r_offset);
 	if ((uint64_t)(uintptr_t)s->at < o->lo || (uint64_t)(uintptr_t)s->at + 8 > o->hi)
 		return 0;
 	v = *s->at;
 	if (!v || sc_patch_in_stubs(v))
 		return 0;                  /* weak and absent, or done before */
-	target = v;
 	if (v >= o->lo && v < o->hi)
 		return 0;                  /* not bound (see the top) */
-	def = obj_of(target);
+	def = obj_of(v);
 	if (!def || def == o || def->self || def->loader || def->probed)
 		return 0;
 	if (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at))
 		return 0;
-	s->target = target;
+	s->target = v;
 	s->name = name;
-	s->fn = defined_at(def, name);
-	if (!s->fn)
-		s->fn = target;
+	i = rt_dyn_lookup(&def->d, name);
+	s->fn = i ? def->d.base + def->d.symtab[i].st_value : v;
 	return 1;
 }
 
 /* Was the page of at writable before we touched it? */
 static int page_writable(const struct obj *o, uint64_t at)
 {
-	const struct dl_phdr_info *info = o->info;
+	const struct dl_phdr_info *info = &o->info;
 	int w = 0;
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -608,8 +482,8 @@ void sc_libcall_loaded(void)
 	for (int i = 0; i < lc.n; i++) {
 		struct obj *o = &lc.o[i];
 
-		if (o->self || o->loader || !o->name || (!o->is_main && !o->name[0]))
-			continue;          /* the vdso has no name */
+		if (o->self || o->loader || (!o->is_main && !(o->info.dlpi_name && o->info.dlpi_name[0])))
+			continue;          /* an object without a name: not a file */
 		if (sc_libcall_mode == SC_LIBCALL_PROGRAM ? !o->probed : o->never)
 			continue;
 		obj_hook(o);

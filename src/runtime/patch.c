@@ -20,6 +20,7 @@
  * and dlsym are the loader's).
  */
 #include "runtime/patch.h"
+#include "runtime/dynsym.h"
 #include "runtime/libcall.h"
 #include "runtime/shm.h"
 #include "runtime/sys.h"
@@ -41,7 +42,7 @@
 #define PAGE 4096ul
 #define REACH ((1ull << 31) - (1ull << 20))  /* what a rel32 spans, with room */
 
-void sc_patch_retstack_init(int eager);
+void sc_patch_retstack_init(void);
 
 /* A plan file, mapped for the life of the process (read-only, shared
  * with the page cache): an object it is for may be loaded any time. */
@@ -572,47 +573,13 @@ static void plan_open(struct plan_ref *p, const char *path, size_t len)
 	p->len = size;
 }
 
-/* Does the object import __cyg_profile_func_enter (hooks compiled in)?
- * Imports are the dynamic symbols the GNU hash table leaves out. */
+/* Does the object import __cyg_profile_func_enter (hooks compiled in)? */
 static int obj_has_hooks(const struct dl_phdr_info *info)
 {
-	static const char hook[] = "__cyg_profile_func_enter";
-	uint64_t symtab = 0, strtab = 0, strsz = 0, nsyms = 0;
-	const ElfW(Dyn) *d = NULL;
+	struct rt_dyn d;
 
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	for (; d && d->d_tag != DT_NULL; d++) {
-		/* the loader made them addresses; a read-only copy keeps vaddrs */
-		uint64_t v = d->d_un.d_ptr < info->dlpi_addr ? d->d_un.d_ptr + info->dlpi_addr : d->d_un.d_ptr;
-
-		if (d->d_tag == DT_SYMTAB)
-			symtab = v;
-		else if (d->d_tag == DT_STRTAB)
-			strtab = v;
-		else if (d->d_tag == DT_STRSZ)
-			strsz = d->d_un.d_val;
-		else if (d->d_tag == DT_GNU_HASH)
-			nsyms = ((const uint32_t *)v)[1];          /* symoffset */
-		else if (d->d_tag == DT_HASH && !nsyms)
-			nsyms = ((const uint32_t *)v)[1];          /* nchain */
-	}
-	if (!symtab || !strtab)
-		return 0;
-	for (uint64_t i = 1; i < nsyms && i < (1u << 20); i++) {
-		const ElfW(Sym) *sym = (const ElfW(Sym) *)symtab + i;
-		const char *name = (const char *)strtab + sym->st_name;
-		unsigned k = 0;
-
-		if (sym->st_name + sizeof(hook) > strsz)
-			continue;
-		while (k < sizeof(hook) && name[k] == hook[k])
-			k++;
-		if (k == sizeof(hook))
-			return 1;
-	}
-	return 0;
+	rt_dyn_read(info, &d);
+	return rt_dyn_imports(&d, "__cyg_profile_func_enter");
 }
 
 /* Is the main program compiled with hooks, or one of the plans' own? */
@@ -733,19 +700,30 @@ static int lib_is(const char *path, const char *name, size_t len)
 	return i == len && (base[i] == 0 || base[i] == '.');
 }
 
+int sc_patch_lib_is(const char *path, const char *name)
+{
+	return lib_is(path, name, rt_strlen(name));
+}
+
+int sc_patch_never(const char *path)
+{
+	static const char *const never[] = { SC_PATCH_NEVER_LOADER, SC_PATCH_NEVER_RUNTIME,
+					     SC_PATCH_NEVER_CALLED };
+
+	for (unsigned i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (sc_patch_lib_is(path, never[i]))
+			return 1;
+	return 0;
+}
+
 /* Is the object at path one --patch asked for (by name, or all), and not
  * one never patched (the loader, the runtime, what the runtime calls)? */
 static int wanted(const char *path)
 {
-	static const char *const never[] = { SC_PATCH_NEVER_LOADER, SC_PATCH_NEVER_RUNTIME,
-					     SC_PATCH_NEVER_CALLED };
 	const char *s = planner.names;
 
-	if (!path || path[0] != '/')
+	if (!path || path[0] != '/' || sc_patch_never(path))
 		return 0;
-	for (unsigned i = 0; i < sizeof(never) / sizeof(never[0]); i++)
-		if (lib_is(path, never[i], rt_strlen(never[i])))
-			return 0;
 	if (planner.all)
 		return 1;
 	while (*s) {
@@ -835,7 +813,7 @@ void sc_patch_start(char **envp)
 	sc_libcall_start(envp);
 	if (!pt.nplans && !planner.names[0] && sc_libcall_mode == SC_LIBCALL_NONE)
 		return;
-	sc_patch_retstack_init(pt.nplans || planner.names[0]);
+	sc_patch_retstack_init();
 	sc_patch_on = 1;
 	sc_patch_loaded();
 }

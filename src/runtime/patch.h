@@ -68,6 +68,10 @@ int sc_patch_in_stubs(uint64_t ip);
  * here by a plan? */
 struct dl_phdr_info;
 int sc_patch_obj_probed(const struct dl_phdr_info *info);
+/* Is the file at path the library name ("libc" is libc.so.6)?  One of
+ * those never patched (the loader, the runtime, what the runtime calls)? */
+int sc_patch_lib_is(const char *path, const char *name);
+int sc_patch_never(const char *path);
 /* [lo, hi) holds stubs too (libcall.c's): for sc_patch_in_stubs(). */
 void sc_patch_region_add(uint64_t lo, uint64_t hi);
 /* Is pc in the runtime's own code (modules.c)? */

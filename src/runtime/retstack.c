@@ -42,6 +42,7 @@
 #pragma GCC target("general-regs-only")
 
 #include "runtime/patch.h"
+#include "runtime/dynsym.h"
 #include "runtime/engine.h"
 #include "runtime/shm.h"
 #include "runtime/sys.h"
@@ -82,7 +83,7 @@ static int rs_key_ok;
 
 void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_rt_unwind_note(int caught, uintptr_t sp);
-void sc_patch_retstack_init(int eager);
+void sc_patch_retstack_init(void);
 static void rs_resolve(void);
 
 /* pthread key destructor: the thread ends (its start routine has returned
@@ -97,16 +98,11 @@ static void rs_thread_end(void *arg)
 	}
 }
 
-/* Once, from sc_patch_start (single-threaded).  The real functions are
- * looked up now when functions are patched; for library calls alone
- * (compiled-in hooks) at their first use, as before: a failed dlsym()
- * (no unwinder library in a C program) calls malloc(), which may be the
- * program's own, counted. */
-void sc_patch_retstack_init(int eager)
+/* Once, from sc_patch_start (single-threaded). */
+void sc_patch_retstack_init(void)
 {
 	rs_tramp = sc_patch_arch_return();
-	if (eager)
-		rs_resolve();
+	rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;
 }
@@ -312,21 +308,30 @@ static struct {
 				    without the unwinder's library */
 } rs_real;
 
+/* What dlsym() finds for a name some other loaded object defines, else
+ * NULL without asking (looked up again at first use): a failed dlsym()
+ * calls malloc() for its error, the program's own if it defines one (a C
+ * program has no unwinder library loaded: 9 mallocs were counted). */
+static void *rs_sym(void *handle, const char *name)
+{
+	return rt_defined_elsewhere(name) ? dlsym(handle, name) : NULL;
+}
+
 static void rs_resolve(void)
 {
 	rs_real.raise = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
-		dlsym(RTLD_NEXT, "_Unwind_RaiseException");
+		rs_sym(RTLD_NEXT, "_Unwind_RaiseException");
 	rs_real.rethrow = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
-		dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
+		rs_sym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
 	rs_real.forced = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
-		dlsym(RTLD_NEXT, "_Unwind_ForcedUnwind");
+		rs_sym(RTLD_NEXT, "_Unwind_ForcedUnwind");
 	rs_real.trace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
-		dlsym(RTLD_NEXT, "_Unwind_Backtrace");
-	rs_real.backtrace = (int (*)(void **, int))dlsym(RTLD_NEXT, "backtrace");
-	rs_real.begin_catch = (void *(*)(void *))dlsym(RTLD_NEXT, "__cxa_begin_catch");
-	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))dlsym(RTLD_NEXT, "swapcontext");
-	rs_real.setcontext = (int (*)(const ucontext_t *))dlsym(RTLD_NEXT, "setcontext");
-	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
+		rs_sym(RTLD_NEXT, "_Unwind_Backtrace");
+	rs_real.backtrace = (int (*)(void **, int))rs_sym(RTLD_NEXT, "backtrace");
+	rs_real.begin_catch = (void *(*)(void *))rs_sym(RTLD_NEXT, "__cxa_begin_catch");
+	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))rs_sym(RTLD_NEXT, "swapcontext");
+	rs_real.setcontext = (int (*)(const ucontext_t *))rs_sym(RTLD_NEXT, "setcontext");
+	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetIP");
 }
 
 #define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))

@@ -1,0 +1,145 @@
+/*
+ * dynsym — see dynsym.h.
+ */
+#include "runtime/dynsym.h"
+#include "runtime/sys.h"
+
+#include <elf.h>
+
+void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d)
+{
+	const ElfW(Dyn) *p = NULL;
+
+	*d = (struct rt_dyn){ .base = info->dlpi_addr };
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			p = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; p && p->d_tag != DT_NULL; p++) {
+		/* the loader made them addresses; a read-only copy keeps vaddrs */
+		uint64_t v = p->d_un.d_ptr < info->dlpi_addr ? p->d_un.d_ptr + info->dlpi_addr : p->d_un.d_ptr;
+
+		switch (p->d_tag) {
+		case DT_SYMTAB:      d->symtab = (const ElfW(Sym) *)v; break;
+		case DT_STRTAB:      d->strtab = (const char *)v; break;
+		case DT_STRSZ:       d->strsz = p->d_un.d_val; break;
+		case DT_JMPREL:      d->jmprel = (const ElfW(Rela) *)v; break;
+		case DT_PLTRELSZ:    d->jmprel_sz = p->d_un.d_val; break;
+		case DT_RELA:        d->rela = (const ElfW(Rela) *)v; break;
+		case DT_RELASZ:      d->rela_sz = p->d_un.d_val; break;
+		case DT_VERSYM:      d->versym = (const uint16_t *)v; break;
+		case DT_GNU_HASH:
+			d->gnu_hash = (const uint32_t *)v;
+			d->nsyms = d->gnu_hash[1];          /* symoffset: the imports */
+			break;
+		case DT_HASH:
+			if (!d->gnu_hash)
+				d->nsyms = ((const uint32_t *)v)[1];   /* nchain */
+			break;
+		case DT_PLTREL:
+			if (p->d_un.d_val != DT_RELA)
+				d->jmprel = NULL;       /* not x86-64's */
+			break;
+		default: break;
+		}
+	}
+	if (!d->symtab || !d->strtab)
+		d->jmprel = d->rela = NULL;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (uint8_t)*s;
+	return h;
+}
+
+uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name)
+{
+	const uint32_t *t = d->gnu_hash;
+	uint32_t nbuckets, symoffset, bloom_size, h, i;
+	const uint32_t *buckets, *chain;
+
+	if (!t || !d->symtab)
+		return 0;
+	nbuckets = t[0];
+	symoffset = t[1];
+	bloom_size = t[2];
+	if (!nbuckets)
+		return 0;
+	buckets = t + 4 + bloom_size * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	h = gnu_hash(name);
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 0;
+	for (;; i++) {
+		const ElfW(Sym) *s = &d->symtab[i];
+		uint32_t c = chain[i - symoffset];
+		int type = ELF64_ST_TYPE(s->st_info);
+
+		if ((c | 1) == (h | 1) && s->st_name < d->strsz && str_eq(d->strtab + s->st_name, name) &&
+		    s->st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC) &&
+		    (!d->versym || !(d->versym[i] & 0x8000)))
+			return i;
+		if (c & 1)
+			return 0;
+	}
+}
+
+/* Imports are the dynamic symbols the GNU hash table leaves out (below its
+ * symoffset): a walk, as no table indexes them. */
+int rt_dyn_imports(const struct rt_dyn *d, const char *name)
+{
+	size_t len = rt_strlen(name);
+
+	if (!d->symtab || !d->strtab)
+		return 0;
+	for (uint64_t i = 1; i < d->nsyms && i < (1u << 20); i++) {
+		const ElfW(Sym) *s = &d->symtab[i];
+
+		if (s->st_shndx == SHN_UNDEF && s->st_name + len < d->strsz && str_eq(d->strtab + s->st_name, name))
+			return 1;
+	}
+	return 0;
+}
+
+struct elsewhere {
+	const char *name;
+	uint64_t self;
+	int found;
+};
+
+static int defines(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct elsewhere *e = arg;
+	struct rt_dyn d;
+
+	(void)size;
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && e->self >= lo && e->self < lo + ph->p_memsz)
+			return 0;          /* this runtime: its wrappers do not count */
+	}
+	rt_dyn_read(info, &d);
+	e->found = rt_dyn_lookup(&d, e->name) != 0;
+	return e->found;
+}
+
+int rt_defined_elsewhere(const char *name)
+{
+	struct elsewhere e = { name, (uint64_t)(uintptr_t)&rt_defined_elsewhere, 0 };
+
+	dl_iterate_phdr(defines, &e);
+	return e.found;
+}

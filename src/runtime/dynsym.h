@@ -1,0 +1,36 @@
+/*
+ * dynsym — a loaded object's dynamic section and symbols, read in memory
+ * (no file, no libelf, no call the program could define): what libcall.c
+ * hooks (relocations, a name's definition), what patch.c asks (are the
+ * hooks compiled in: an import of __cyg_profile_func_enter), and what
+ * retstack.c must not look up with dlsym() (a failed lookup calls
+ * malloc(), which may be the program's own, counted).
+ */
+#ifndef SC_RUNTIME_DYNSYM_H
+#define SC_RUNTIME_DYNSYM_H
+
+#include <link.h>
+#include <stdint.h>
+
+struct rt_dyn {
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	uint64_t strsz;
+	const ElfW(Rela) *jmprel, *rela;   /* NULL without a symbol table */
+	uint64_t jmprel_sz, rela_sz;
+	const uint16_t *versym;
+	const uint32_t *gnu_hash;
+	uint64_t nsyms;                    /* symbols the hash tables count */
+	uint64_t base;                     /* load bias */
+};
+
+void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d);
+/* The index of the object's definition of name (a function or an IFUNC,
+ * its default version) in its GNU hash table, or 0. */
+uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name);
+/* Does the object import name (an undefined dynamic symbol)? */
+int rt_dyn_imports(const struct rt_dyn *d, const char *name);
+/* Does a loaded object other than this runtime define name? */
+int rt_defined_elsewhere(const char *name);
+
+#endif
