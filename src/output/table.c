@@ -318,9 +318,11 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 			if (*sep == ',')
 				line_out(f, &l, width);
 			if (s->unpatched[PATCH_CALL_SITES]) {
-				lf(&l, "  call_sites: %" PRIu64 " functions too short to patch are counted at "
+				uint64_t n = s->unpatched[PATCH_CALL_SITES];
+
+				lf(&l, "  call_sites: %" PRIu64 " function%s too short to patch %s counted at "
 				   "their direct calls; their calls through pointers are not counted",
-				   s->unpatched[PATCH_CALL_SITES]);
+				   n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
 				line_out(f, &l, width);
 			}
 		}
