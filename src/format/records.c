@@ -34,6 +34,7 @@ static const struct {
 	[SC_REC_THREAD_MORE]  = { "thread_more",  sizeof(struct sc_rec_thread_more),  TAIL_NONE },
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 	[SC_REC_LIBCALL]      = { "libcall",      sizeof(struct sc_rec_libcall),      TAIL_STRING },
+	[SC_REC_TIMELINE]     = { "timeline",     sizeof(struct sc_rec_timeline),     TAIL_NONE },
 };
 
 const char *sc_rec_type_name(unsigned type)

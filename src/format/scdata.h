@@ -100,6 +100,7 @@ enum sc_rec_type {
 	SC_REC_CCT_SAMPLES  = 15,  /* struct sc_rec_cct_samples */
 	SC_REC_THREAD_MORE  = 16,  /* struct sc_rec_thread_more */
 	SC_REC_LIBCALL      = 17,  /* struct sc_rec_libcall + name */
+	SC_REC_TIMELINE     = 18,  /* struct sc_rec_timeline + coded items */
 	SC_REC_MAX
 };
 
@@ -387,6 +388,50 @@ struct sc_rec_libcall {
 	uint64_t addr;
 };
 static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
+
+/*
+ * The timeline (SPEC section 12, record --timeline): one thread's events in
+ * the order they were kept, as coded items (a thread's items may span
+ * several records, in order; each record's first item is coded against
+ * base_ns).  An item starts with a varint
+ *
+ *	zigzag(t - t_prev) << 2 | kind
+ *
+ * where t is the item's reference time in ns (CLOCK_MONOTONIC), t_prev the
+ * previous item's (base_ns for the first), varints unsigned LEB128, zigzag
+ * (x << 1) ^ (x >> 63).  Then, by kind:
+ *
+ *	SC_TL_CALL    t = the call's end; varint dur_ns; varint (node << 2 |
+ *	              SC_TL_F_*): node is the thread's CCT node id (its function
+ *	              and its callers), the call began at t - dur_ns.  Calls are
+ *	              kept when they end, so in the order of their ends.
+ *	SC_TL_OS      t = the OS event's start; varint dur_ns; varint (cat |
+ *	              (sysno + 1) << 2): enum sc_os_cat, sysno the system call's
+ *	              number or -1.
+ *	SC_TL_SAMPLE  t = the sample's time; varint stack: sampling, the id of
+ *	              its SC_REC_STACK; instrumentation, the CCT node on top.
+ *	3             reserved (a reader stops at it).
+ *
+ * Calls still open at the thread's end are kept with SC_TL_F_OPEN and the
+ * thread's last event as their end.  dropped counts the events the size
+ * limit kept out, filtered the calls the record-time filters did (both
+ * cumulative for the thread, the last record's count is the total).
+ */
+enum { SC_TL_CALL = 0, SC_TL_OS = 1, SC_TL_SAMPLE = 2 };
+#define SC_TL_F_OPEN      1u     /* had not returned when the thread ended */
+#define SC_TL_F_REPAIRED  2u     /* closed by a repair (SPEC section 2) */
+
+struct sc_rec_timeline {
+	uint32_t proc_id;
+	uint32_t tid;
+	uint64_t base_ns;         /* CLOCK_MONOTONIC ns the first item codes against */
+	uint32_t nitems;          /* items in this record */
+	uint32_t flags;           /* 0 */
+	uint64_t dropped;         /* events kept out by the size limit, so far */
+	uint64_t filtered;        /* calls kept out by --min-time/--depth/--only */
+	/* followed by the coded items */
+};
+static_assert(sizeof(struct sc_rec_timeline) == 40, "timeline size");
 
 /* ---- writer ---------------------------------------------------------- */
 
