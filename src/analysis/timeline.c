@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/syscalls.h"
+#include "syscalls.h"              /* generated (Makefile) */
 
 /* A node's function and depth (calls at it have depth - 1). */
 struct node_info {
