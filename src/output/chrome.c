@@ -75,7 +75,8 @@ static void ob_put(struct obuf *o, const char *s, size_t len)
 	o->n += len;
 }
 
-#define OB_LIT(o, lit) ob_put((o), (lit), sizeof(lit) - 1)
+/* A string literal (the "" makes anything else a compile error). */
+#define OB_LIT(o, lit) ob_put((o), "" lit, sizeof(lit) - 1)
 
 static void ob_u64(struct obuf *o, uint64_t v)
 {
@@ -389,7 +390,9 @@ static void ev_os(struct chrome *c, const struct an_tl_item *it, uint32_t pid, u
 	if (it->os_cat == SC_OS_SYSCALL && it->sysno >= 0) {
 		OB_LIT(o, ",\"args\":{\"sysno\":");
 		ob_u64(o, (uint64_t)it->sysno);
-		OB_LIT(o, clipped ? ",\"clipped\":true}" : "}");
+		if (clipped)
+			OB_LIT(o, ",\"clipped\":true");
+		OB_LIT(o, "}");
 	} else if (clipped) {
 		OB_LIT(o, ",\"args\":{\"clipped\":true}");
 	}
@@ -515,7 +518,9 @@ static void write_samples(struct chrome *c)
 		for (size_t j = 0; j < th->nitems; j++) {
 			if (th->items[j].kind != AN_TL_SAMPLE)
 				continue;
-			OB_LIT(o, s ? ",\n{\"pid\":" : "\n{\"pid\":");
+			if (s)
+				OB_LIT(o, ",");
+			OB_LIT(o, "\n{\"pid\":");
 			ob_u64(o, th->pid);
 			OB_LIT(o, ",\"tid\":");
 			ob_u64(o, th->tid);
