@@ -38,3 +38,20 @@ if [ ! -s "$LUA_TGZ" ]; then
 		echo "could not fetch Lua's source from deb.debian.org (t705 will fail)" >&2
 	fi
 fi
+# speedscope, from the npm registry (t511 loads the Chrome trace export in
+# it, in headless Chromium): its release files, unpacked once.
+SPEEDSCOPE_DIR=${HOME:-/root}/.cache/stackclock-bench/speedscope
+SPEEDSCOPE_VERSION=1.25.0
+if [ ! -s "$SPEEDSCOPE_DIR/dist/release/index.html" ]; then
+	tmp=$(mktemp -d)
+	if command -v npm >/dev/null &&
+		(cd "$tmp" && npm pack --silent "speedscope@$SPEEDSCOPE_VERSION" >/dev/null 2>&1) &&
+		mkdir -p "$SPEEDSCOPE_DIR" &&
+		tar -xzf "$tmp/speedscope-$SPEEDSCOPE_VERSION.tgz" -C "$SPEEDSCOPE_DIR" --strip-components=1 &&
+		[ -s "$SPEEDSCOPE_DIR/dist/release/index.html" ]; then
+		:
+	else
+		echo "could not fetch speedscope $SPEEDSCOPE_VERSION with 'npm pack' (t511 skips its check in speedscope)" >&2
+	fi
+	rm -rf "$tmp"
+fi
