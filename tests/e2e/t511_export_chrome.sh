@@ -42,7 +42,7 @@ check "default output name stackclock.trace.json" -- \
 
 # ---- sampling --------------------------------------------------------------
 check "record -m sample --timeline" -- "$STACKCLOCK" record -m sample --timeline -o "$TMP/s.data" \
-	-- "$TMP/s/timeline_prog" 20
+	-- "$TMP/s/timeline_prog" 40
 check "export --format chrome of the sampled timeline" -- \
 	"$STACKCLOCK" export -i "$TMP/s.data" --format chrome -o "$TMP/s.json"
 check "... valid Trace Event Format" -- python3 "$E2E_DIR/chrome_trace.py" shape "$TMP/s.json"
