@@ -6,6 +6,8 @@
                                               nesting, durations, OS events
     chrome_trace.py samples TRACE.json        sampling: samples per thread,
                                               their stacks and order
+    chrome_trace.py libcalls TRACE.json       instrumentation with library
+                                              calls: where they sit
 
 Each prints what it found and exits 1 with the first problem.
 """
@@ -188,6 +190,30 @@ def check_samples(d):
         print("%s: %d samples, %d in work, in order %s" % (tname, len(ss), in_work, runs))
 
 
+def check_libcalls(d):
+    """clock_gettime (libc) inside work, pthread_create inside main."""
+    tracks = {}
+    for e in d["traceEvents"]:
+        if e["ph"] == "X" and e["cat"] in ("call", "libcall"):
+            tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    parent_of, n = {}, 0
+    for evs in tracks.values():
+        stack = []
+        for e in nest(evs, "calls"):
+            del stack[e["depth"]:]
+            if e["cat"] == "libcall":
+                n += 1
+                if e["args"].get("module", "").split(".so")[0] != "libc":
+                    fail("library call %s in module %r" % (e["name"], e["args"].get("module")))
+                parent_of.setdefault(e["name"], set()).add(stack[-1]["name"] if stack else None)
+            stack.append(e)
+    want = {"clock_gettime": {"work"}, "pthread_create": {"main"}}
+    for name, parents in want.items():
+        if parent_of.get(name) != parents:
+            fail("%s called from %s, want %s" % (name, parent_of.get(name), parents))
+    print("%d library calls: %s" % (n, {k: sorted(v, key=str) for k, v in parent_of.items()}))
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -198,6 +224,8 @@ def main():
         check_calls(d, float(sys.argv[3]))
     elif sys.argv[1] == "samples":
         check_samples(d)
+    elif sys.argv[1] == "libcalls":
+        check_libcalls(d)
     else:
         sys.exit(__doc__)
 

@@ -4,7 +4,8 @@
 # durations in a known order in three threads; recorded with --timeline
 # by instrumentation, the export holds exactly those calls per thread,
 # nested, in order, each lasting what it spun (a loaded machine's slack
-# above), and the OS events of the sleep inside it; by sampling, samples
+# above), and the OS events of the sleep inside it, its calls into libc
+# (library calls) inside the calls that make them; by sampling, samples
 # per thread in time order whose stacks follow the same order.  Both load
 # in speedscope (npm, run from local files in headless Chromium) without an
 # error, every thread a profile of its name.  A recording without a
@@ -39,6 +40,13 @@ else
 fi
 check "default output name stackclock.trace.json" -- \
 	sh -c "cd '$TMP' && '$STACKCLOCK' export -i i.data --format chrome && test -s stackclock.trace.json && cmp -s stackclock.trace.json i.json"
+# calls into libc as rows (the default --libcalls=program): cat libcall
+check "record -m instrument --timeline, library calls as rows" -- "$STACKCLOCK" record -m instrument \
+	--timeline -o "$TMP/l.data" -- "$TMP/timeline_prog" 1
+check "... exported: clock_gettime (libc) inside work, pthread_create inside main, all nested" -- \
+	sh -c "'$STACKCLOCK' export -i '$TMP/l.data' --format chrome -o '$TMP/l.json' &&
+		python3 '$E2E_DIR/chrome_trace.py' shape '$TMP/l.json' &&
+		python3 '$E2E_DIR/chrome_trace.py' libcalls '$TMP/l.json'"
 
 # ---- sampling --------------------------------------------------------------
 check "record -m sample --timeline" -- "$STACKCLOCK" record -m sample --timeline -o "$TMP/s.data" \
