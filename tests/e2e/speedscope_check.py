@@ -2,13 +2,13 @@
 """Load a trace file in speedscope (its release files, run locally in
 headless Chromium) and say what it shows, for t511.
 
-    speedscope_check.py SPEEDSCOPE_RELEASE_DIR TRACE.json
+    speedscope_check.py SPEEDSCOPE_RELEASE_DIR TRACE.json...
 
-Serves the release directory and the trace from a local http.server (the
-page's #profileURL= fetches over http only), opens
-index.html#profileURL=/trace.json, waits until the profile is drawn or an
-error is shown (at most 60 s), then opens the profile list (the toolbar's
-title) and prints one JSON line:
+Serves the release directory and the traces from a local http.server (the
+page's #profileURL= fetches over http only); for each trace, opens
+index.html#profileURL=/N.json in one browser, waits until the profile is
+drawn or an error is shown (at most 60 s), then opens the profile list
+(the toolbar's title) and prints one JSON line:
     {"ok": true when drawn without an error, "error": the page's error text
      or an alert's, "title": the toolbar's title, "profiles": the names in
      the profile list, "console_errors": [...], "load_ms": ...}
@@ -70,19 +70,56 @@ def serve(root):
     return srv
 
 
+def load(b, port, n):
+    """Open trace n in speedscope; what it shows."""
+    out = {"ok": False, "error": None, "title": None, "profiles": []}
+    url = "http://127.0.0.1:%d/speedscope/index.html#profileURL=/%d.json" % (port, n)
+    start = time.monotonic()
+    b.events = []
+    b.send("Page.navigate", {"url": url})
+    st = {"state": "loading"}
+    while time.monotonic() - start < 60:
+        st = b.evaluate(STATE_JS) or st
+        if st["state"] != "loading":
+            break
+        time.sleep(0.1)
+    out["load_ms"] = round((time.monotonic() - start) * 1000)
+    if st["state"] == "drawn":
+        out["ok"] = True
+        b.evaluate("new Promise(r => setTimeout(r, 300))")
+        if os.environ.get("SPEEDSCOPE_SHOT"):
+            import base64
+            png = b.send("Page.captureScreenshot", {"format": "png"})["data"]
+            with open("%s.%d.png" % (os.environ["SPEEDSCOPE_SHOT"], n), "wb") as f:
+                f.write(base64.b64decode(png))
+        title = b.evaluate(TITLE_JS)
+        if title:
+            out["title"] = title["text"]
+            for t in ("mouseMoved", "mousePressed", "mouseReleased"):
+                b.send("Input.dispatchMouseEvent", {"type": t, "x": title["x"], "y": title["y"],
+                                                    "button": "left", "clickCount": 1})
+            b.evaluate("new Promise(r => setTimeout(r, 300))")
+            out["profiles"] = b.evaluate(PROFILES_JS)
+    else:
+        out["error"] = st.get("error") or "not drawn in 60 s"
+    b.evaluate("new Promise(r => setTimeout(r, 100))")
+    out["console_errors"] = b.console_errors()
+    return out
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    release, trace = (os.path.abspath(a) for a in sys.argv[1:])
+    release = os.path.abspath(sys.argv[1])
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         sys.exit("speedscope_check.py: chromium not found")
     root = tempfile.mkdtemp(prefix="sc-speedscope.")
     os.symlink(release, os.path.join(root, "speedscope"))
-    shutil.copyfile(trace, os.path.join(root, "trace.json"))
+    for n, trace in enumerate(sys.argv[2:]):
+        shutil.copyfile(trace, os.path.join(root, "%d.json" % n))
     srv = serve(root)
     b = Browser(chromium)
-    out = {"ok": False, "error": None, "title": None, "profiles": []}
     try:
         target = b.send("Target.createTarget", {"url": "about:blank"}, session=False)
         att = b.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True},
@@ -95,41 +132,12 @@ def main():
         # an alert would block the page: record it instead
         b.send("Page.addScriptToEvaluateOnNewDocument",
                {"source": "window.__alerts = []; window.alert = m => window.__alerts.push(String(m));"})
-        url = "http://127.0.0.1:%d/speedscope/index.html#profileURL=/trace.json" % srv.server_address[1]
-        start = time.monotonic()
-        b.send("Page.navigate", {"url": url})
-        st = {"state": "loading"}
-        while time.monotonic() - start < 60:
-            st = b.evaluate(STATE_JS) or st
-            if st["state"] != "loading":
-                break
-            time.sleep(0.1)
-        out["load_ms"] = round((time.monotonic() - start) * 1000)
-        if st["state"] == "drawn":
-            out["ok"] = True
-            b.evaluate("new Promise(r => setTimeout(r, 300))")
-            if os.environ.get("SPEEDSCOPE_SHOT"):
-                import base64
-                png = b.send("Page.captureScreenshot", {"format": "png"})["data"]
-                with open(os.environ["SPEEDSCOPE_SHOT"], "wb") as f:
-                    f.write(base64.b64decode(png))
-            title = b.evaluate(TITLE_JS)
-            if title:
-                out["title"] = title["text"]
-                for t in ("mouseMoved", "mousePressed", "mouseReleased"):
-                    b.send("Input.dispatchMouseEvent", {"type": t, "x": title["x"], "y": title["y"],
-                                                        "button": "left", "clickCount": 1})
-                b.evaluate("new Promise(r => setTimeout(r, 300))")
-                out["profiles"] = b.evaluate(PROFILES_JS)
-        else:
-            out["error"] = st.get("error") or "not drawn in 60 s"
-        b.evaluate("new Promise(r => setTimeout(r, 100))")
-        out["console_errors"] = b.console_errors()
+        for n in range(len(sys.argv) - 2):
+            print(json.dumps(load(b, srv.server_address[1], n)), flush=True)
     finally:
         b.close()
         srv.shutdown()
         shutil.rmtree(root, ignore_errors=True)
-    print(json.dumps(out))
 
 
 if __name__ == "__main__":

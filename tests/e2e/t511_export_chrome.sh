@@ -42,7 +42,7 @@ check "default output name stackclock.trace.json" -- \
 	sh -c "cd '$TMP' && '$STACKCLOCK' export -i i.data --format chrome && test -s stackclock.trace.json && cmp -s stackclock.trace.json i.json"
 # calls into libc as rows (the default --libcalls=program): cat libcall
 check "record -m instrument --timeline, library calls as rows" -- "$STACKCLOCK" record -m instrument \
-	--timeline -o "$TMP/l.data" -- "$TMP/timeline_prog" 1
+	--timeline -o "$TMP/l.data" -- "$TMP/timeline_prog" 0
 check "... exported: clock_gettime (libc) inside work, pthread_create inside main, all nested" -- \
 	sh -c "'$STACKCLOCK' export -i '$TMP/l.data' --format chrome -o '$TMP/l.json' &&
 		python3 '$E2E_DIR/chrome_trace.py' shape '$TMP/l.json' &&
@@ -77,13 +77,16 @@ if ! command -v chromium >/dev/null 2>&1; then
 	echo "ok $((_n + 1)) # SKIP chromium is not installed (scripts/install-deps.sh installs it)"
 	exit 0
 fi
+python3 "$E2E_DIR/speedscope_check.py" "$SPEEDSCOPE" "$TMP/i.json" "$TMP/s.json" >"$TMP/speedscope.out" 2>&1
 for m in i s; do
-	python3 "$E2E_DIR/speedscope_check.py" "$SPEEDSCOPE" "$TMP/$m.json" >"$TMP/$m.speedscope" 2>&1
+	line=1
+	[ $m = s ] && line=2
 	check "speedscope loads the $m export: drawn, no error, a profile per thread by its name" -- python3 - \
-		"$TMP/$m.speedscope" <<'PY'
+		"$TMP/speedscope.out" $line <<'PY'
 import json, re, sys
-r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-print(r)
+lines = open(sys.argv[1]).read().strip().splitlines()
+print("\n".join(lines))
+r = json.loads(lines[int(sys.argv[2]) - 1])
 names = r["profiles"]
 want = [n for n in ("timeline_prog", "tl-a", "tl-b")
         if not any(re.search(r"timeline_prog \(pid \d+\), %s \(tid \d+\)" % re.escape(n), p) for p in names)]
