@@ -73,7 +73,8 @@ def serve(root):
 def load(b, port, n):
     """Open trace n in speedscope; what it shows."""
     out = {"ok": False, "error": None, "title": None, "profiles": []}
-    url = "http://127.0.0.1:%d/speedscope/index.html#profileURL=/%d.json" % (port, n)
+    # a query of its own: a new document, not a same-page hash change
+    url = "http://127.0.0.1:%d/speedscope/index.html?%d#profileURL=/%d.json" % (port, n, n)
     start = time.monotonic()
     b.events = []
     b.send("Page.navigate", {"url": url})

@@ -82,14 +82,16 @@ for m in i s; do
 	line=1
 	[ $m = s ] && line=2
 	check "speedscope loads the $m export: drawn, no error, a profile per thread by its name" -- python3 - \
-		"$TMP/speedscope.out" $line <<'PY'
+		"$TMP/speedscope.out" $line "$TMP/$m.json" <<'PY'
 import json, re, sys
 lines = open(sys.argv[1]).read().strip().splitlines()
 print("\n".join(lines))
 r = json.loads(lines[int(sys.argv[2]) - 1])
+pid = [e["pid"] for e in json.load(open(sys.argv[3]))["traceEvents"] if e["name"] == "process_name"][0]
 names = r["profiles"]
 want = [n for n in ("timeline_prog", "tl-a", "tl-b")
-        if not any(re.search(r"timeline_prog \(pid \d+\), %s \(tid \d+\)" % re.escape(n), p) for p in names)]
+        if not any(re.search(r"timeline_prog \(pid %d\), %s \(tid \d+\)" % (pid, re.escape(n)), p)
+                   for p in names)]
 sys.exit(0 if r["ok"] and not r["error"] and not r["console_errors"] and not want else 1)
 PY
 done
