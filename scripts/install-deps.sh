@@ -10,6 +10,9 @@ pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
 # t108 builds a Rust program with whatever rustc is on PATH (rustup's or
 # Debian's); Debian's only when there is none.
 command -v rustc >/dev/null || pkgs="$pkgs rustc"
+# npm fetches speedscope (below); Debian's only when there is none (a
+# nodejs from elsewhere may bring its own).
+command -v npm >/dev/null || pkgs="$pkgs npm"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
