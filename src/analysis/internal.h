@@ -134,8 +134,10 @@ struct an_sample {
 struct an_tlrec {
 	uint32_t proc_id, tid;
 	uint32_t inst;            /* thread instance (nodes), AN_NONE if none */
-	uint32_t nitems;
+	uint32_t nitems, flags;
 	uint64_t base_ns, dropped, filtered;
+	uint64_t base_tick, tick0, ns0;   /* SC_TL_TICKS */
+	double ns_per_tick;
 	uint8_t *data;            /* owned */
 	size_t len;
 };

@@ -603,7 +603,12 @@ static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, 
 	r->tid = t->tid;
 	r->inst = an_map_get(&p->thread_map, t->proc_id, t->tid);
 	r->nitems = t->nitems;
+	r->flags = t->flags;
 	r->base_ns = t->base_ns;
+	r->base_tick = t->base_tick;
+	r->tick0 = t->tick0;
+	r->ns0 = t->ns0;
+	r->ns_per_tick = t->ns_per_tick > 0 && t->ns_per_tick < 1e6 ? t->ns_per_tick : 1.0;
 	r->dropped = t->dropped;
 	r->filtered = t->filtered;
 	r->len = len;

@@ -149,7 +149,8 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 	const uint8_t *q = r->data, *end = r->data + r->len;
 	const struct node_info *ni = NULL;
 	size_t nni = 0;
-	uint64_t t = r->base_ns;
+	uint64_t t = r->base_ns, tick = r->base_tick;
+	bool ticks = r->flags & SC_TL_TICKS;
 	uint32_t k;
 
 	if (r->inst != AN_NONE && r->inst < b->p->nthreads)
@@ -161,7 +162,10 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		memset(&it, 0, sizeof(it));
 		if (sc_varint_get(&q, end, &head) < 0)
 			goto damaged;
-		t += (uint64_t)sc_unzigzag(head >> 2);
+		if (ticks && (head & 3) == SC_TL_CALL)
+			tick += (uint64_t)sc_unzigzag(head >> 2);
+		else
+			t += (uint64_t)sc_unzigzag(head >> 2);
 		it.kind = (uint32_t)(head & 3);
 		it.func = AN_NONE;
 		it.sysno = -1;
@@ -169,11 +173,23 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		case SC_TL_CALL:
 			if (sc_varint_get(&q, end, &a) < 0 || sc_varint_get(&q, end, &c) < 0)
 				goto damaged;
-			if (a > t || (c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
+			if ((c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
 				goto damaged;
+			if (ticks) {
+				double e = (double)r->ns0 + ((double)tick - (double)r->tick0) * r->ns_per_tick;
+				double dn = (double)a * r->ns_per_tick;
+
+				if (e < 0 || dn > e)
+					goto damaged;
+				it.dur_ns = (uint64_t)(dn + 0.5);
+				it.start_ns = (uint64_t)(e + 0.5) - it.dur_ns;
+			} else {
+				if (a > t)
+					goto damaged;
+				it.start_ns = t - a;
+				it.dur_ns = a;
+			}
 			it.kind = AN_TL_CALL;
-			it.start_ns = t - a;
-			it.dur_ns = a;
 			it.func = ni[c >> 2].func;
 			it.depth = ni[c >> 2].depth - 1;
 			if (c & SC_TL_F_OPEN)

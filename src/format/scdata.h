@@ -392,25 +392,33 @@ static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
 /*
  * The timeline (SPEC section 12, record --timeline): one thread's events in
  * the order they were kept, as coded items (a thread's items may span
- * several records, in order; each record's first item is coded against
- * base_ns).  An item starts with a varint
+ * several records, in order; each record codes its first items against
+ * its bases).  An item starts with a varint
  *
  *	zigzag(t - t_prev) << 2 | kind
  *
- * where t is the item's reference time in ns (CLOCK_MONOTONIC), t_prev the
- * previous item's (base_ns for the first), varints unsigned LEB128, zigzag
+ * where t is the item's reference time, t_prev the previous item's (the
+ * record's base for the first), varints unsigned LEB128, zigzag
  * (x << 1) ^ (x >> 63).  Then, by kind:
  *
- *	SC_TL_CALL    t = the call's end; varint dur_ns; varint (node << 2 |
+ *	SC_TL_CALL    t = the call's end; varint dur; varint (node << 2 |
  *	              SC_TL_F_*): node is the thread's CCT node id (its function
- *	              and its callers), the call began at t - dur_ns.  Calls are
+ *	              and its callers), the call began at t - dur.  Calls are
  *	              kept when they end, so in the order of their ends.
- *	SC_TL_OS      t = the OS event's start; varint dur_ns; varint (cat |
+ *	SC_TL_OS      t = the OS event's start; varint dur; varint (cat |
  *	              (sysno + 1) << 2): enum sc_os_cat, sysno the system call's
  *	              number or -1.
  *	SC_TL_SAMPLE  t = the sample's time; varint stack: sampling, the id of
  *	              its SC_REC_STACK; instrumentation, the CCT node on top.
  *	3             reserved (a reader stops at it).
+ *
+ * Clocks.  Without SC_TL_TICKS (sampling) every time is CLOCK_MONOTONIC ns
+ * and t_prev is the previous item's, of any kind, base_ns the first's.
+ * With SC_TL_TICKS (instrumentation: the probes' clock, copied as the
+ * runtime wrote it), calls count in ticks of the time-stamp counter and OS
+ * events in ns, each kind against its own previous item (base_tick,
+ * base_ns); a tick time T is ns0 + (T - tick0) * ns_per_tick ns, a tick
+ * duration D is D * ns_per_tick ns.
  *
  * Calls still open at the thread's end are kept with SC_TL_F_OPEN and the
  * thread's last event as their end.  dropped counts the events the size
@@ -420,18 +428,23 @@ static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
 enum { SC_TL_CALL = 0, SC_TL_OS = 1, SC_TL_SAMPLE = 2 };
 #define SC_TL_F_OPEN      1u     /* had not returned when the thread ended */
 #define SC_TL_F_REPAIRED  2u     /* closed by a repair (SPEC section 2) */
+#define SC_TL_TICKS       1u     /* sc_rec_timeline.flags: calls in ticks */
 
 struct sc_rec_timeline {
 	uint32_t proc_id;
 	uint32_t tid;
-	uint64_t base_ns;         /* CLOCK_MONOTONIC ns the first item codes against */
+	uint64_t base_ns;         /* what the first (OS) item codes against */
 	uint32_t nitems;          /* items in this record */
-	uint32_t flags;           /* 0 */
+	uint32_t flags;           /* SC_TL_TICKS */
 	uint64_t dropped;         /* events kept out by the size limit, so far */
 	uint64_t filtered;        /* calls kept out by --min-time/--depth/--only */
+	/* SC_TL_TICKS only */
+	uint64_t base_tick;       /* what the first call item codes against */
+	uint64_t tick0, ns0;      /* a tick time and its CLOCK_MONOTONIC ns */
+	double ns_per_tick;
 	/* followed by the coded items */
 };
-static_assert(sizeof(struct sc_rec_timeline) == 40, "timeline size");
+static_assert(sizeof(struct sc_rec_timeline) == 72, "timeline size");
 
 /* ---- writer ---------------------------------------------------------- */
 

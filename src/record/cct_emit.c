@@ -20,7 +20,7 @@
 #include "record/cct_emit.h"
 #include "format/scdata.h"
 #include "runtime/engine.h"
-#include "record/tl_buf.h"
+#include "format/varint.h"
 
 #include <errno.h>
 #include <math.h>
@@ -446,31 +446,36 @@ static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_l
 }
 
 /*
- * The thread's timeline (engine.h, struct sc_eng_tl_chunk): its chunks'
- * items in the runtime's clocks, converted to nanoseconds and coded again
- * as the file codes them (record/tl_buf.h), then its frames still open,
- * ending at its last event.  A damaged chunk ends the items there.
+ * The thread's timeline (engine.h, struct sc_eng_tl_chunk): each chunk
+ * one SC_REC_TIMELINE record, its items copied as the runtime coded them
+ * (SC_TL_TICKS: calls in ticks, with the conversion; a pass over the
+ * items finds each record's bases and validates them), then a record of
+ * the frames still open, ending at the thread's last event.  A damaged
+ * item ends the items there.
  */
 static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_len,
 			 const struct sc_eng_thread *t, const struct sc_eng_more *more, uint32_t proc_id,
 			 const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
 {
 	const uint8_t *base = arena;
-	uint64_t off = more->tl_head_off, tick = t->tl_last, os_ns = 0, cur_off, steps = 0;
-	struct tl_buf b = { 0 };
-	int ret = 0;
+	uint64_t off = more->tl_head_off, cur_off, steps = 0, items = 0, bytes = 0;
+	struct sc_rec_timeline r = {
+		.proc_id = proc_id, .tid = t->tid, .flags = SC_TL_TICKS,
+		.dropped = more->tl_dropped, .filtered = more->tl_filtered,
+		.tick0 = conv->tick0, .ns0 = conv->ns0, .ns_per_tick = conv->ns_per_tick,
+	};
+	uint64_t tick = t->first, os_ns = 0;
+	int ret = 0, damaged = 0;
 
 	if (!t->tl_cur && !off)
 		return 0;
-	/* the last call item's time is tl_last: walk back from it is not
-	 * possible, so the first item's delta is taken against the thread's
-	 * first reading, which tl_start set tl_last to */
-	tick = t->first;
+	/* tl_start set the thread's first reading as the first call's base */
 	cur_off = (uint64_t)((uintptr_t)t->tl_cur - (uintptr_t)t->base);
-	while (off && steps++ < arena_len / SC_ENG_TL_CHUNK + 1) {
+	while (off && !damaged && !ret && steps++ < arena_len / SC_ENG_TL_CHUNK + 1) {
 		struct sc_eng_tl_chunk c;
-		const uint8_t *q, *end;
+		const uint8_t *q, *end, *start, *good;
 		uint64_t len;
+		uint32_t n = 0;
 
 		if (!range_ok(arena_len, off, SC_ENG_TL_CHUNK))
 			break;
@@ -483,27 +488,36 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 			break;
 		if (len > SC_ENG_TL_CHUNK - sizeof(c))
 			break;
-		q = base + off + sizeof(c);
+		start = good = q = base + off + sizeof(c);
 		end = q + len;
+		r.base_tick = tick;
+		r.base_ns = os_ns;
 		while (q < end) {
 			uint64_t head, a, code;
 			int64_t d;
 
 			if (sc_varint_get(&q, end, &head) || sc_varint_get(&q, end, &a) ||
-			    sc_varint_get(&q, end, &code))
-				break;
-			d = sc_unzigzag(head >> 2);
-			if ((head & 3) == SC_TL_CALL) {
-				tick += (uint64_t)d;
-				if ((code >> 2) >= t->nnodes || a > tick)
-					break;
-				tl_buf_add(&b, NULL, stamp_ns(conv, tick), SC_TL_CALL, to_ns(conv, a), code, 2);
-			} else if ((head & 3) == SC_TL_OS) {
-				os_ns += (uint64_t)d;
-				tl_buf_add(&b, NULL, os_ns, SC_TL_OS, a, code, 2);
-			} else {
+			    sc_varint_get(&q, end, &code)) {
+				damaged = 1;
 				break;
 			}
+			d = sc_unzigzag(head >> 2);
+			if ((head & 3) == SC_TL_CALL && (code >> 2) < t->nnodes && a <= tick + (uint64_t)d) {
+				tick += (uint64_t)d;
+			} else if ((head & 3) == SC_TL_OS && (code & 3) < SC_OS_NCAT) {
+				os_ns += (uint64_t)d;
+			} else {
+				damaged = 1;
+				break;
+			}
+			good = q;
+			n++;
+		}
+		if (n) {
+			r.nitems = n;
+			ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), start, (size_t)(good - start));
+			items += n;
+			bytes += (uint64_t)(good - start);
 		}
 		off = c.next_off;
 	}
@@ -511,32 +525,54 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 	{
 		uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
 		uint64_t depth = top >= stack ? (top - stack) / sizeof(struct sc_eng_frame) : 0;
+		uint8_t buf[64 * 3 * SC_VARINT_MAX], *p = buf;
+		uint32_t n = 0;
 
+		r.base_tick = tick;
+		r.base_ns = os_ns;
 		if (depth && depth < t->stack_cap &&
 		    range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame))) {
-			for (uint64_t i = depth; i >= 1; i--) {
+			for (uint64_t i = depth; i >= 1 && !ret; i--) {
 				struct sc_eng_frame f;
-				struct sc_eng_node n;
+				struct sc_eng_node nd;
 
 				memcpy(&f, base + t->stack_off + i * sizeof(f), sizeof(f));
-				if (read_node(arena, arena_len, t, f.node, &n) || n.func == SC_ENG_DROP_FUNC ||
-				    n.id >= t->nnodes || f.entry > t->last_raw)
+				if (read_node(arena, arena_len, t, f.node, &nd) || nd.func == SC_ENG_DROP_FUNC ||
+				    nd.id >= t->nnodes || f.entry > t->last_raw)
 					continue;
-				tl_buf_add(&b, NULL, stamp_ns(conv, t->last_raw), SC_TL_CALL,
-					   to_ns(conv, t->last_raw - f.entry), (uint64_t)n.id << 2 | SC_TL_F_OPEN, 2);
+				p = sc_varint_put(p, sc_zigzag((int64_t)(t->last_raw - tick)) << 2 | SC_TL_CALL);
+				p = sc_varint_put(p, t->last_raw - f.entry);
+				p = sc_varint_put(p, (uint64_t)nd.id << 2 | SC_TL_F_OPEN);
+				tick = t->last_raw;
+				n++;
+				if (p - buf > (long)sizeof(buf) - 3 * SC_VARINT_MAX || i == 1) {
+					r.nitems = n;
+					ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), buf, (size_t)(p - buf));
+					items += n;
+					bytes += (uint64_t)(p - buf);
+					r.base_tick = tick;
+					p = buf;
+					n = 0;
+				}
 			}
 		}
+		if (n && !ret) {
+			r.nitems = n;
+			ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), buf, (size_t)(p - buf));
+			items += n;
+			bytes += (uint64_t)(p - buf);
+		}
 	}
-	b.dropped = more->tl_dropped;
-	b.filtered = more->tl_filtered;
+	if (!items && !ret && (r.dropped || r.filtered)) {
+		r.nitems = 0;
+		ret = sc_writer_add(w, SC_REC_TIMELINE, &r, sizeof(r));
+	}
 	if (tot) {
-		tot->tl_items = b.items;
-		tot->tl_bytes = b.bytes;
-		tot->tl_dropped = b.dropped;
-		tot->tl_filtered = b.filtered;
+		tot->tl_items = items;
+		tot->tl_bytes = bytes;
+		tot->tl_dropped = r.dropped;
+		tot->tl_filtered = r.filtered;
 	}
-	ret = tl_buf_write(&b, w, proc_id, t->tid);
-	tl_buf_release(&b);
 	return ret;
 }
 

@@ -21,6 +21,7 @@ int tl_buf_add(struct tl_buf *b, uint64_t *budget, uint64_t t_ns, unsigned kind,
 		s = &b->segs[b->nsegs++];
 		memset(s, 0, sizeof(*s));
 		s->base_ns = s->last_ns = t_ns;
+		s->off = b->used;
 	}
 	q = sc_varint_put(q, sc_zigzag((int64_t)(t_ns - s->last_ns)) << 2 | (kind & 3));
 	q = sc_varint_put(q, a);
@@ -34,8 +35,10 @@ int tl_buf_add(struct tl_buf *b, uint64_t *budget, uint64_t t_ns, unsigned kind,
 		}
 		*budget -= len;
 	}
-	ALLOC_GROW(s->data, s->len + len, s->alloc);
-	memcpy(s->data + s->len, tmp, len);
+	if (b->used + len > b->alloc)
+		big_grow((void **)&b->data, &b->alloc, b->used + len, 1);
+	memcpy(b->data + b->used, tmp, len);
+	b->used += len;
 	s->len += len;
 	s->nitems++;
 	s->last_ns = t_ns;
@@ -55,15 +58,14 @@ int tl_buf_write(const struct tl_buf *b, struct sc_writer *w, uint32_t proc_id, 
 	for (size_t i = 0; i < b->nsegs && !ret; i++) {
 		r.base_ns = b->segs[i].base_ns;
 		r.nitems = b->segs[i].nitems;
-		ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), b->segs[i].data, b->segs[i].len);
+		ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), b->data + b->segs[i].off, b->segs[i].len);
 	}
 	return ret;
 }
 
 void tl_buf_release(struct tl_buf *b)
 {
-	for (size_t i = 0; i < b->nsegs; i++)
-		free(b->segs[i].data);
+	big_free(b->data, b->alloc, 1);
 	free(b->segs);
 	memset(b, 0, sizeof(*b));
 }

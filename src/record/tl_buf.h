@@ -23,11 +23,13 @@ struct sc_writer;
 struct tl_seg {
 	uint64_t base_ns, last_ns;
 	uint32_t nitems;
-	uint8_t *data;
-	size_t len, alloc;
+	size_t off, len;          /* its bytes in tl_buf.data */
 };
 
 struct tl_buf {
+	uint8_t *data;            /* every segment's bytes, one after the other
+	                             (util.h, big_grow: huge pages, no copies) */
+	size_t used, alloc;
 	struct tl_seg *segs;
 	size_t nsegs, asegs;
 	uint64_t items, bytes;
