@@ -90,25 +90,34 @@ static void b64_end(struct b64 *b)
 	b->ncarry = 0;
 }
 
-static int write_gzip_base64(FILE *out, const char *json, size_t len)
+/* The pieces gzip-compressed (level) and base64-encoded, in lines of 76. */
+static int write_gzip_base64(FILE *out, const struct html_piece *pieces, size_t npieces, int level)
 {
 	z_stream z = { 0 };
 	unsigned char buf[1 << 16];
 	struct b64 b = { .out = out };
+	const unsigned char *next = NULL;
+	size_t len = 0, k = 0;
 	/* windowBits 15 + 16: a gzip wrapper, what DecompressionStream('gzip') reads. */
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	int flush, zr = Z_OK;
 	do {
+		while (!len && k < npieces) {
+			next = pieces[k].p;
+			len = pieces[k++].len;
+		}
 		/* avail_in is 32 bits: feed big documents in slices. */
 		if (z.avail_in == 0 && len) {
 			size_t take = len > (1u << 30) ? (1u << 30) : len;
-			z.next_in = (unsigned char *)(uintptr_t)json;
+			z.next_in = (unsigned char *)(uintptr_t)next;
 			z.avail_in = (uInt)take;
-			json += take;
+			next += take;
 			len -= take;
 		}
-		flush = len ? Z_NO_FLUSH : Z_FINISH;
+		while (!len && k < npieces && !pieces[k].len)
+			k++;
+		flush = len || k < npieces ? Z_NO_FLUSH : Z_FINISH;
 		do {
 			z.next_out = buf;
 			z.avail_out = sizeof(buf);
@@ -125,6 +134,12 @@ static int write_gzip_base64(FILE *out, const char *json, size_t len)
 
 int html_write(FILE *out, const char *json, size_t len, enum html_embed how)
 {
+	return html_write_tl(out, json, len, how, NULL);
+}
+
+int html_write_tl(FILE *out, const char *json, size_t len, enum html_embed how,
+		  const struct html_tl *tl)
+{
 	if (!json && len)
 		return -EINVAL;
 	if (how == HTML_EMBED_AUTO)
@@ -133,12 +148,24 @@ int html_write(FILE *out, const char *json, size_t len, enum html_embed how)
 	int err = 0;
 	if (how == HTML_EMBED_GZIP) {
 		fputs("<script id=\"sc-data\" type=\"application/json\" data-encoding=\"gzip-base64\">\n", out);
-		err = write_gzip_base64(out, json, len);
+		struct html_piece doc = { json, len };
+
+		err = write_gzip_base64(out, &doc, 1, Z_BEST_SPEED);
 	} else {
 		fputs("<script id=\"sc-data\" type=\"application/json\" data-encoding=\"json\">", out);
 		write_escaped(out, json, len);
 	}
 	fputs("</script>\n", out);
+	if (tl && !err) {
+		/* Level 6: a tenth smaller than level 1 on the columns, whose
+		 * deltas repeat, for twice the time. */
+		struct html_piece cols[HTML_TL_NCOLS];
+
+		fputs("<script id=\"sc-timeline\" type=\"application/octet-stream\" "
+		      "data-encoding=\"gzip-base64\">\n", out);
+		err = write_gzip_base64(out, cols, html_tl_columns(tl, cols, HTML_TL_NCOLS), 6);
+		fputs("</script>\n", out);
+	}
 	fputs(html_page_tail, out);
 	int werr = out_finish(out);
 	return err ? err : werr;
