@@ -59,6 +59,16 @@ $(O)/gen/html_page.c: src/output/html/embed.sh $(HTML_PAGE)
 	@mkdir -p $(dir $@)
 	sh src/output/html/embed.sh $(HTML_PAGE) >$@.tmp && mv $@.tmp $@
 
+# System call names for the timeline's OS events, from the kernel's headers
+# (linux-libc-dev): "static const char *const sc_syscall_names[]".
+SYSCALL_HDR := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
+$(O)/gen/syscalls.h: $(SYSCALL_HDR)
+	@mkdir -p $(dir $@)
+	{ echo 'static const char *const sc_syscall_names[] = {'; \
+	  sed -n 's/^#define __NR_\([a-z0-9_]*\)[ \t]*\([0-9][0-9]*\).*/\t[\2] = "\1",/p' $< ; \
+	  echo '};'; } >$@.tmp && mv $@.tmp $@
+$(O)/src/analysis/timeline.o: $(O)/gen/syscalls.h
+
 $(PROTO_GEN).c: src/output/proto/profile.proto
 	@mkdir -p $(dir $@)
 	protoc-c --c_out=$(dir $@) -Isrc/output/proto $<

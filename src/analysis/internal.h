@@ -130,6 +130,16 @@ struct an_sample {
 	uint64_t count;
 };
 
+/* One SC_REC_TIMELINE record, kept coded (analysis/timeline.c decodes). */
+struct an_tlrec {
+	uint32_t proc_id, tid;
+	uint32_t inst;            /* thread instance (nodes), AN_NONE if none */
+	uint32_t nitems;
+	uint64_t base_ns, dropped, filtered;
+	uint8_t *data;            /* owned */
+	size_t len;
+};
+
 struct an_profile {
 	struct an_resolver res;
 	struct sym_session *own_sym;  /* when resolving through symbols.h */
@@ -214,6 +224,10 @@ struct an_profile {
 	struct an_map sample_map;     /* (proc_id << 32 | tid, stack id) -> index */
 
 	char *damage;                 /* reader's damage description, owned */
+
+	/* the timeline (SPEC section 12), as recorded */
+	struct an_tlrec *tlrecs;
+	size_t ntlrecs, atlrecs;
 
 	/* calling-context trees, built on first use: [split][app_time] */
 	struct an_cct *cct[3][2];

@@ -76,6 +76,9 @@ void an_profile_free(struct an_profile *p)
 	an_map_release(&p->tstats_map);
 	free(p->tmore);
 	an_map_release(&p->tmore_map);
+	for (size_t i = 0; i < p->ntlrecs; i++)
+		free(p->tlrecs[i].data);
+	free(p->tlrecs);
 	free(p->stacks);
 	free(p->ips);
 	an_map_release(&p->stack_map);
@@ -587,6 +590,27 @@ static void add_samples(struct an_profile *p, const struct sc_rec_samples *s)
 	p->samples[i].count += s->count;
 }
 
+/* A timeline record, kept coded, tied to the thread instance whose nodes
+ * precede it (a tid reused later is another instance). */
+static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, size_t size)
+{
+	struct an_tlrec *r;
+	size_t len = size - sizeof(*t);
+
+	ALLOC_GROW(p->tlrecs, p->ntlrecs + 1, p->atlrecs);
+	r = &p->tlrecs[p->ntlrecs++];
+	r->proc_id = t->proc_id;
+	r->tid = t->tid;
+	r->inst = an_map_get(&p->thread_map, t->proc_id, t->tid);
+	r->nitems = t->nitems;
+	r->base_ns = t->base_ns;
+	r->dropped = t->dropped;
+	r->filtered = t->filtered;
+	r->len = len;
+	r->data = xmalloc(len ? len : 1);
+	memcpy(r->data, t + 1, len);
+}
+
 int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 {
 	const void *d = rec->data;
@@ -675,6 +699,9 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		break;
 	case SC_REC_PATCHED:
 		add_patched(p, d);
+		break;
+	case SC_REC_TIMELINE:
+		add_timeline(p, d, rec->size);
 		break;
 	case SC_REC_LOST: {
 		const struct sc_rec_lost *l = d;

@@ -23,6 +23,7 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /*
  * Helpers for the commands' option parsers (cmd/main.c).  Each prints one
@@ -44,5 +45,10 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
 int cmd_parse_app_time(const char *cmd, const char *s, enum an_app_time *out);
 int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 		    unsigned long min, unsigned long max, unsigned long *out);
+/* A duration with a unit (500ns, 10us, 2.5ms, 1s; a bare number is ns)
+ * in ns; a size with an optional K, M or G suffix (powers of 1024) in
+ * bytes.  0, or -EINVAL after the error. */
+int cmd_parse_duration(const char *cmd, const char *what, const char *s, uint64_t *ns);
+int cmd_parse_size(const char *cmd, const char *what, const char *s, uint64_t *bytes);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct command {
 	const char *name;
@@ -24,6 +25,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "show the recorded profile as a table, CSV or JSON" },
 	{ "diff",   cmd_diff,   "compare two recordings: per function base, new and delta" },
 	{ "export", cmd_export, "write the recording as pprof, callgrind, folded stacks or HTML" },
+	{ "replay", cmd_replay, "show the timeline: every call in order, per thread (record --timeline)" },
 	{ "dump",   cmd_dump,   "show the raw records of a data file" },
 };
 
@@ -97,6 +99,55 @@ int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 	}
 	*out = v;
 	return 0;
+}
+
+/* A number with a unit suffix from units[] (name, multiplier; the first
+ * is the default when none is given). */
+struct unit { const char *name; uint64_t mul; };
+
+static int parse_with_unit(const char *cmd, const char *what, const char *s,
+			   const struct unit *units, size_t nunits, const char *expect, uint64_t *out)
+{
+	char *end;
+	double v;
+	size_t i = 0;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!errno && end != s && *s >= '0' && *s <= '9') {
+		if (*end)
+			for (i = 0; i < nunits && strcasecmp(end, units[i].name); i++)
+				;
+		if (i < nunits && v * (double)units[i].mul < 1.8e19) {
+			*out = (uint64_t)(v * (double)units[i].mul + 0.5);
+			return 0;
+		}
+	}
+	pr_err("%s: invalid %s '%s' (expected %s)", cmd, what, s, expect);
+	return -EINVAL;
+}
+
+int cmd_parse_duration(const char *cmd, const char *what, const char *s, uint64_t *ns)
+{
+	static const struct unit units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "sec", 1000000000 }, { "m", 60000000000ull }, { "min", 60000000000ull },
+	};
+
+	return parse_with_unit(cmd, what, s, units, ARRAY_SIZE(units),
+			       "a duration such as 500ns, 10us, 2.5ms or 1s", ns);
+}
+
+int cmd_parse_size(const char *cmd, const char *what, const char *s, uint64_t *bytes)
+{
+	static const struct unit units[] = {
+		{ "", 1 }, { "k", 1ull << 10 }, { "kb", 1ull << 10 }, { "kib", 1ull << 10 },
+		{ "m", 1ull << 20 }, { "mb", 1ull << 20 }, { "mib", 1ull << 20 },
+		{ "g", 1ull << 30 }, { "gb", 1ull << 30 }, { "gib", 1ull << 30 },
+	};
+
+	return parse_with_unit(cmd, what, s, units, ARRAY_SIZE(units),
+			       "a size such as 64M or 1G", bytes);
 }
 
 int main(int argc, char **argv)

@@ -25,7 +25,8 @@
 static const char record_usage[] =
 	"usage: stackclock record [-m sample|instrument] [-F HZ] [-o FILE]\n"
 	"                         [--os-events=LIST] [--patch LIST] [--libcalls=WHICH]\n"
-	"                         [--kernel]\n"
+	"                         [--kernel] [--timeline[=SIZE] [--min-time DUR]\n"
+	"                         [--depth N] [--only FUNCTION]...]\n"
 	"                         -- PROGRAM [ARGS...]\n"
 	"       stackclock record -p PID [-F HZ] [-o FILE] [--duration SECONDS]\n"
 	"\n"
@@ -43,6 +44,16 @@ static const char record_usage[] =
 	"                      instrumented code makes), all (also between\n"
 	"                      libraries) or none\n"
 	"  --kernel            sample: include kernel frames\n"
+	"  --timeline[=SIZE]   also keep every event in order, for 'stackclock replay'\n"
+	"                      and 'export --format chrome' (SPEC section 12): calls,\n"
+	"                      library calls and OS events, or samples; at most SIZE\n"
+	"                      per process (default 256M), what does not fit is\n"
+	"                      counted as dropped\n"
+	"  --min-time DUR      timeline, instrument: only calls lasting DUR or more\n"
+	"                      (500ns, 10us, 1ms)\n"
+	"  --depth N           timeline, instrument: only calls less than N deep\n"
+	"  --only FUNCTION     timeline, instrument: only calls of FUNCTION and what\n"
+	"                      they call (repeat, or comma-separated)\n"
 	"  -p, --pid PID       attach to a running process (sampling)\n"
 	"  --duration SECONDS  sample: stop after this long (with -p, or a program)\n";
 
@@ -107,13 +118,19 @@ static int check_output(const char *path)
 	return err;
 }
 
-enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH, OPT_LIBCALLS };
+enum { OPT_OS_EVENTS = 256, OPT_KERNEL, OPT_DURATION, OPT_PATCH, OPT_LIBCALLS, OPT_TIMELINE,
+       OPT_MIN_TIME, OPT_DEPTH, OPT_ONLY };
 
 /* An option the method would silently ignore is a mistake: say so. */
 static int check_method_options(const struct record_opts *o, bool freq_given, bool os_given)
 {
 	const char *misplaced = NULL;
 
+	if (!o->timeline && (o->tl_min_ns || o->tl_depth || o->tl_only)) {
+		misplaced = o->tl_min_ns ? "--min-time" : o->tl_depth ? "--depth" : "--only";
+		pr_err("record: %s filters the timeline; add --timeline, or drop %s", misplaced, misplaced);
+		return -EINVAL;
+	}
 	if (o->method == SC_METHOD_INSTRUMENT) {
 		if (o->kernel)
 			misplaced = "--kernel";
@@ -126,8 +143,9 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 	} else if (o->frequency_hz == 0) {
 		pr_err("record: -F 0 turns off the sampled shares of '-m instrument'; sampling needs a rate of 1 Hz or more");
 		return -EINVAL;
-	} else if (os_given || o->patch || o->libcalls) {
-		misplaced = os_given ? "--os-events" : o->patch ? "--patch" : "--libcalls";
+	} else if (os_given || o->patch || o->libcalls || o->tl_min_ns || o->tl_depth || o->tl_only) {
+		misplaced = os_given ? "--os-events" : o->patch ? "--patch" : o->libcalls ? "--libcalls"
+			: o->tl_min_ns ? "--min-time" : o->tl_depth ? "--depth" : "--only";
 		pr_err("record: %s is for '-m instrument'; add that, or drop %s", misplaced, misplaced);
 		return -EINVAL;
 	}
@@ -146,6 +164,10 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "patch", required_argument, NULL, OPT_PATCH },
 		{ "libcalls", required_argument, NULL, OPT_LIBCALLS },
+		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
+		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -213,6 +235,39 @@ int cmd_record(int argc, char **argv)
 		case OPT_DURATION:
 			if (parse_seconds(optarg, &o.duration_s))
 				return RECORD_EXIT_FAILED;
+			break;
+		case OPT_TIMELINE:
+			o.timeline = true;
+			o.tl_size = RECORD_TL_SIZE_DEFAULT;
+			if (optarg && (cmd_parse_size("record", "--timeline size", optarg, &o.tl_size) ||
+				       o.tl_size < 4096)) {
+				if (o.tl_size < 4096)
+					pr_err("record: --timeline=%s is too small (at least 4K)", optarg);
+				return RECORD_EXIT_FAILED;
+			}
+			break;
+		case OPT_MIN_TIME:
+			if (cmd_parse_duration("record", "--min-time", optarg, &o.tl_min_ns))
+				return RECORD_EXIT_FAILED;
+			break;
+		case OPT_DEPTH:
+			if (cmd_parse_ulong("record", "--depth", optarg, 1, 1u << 20, &v))
+				return RECORD_EXIT_FAILED;
+			o.tl_depth = (unsigned)v;
+			break;
+		case OPT_ONLY:
+			if (!*optarg || strchr(optarg, '=')) {
+				pr_err("record: --only needs function names ('--only main,parse')");
+				return RECORD_EXIT_FAILED;
+			}
+			if (o.tl_only) {
+				char *both = xasprintf("%s,%s", o.tl_only, optarg);
+
+				free(o.tl_only);
+				o.tl_only = both;
+			} else {
+				o.tl_only = xstrdup(optarg);
+			}
 			break;
 		case 'h':
 			fputs(record_usage, stdout);

@@ -30,6 +30,13 @@ struct record_opts {
 	double duration_s;        /* --duration, 0 = until target ends / ^C */
 	const char *patch;        /* --patch LIST (instrument), or NULL */
 	const char *libcalls;     /* --libcalls: "program" (default), "all", "none" */
+	/* --timeline (SPEC section 12): keep every event in order */
+	bool timeline;
+	uint64_t tl_size;         /* bytes of coded events kept per process
+	                             image (instrument) or in all (sample) */
+	uint64_t tl_min_ns;       /* --min-time: calls at least this long */
+	unsigned tl_depth;        /* --depth: calls at depth < N, 0 = all */
+	char *tl_only;            /* --only: function names, comma-separated */
 	char **argv;              /* target command, NULL-terminated */
 	int argc;
 };
@@ -46,6 +53,8 @@ struct record_opts {
 
 /* Drivers: return record's exit status, as above; the data file is written
  * whatever the target's own status. */
+#define RECORD_TL_SIZE_DEFAULT (256ull << 20)   /* --timeline without =SIZE */
+
 int record_instrument(const struct record_opts *opts);
 int record_sample(const struct record_opts *opts);
 

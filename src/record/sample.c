@@ -224,6 +224,15 @@ static void print_summary(struct sampler *s)
 		fprintf(stderr, "; %s (%lld KB)\n", s->o->output, (long long)(sb.st_size + 1023) / 1024);
 	else
 		fprintf(stderr, "; %s\n", s->o->output);
+	if (s->o->timeline) {
+		fprintf(stderr, "stackclock: timeline: %llu samples in order (%.1f bytes each)",
+			(unsigned long long)st.tl_items,
+			st.tl_items ? (double)st.tl_bytes / (double)st.tl_items : 0.0);
+		if (st.tl_dropped)
+			fprintf(stderr, ", %llu DROPPED: the --timeline size was reached "
+				"(raise it with --timeline=SIZE)", (unsigned long long)st.tl_dropped);
+		fputc('\n', stderr);
+	}
 	note_off_cpu(s, st.samples);
 	if (getenv("STACKCLOCK_DEBUG")) {
 		for (unsigned i = 0; i < UNW_STOP_NREASONS; i++)
@@ -535,7 +544,8 @@ int record_sample(const struct record_opts *opts)
 		.kernel = opts->kernel,
 		.enable_on_exec = !opts->attach_pid,
 	};
-	struct smp_model_opts mo = { .stack_size = po.stack_size, .kernel = opts->kernel };
+	struct smp_model_opts mo = { .stack_size = po.stack_size, .kernel = opts->kernel,
+				     .timeline_size = opts->timeline ? opts->tl_size : 0 };
 	int ret;
 
 	s.si.frequency_hz = opts->frequency_hz;

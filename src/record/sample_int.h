@@ -91,6 +91,7 @@ struct smp_model;
 struct smp_model_opts {
 	unsigned stack_size;
 	bool kernel;
+	uint64_t timeline_size;       /* --timeline: bytes of samples kept; 0: none */
 };
 
 struct smp_model *smp_model_new(const struct smp_model_opts *o);
@@ -137,6 +138,7 @@ struct smp_stats {
 	uint64_t unwind_ns;           /* time spent unwinding, tables included */
 	uint64_t tables, table_fdes, table_rows, table_bytes;
 	uint64_t table_ns;            /* time spent building CFI tables */
+	uint64_t tl_items, tl_bytes, tl_dropped;   /* --timeline */
 };
 void smp_model_stats(const struct smp_model *m, struct smp_stats *st);
 /* True once something changed since the last smp_model_write(). */

@@ -17,6 +17,7 @@
  * The data file is written whole, from this state, by smp_model_write().
  */
 #include "record/sample_int.h"
+#include "record/tl_buf.h"
 #include "format/scdata.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -132,6 +133,7 @@ struct thread {
 	uint32_t tid;
 	uint64_t start_ns, end_ns;
 	char name[17];
+	struct tl_buf tl;         /* --timeline: each sample, in order */
 };
 
 struct stack {
@@ -161,6 +163,7 @@ struct smp_model {
 	size_t stack_cap;
 
 	struct map2 counts;       /* (proc_id << 32 | tid, stack_id) -> n */
+	uint64_t tl_budget;       /* --timeline: bytes still allowed */
 
 	uint64_t lost_unknown;    /* lost records of no known process */
 	uint64_t frames_buf[SMP_MAX_KERNEL_FRAMES + SMP_MAX_USER_FRAMES];
@@ -173,6 +176,7 @@ struct smp_model *smp_model_new(const struct smp_model_opts *o)
 	struct smp_model *m = xcalloc(1, sizeof(*m));
 
 	m->o = *o;
+	m->tl_budget = o->timeline_size;
 	m->cache = unw_cache_new();
 	return m;
 }
@@ -192,6 +196,8 @@ void smp_model_free(struct smp_model *m)
 	}
 	free(m->procs);
 	free(m->pid_map.slots);
+	for (size_t i = 0; i < m->nthreads; i++)
+		tl_buf_release(&m->threads[i].tl);
 	free(m->threads);
 	free(m->thread_map.slots);
 	free(m->stacks);
@@ -812,6 +818,8 @@ static void on_sample(struct smp_model *m, const struct perf_event_header *h)
 	if (created)
 		read_comm(proc->pid, (pid_t)tid, t->name, sizeof(t->name));
 	(*map2_get(&m->counts, (uint64_t)proc->proc_id << 32 | tid, sid, &created))++;
+	if (m->o.timeline_size)
+		tl_buf_add(&t->tl, &m->tl_budget, time, SC_TL_SAMPLE, sid, 0, 1);
 	m->st.samples++;
 	m->dirty = true;
 }
@@ -860,6 +868,12 @@ void smp_model_stats(const struct smp_model *m, struct smp_stats *st)
 	st->table_ns = cs.build_ns;
 	st->processes = m->nprocs;
 	st->threads = m->nthreads;
+	st->tl_items = st->tl_bytes = st->tl_dropped = 0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		st->tl_items += m->threads[i].tl.items;
+		st->tl_bytes += m->threads[i].tl.bytes;
+		st->tl_dropped += m->threads[i].tl.dropped;
+	}
 }
 
 bool smp_model_dirty(const struct smp_model *m)
@@ -968,6 +982,8 @@ static int write_samples(struct smp_model *m, struct sc_writer *w)
 		};
 		ret = sc_writer_add(w, SC_REC_SAMPLES, &r, sizeof(r));
 	}
+	for (size_t i = 0; i < m->nthreads && !ret; i++)
+		ret = tl_buf_write(&m->threads[i].tl, w, m->threads[i].proc_id, m->threads[i].tid);
 	for (size_t i = 0; i <= m->nprocs && !ret; i++) {
 		uint32_t id = i < m->nprocs ? m->procs[i].proc_id : NO_PROC;
 		uint64_t lost = i < m->nprocs ? m->procs[i].lost : m->lost_unknown;

@@ -1,0 +1,453 @@
+/*
+ * timeline — decode the SC_REC_TIMELINE records a profile kept, name their
+ * items and put them in order (timeline.h).
+ *
+ * Calls are recorded when they end (the runtime knows a call's duration
+ * only then), so a thread's items arrive in the order of their ends; here
+ * they are sorted by start, an enclosing call first.  A call's function and
+ * depth come from its calling-context node (the thread's CCT records):
+ * depth is the node's distance from the root, less one.
+ */
+#include "analysis/timeline.h"
+#include "analysis/internal.h"
+#include "format/varint.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syscalls.h"              /* generated (Makefile) */
+
+/* A node's function and depth (calls at it have depth - 1). */
+struct node_info {
+	uint32_t func, depth, parent;
+	uint32_t libcall;         /* a library call's row (SPEC section 11) */
+};
+
+struct tl_build {
+	struct an_profile *p;
+	struct an_timeline *tl;
+	struct node_info **ninfo;     /* per thread instance, by node id */
+	size_t *nninfo;
+};
+
+#define DEPTH_UNKNOWN UINT32_MAX
+
+/* (function, depth) of every node of thread instance inst, by node id. */
+static const struct node_info *node_infos(struct tl_build *b, uint32_t inst, size_t *n)
+{
+	struct an_thread *t = &b->p->threads[inst];
+	struct node_info *ni;
+	uint32_t *walk;
+	size_t max = 0, i;
+
+	if (b->ninfo[inst]) {
+		*n = b->nninfo[inst];
+		return b->ninfo[inst];
+	}
+	for (i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].id >= max)
+			max = (size_t)t->nodes[i].id + 1;
+	ni = xcalloc(max ? max : 1, sizeof(*ni));
+	for (i = 0; i < max; i++)
+		ni[i] = (struct node_info){ AN_NONE, DEPTH_UNKNOWN, UINT32_MAX, 0 };
+	for (i = 0; i < t->nnodes; i++) {
+		const struct sc_rec_cct_node *nd = &t->nodes[i];
+
+		ni[nd->id].parent = nd->parent;
+		if (nd->parent == UINT32_MAX) {
+			ni[nd->id].depth = 0;
+		} else {
+			ni[nd->id].func = an_resolve_entry(b->p, nd->proc_id, nd->func);
+			ni[nd->id].libcall = an_map_get(&b->p->libcall_map, nd->proc_id, nd->func) != AN_NONE;
+		}
+	}
+	/* depths: up the parents to a known one, then back down; a chain
+	 * that breaks or loops (damage) is taken as starting at depth 1 */
+	walk = xmalloc((max ? max : 1) * sizeof(*walk));
+	for (i = 0; i < max; i++) {
+		size_t nw = 0;
+		uint32_t id = (uint32_t)i, d;
+
+		while (ni[id].depth == DEPTH_UNKNOWN && nw < max) {
+			walk[nw++] = id;
+			if (ni[id].parent >= max)
+				break;
+			id = ni[id].parent;
+		}
+		d = ni[id].depth == DEPTH_UNKNOWN ? 0 : ni[id].depth;
+		while (nw--) {
+			if (walk[nw] == id && ni[id].depth != DEPTH_UNKNOWN)
+				continue;
+			ni[walk[nw]].depth = ++d;
+		}
+	}
+	free(walk);
+	*n = max;
+	b->ninfo[inst] = ni;
+	b->nninfo[inst] = max;
+	return ni;
+}
+
+/* The functions of a sample's stack, innermost first, into tl->frames. */
+static void sample_frames(struct tl_build *b, uint32_t proc_id, uint64_t stack_id,
+			  struct an_tl_item *it)
+{
+	struct an_profile *p = b->p;
+	struct an_timeline *tl = b->tl;
+	uint32_t si = stack_id > UINT32_MAX ? AN_NONE : an_map_get(&p->stack_map, stack_id, 0);
+	size_t alloc = tl->nframes;
+
+	it->stack = (uint32_t)tl->nframes;
+	it->nstack = 0;
+	it->func = AN_NONE;
+	if (si == AN_NONE)
+		return;
+	for (uint32_t k = 0; k < p->stacks[si].nframes; k++) {
+		uint64_t ip = p->ips[p->stacks[si].ip + k];
+		struct an_span sp = an_resolve(p, proc_id, k ? ip - 1 : ip, k > 0);
+
+		for (uint32_t j = 0; j < sp.n; j++) {
+			ALLOC_GROW(tl->frames, tl->nframes + 1, alloc);
+			tl->frames[tl->nframes++] = p->frames[sp.first + j].func;
+			it->nstack++;
+		}
+	}
+	if (it->nstack)
+		it->func = tl->frames[it->stack];
+}
+
+/* An instrumented sample's stack: its node and the nodes above it. */
+static void node_frames(struct tl_build *b, const struct node_info *ni, size_t nni, uint64_t node,
+			struct an_tl_item *it)
+{
+	struct an_timeline *tl = b->tl;
+	size_t alloc = tl->nframes, steps = 0;
+
+	it->stack = (uint32_t)tl->nframes;
+	it->nstack = 0;
+	it->func = node < nni ? ni[node].func : AN_NONE;
+	while (node < nni && ni[node].func != AN_NONE && steps++ < nni) {
+		ALLOC_GROW(tl->frames, tl->nframes + 1, alloc);
+		tl->frames[tl->nframes++] = ni[node].func;
+		it->nstack++;
+		node = ni[node].parent;
+	}
+}
+
+struct decode_out {
+	struct an_tl_item *items;
+	size_t n, alloc;
+};
+
+/* Decode one record's items (absolute times: t0 is not known yet). */
+static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct decode_out *o)
+{
+	const uint8_t *q = r->data, *end = r->data + r->len;
+	const struct node_info *ni = NULL;
+	size_t nni = 0;
+	uint64_t t = r->base_ns;
+	uint32_t k;
+
+	if (r->inst != AN_NONE && r->inst < b->p->nthreads)
+		ni = node_infos(b, r->inst, &nni);
+	for (k = 0; k < r->nitems; k++) {
+		uint64_t head, a, c;
+		struct an_tl_item it;
+
+		memset(&it, 0, sizeof(it));
+		if (sc_varint_get(&q, end, &head) < 0)
+			goto damaged;
+		t += (uint64_t)sc_unzigzag(head >> 2);
+		it.kind = (uint32_t)(head & 3);
+		it.func = AN_NONE;
+		it.sysno = -1;
+		switch (head & 3) {
+		case SC_TL_CALL:
+			if (sc_varint_get(&q, end, &a) < 0 || sc_varint_get(&q, end, &c) < 0)
+				goto damaged;
+			if (a > t || (c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
+				goto damaged;
+			it.kind = AN_TL_CALL;
+			it.start_ns = t - a;
+			it.dur_ns = a;
+			it.func = ni[c >> 2].func;
+			it.depth = ni[c >> 2].depth - 1;
+			if (c & SC_TL_F_OPEN)
+				it.flags |= AN_TL_OPEN;
+			if (c & SC_TL_F_REPAIRED)
+				it.flags |= AN_TL_REPAIRED;
+			if (ni[c >> 2].libcall)
+				it.flags |= AN_TL_LIBCALL;
+			break;
+		case SC_TL_OS:
+			if (sc_varint_get(&q, end, &a) < 0 || sc_varint_get(&q, end, &c) < 0)
+				goto damaged;
+			if ((c & 3) >= SC_OS_NCAT)
+				goto damaged;
+			it.kind = AN_TL_OS;
+			it.start_ns = t;
+			it.dur_ns = a;
+			it.os_cat = (uint32_t)(c & 3);
+			it.sysno = (int32_t)((int64_t)(c >> 2) - 1);
+			break;
+		case SC_TL_SAMPLE:
+			if (sc_varint_get(&q, end, &a) < 0)
+				goto damaged;
+			it.kind = AN_TL_SAMPLE;
+			it.start_ns = t;
+			if (ni)
+				node_frames(b, ni, nni, a, &it);
+			else
+				sample_frames(b, r->proc_id, a, &it);
+			break;
+		default:
+			goto damaged;
+		}
+		ALLOC_GROW(o->items, o->n + 1, o->alloc);
+		o->items[o->n++] = it;
+	}
+	return;
+damaged:
+	b->tl->damaged_items += r->nitems - k;
+}
+
+/* By start; at one start, calls before the rest, outer calls first. */
+static int item_cmp(const void *x, const void *y)
+{
+	const struct an_tl_item *a = x, *b = y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if ((a->kind == AN_TL_CALL) != (b->kind == AN_TL_CALL))
+		return a->kind == AN_TL_CALL ? -1 : 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (a->dur_ns != b->dur_ns)
+		return a->dur_ns > b->dur_ns ? -1 : 1;
+	return 0;
+}
+
+static int thread_cmp(const void *x, const void *y)
+{
+	const struct an_tl_thread *a = x, *b = y;
+	uint64_t sa = a->nitems ? a->items[0].start_ns : UINT64_MAX;
+	uint64_t sb = b->nitems ? b->items[0].start_ns : UINT64_MAX;
+
+	if (a->proc_id != b->proc_id)
+		return a->proc_id < b->proc_id ? -1 : 1;
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* OS events' and samples' depths: inside the innermost call around them. */
+static void set_depths(struct an_tl_item *it, size_t n)
+{
+	struct { uint64_t end; uint32_t depth; } *st = NULL;
+	size_t nst = 0, ast = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		/* a call ending exactly when the item starts is over (an OS
+		 * event starting at a call's end belongs to its caller) */
+		while (nst && st[nst - 1].end <= it[i].start_ns)
+			nst--;
+		if (it[i].kind == AN_TL_CALL) {
+			ALLOC_GROW(st, nst + 1, ast);
+			st[nst].end = it[i].start_ns + it[i].dur_ns;
+			st[nst++].depth = it[i].depth;
+		} else {
+			it[i].depth = nst ? st[nst - 1].depth + 1 : 0;
+		}
+	}
+	free(st);
+}
+
+static bool keep(const struct an_tl_item *it, const struct an_tl_filter *f)
+{
+	if (it->start_ns + it->dur_ns < f->since_ns || it->start_ns > f->until_ns)
+		return false;
+	if (it->kind != AN_TL_SAMPLE && it->dur_ns < f->min_ns)
+		return false;
+	if (f->max_depth && (it->kind == AN_TL_CALL ? it->depth >= f->max_depth : it->depth > f->max_depth))
+		return false;
+	return true;
+}
+
+int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
+		      struct an_timeline **out, char *err, size_t errlen)
+{
+	struct an_tl_filter all = AN_TL_FILTER_ALL;
+	struct an_timeline *tl;
+	struct tl_build b;
+	struct decode_out *dec = NULL;
+	struct an_map tmap = { 0 };
+	size_t nthr = 0, athr = 0, adec = 0, i, j;
+	uint64_t t0 = UINT64_MAX;
+
+	*out = NULL;
+	if (!f)
+		f = &all;
+	if (!p->ntlrecs) {
+		snprintf(err, errlen, "the recording has no timeline: record again with --timeline");
+		return -ENOENT;
+	}
+	tl = xcalloc(1, sizeof(*tl));
+	tl->profile = p;
+	tl->method = an_profile_method(p);
+	b.p = p;
+	b.tl = tl;
+	b.ninfo = xcalloc(p->nthreads + 1, sizeof(*b.ninfo));
+	b.nninfo = xcalloc(p->nthreads + 1, sizeof(*b.nninfo));
+	for (i = 0; i < p->ntlrecs; i++) {
+		const struct an_tlrec *r = &p->tlrecs[i];
+		bool found;
+		uint32_t k = an_map_put(&tmap, (uint64_t)r->proc_id << 32 | r->tid, r->inst,
+					(uint32_t)nthr, &found);
+
+		if (!found) {
+			ALLOC_GROW(tl->threads, nthr + 1, athr);
+			ALLOC_GROW(dec, nthr + 1, adec);
+			memset(&tl->threads[nthr], 0, sizeof(tl->threads[nthr]));
+			memset(&dec[nthr], 0, sizeof(dec[nthr]));
+			tl->threads[nthr].proc_id = r->proc_id;
+			tl->threads[nthr].tid = r->tid;
+			tl->threads[nthr].pid = an_proc_pid(p, r->proc_id);
+			tl->threads[nthr].name = an_thread_name(p, r->proc_id, r->tid);
+			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
+			nthr++;
+		}
+		decode_rec(&b, r, &dec[k]);
+		/* the counts are cumulative: the last record's is the total */
+		tl->threads[k].dropped = r->dropped;
+		tl->threads[k].filtered = r->filtered;
+	}
+	for (i = 0; i < nthr; i++)
+		for (j = 0; j < dec[i].n; j++)
+			if (dec[i].items[j].start_ns < t0)
+				t0 = dec[i].items[j].start_ns;
+	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
+	for (i = 0; i < nthr; i++) {
+		struct an_tl_thread *th = &tl->threads[i];
+		struct an_tl_item *it = dec[i].items;
+		size_t n = dec[i].n, m = 0;
+
+		tl->dropped += th->dropped;
+		tl->filtered += th->filtered;
+		for (j = 0; j < n; j++)
+			it[j].start_ns -= tl->t0_ns;
+		if (n)
+			qsort(it, n, sizeof(*it), item_cmp);
+		set_depths(it, n);
+		if (f->tid && th->tid != f->tid)
+			n = 0;
+		for (j = 0; j < n; j++) {
+			if (!keep(&it[j], f))
+				continue;
+			it[m++] = it[j];
+		}
+		th->items = it;
+		th->nitems = m;
+		for (j = 0; j < m; j++) {
+			th->calls += it[j].kind == AN_TL_CALL;
+			if (it[j].start_ns + it[j].dur_ns > tl->end_ns)
+				tl->end_ns = it[j].start_ns + it[j].dur_ns;
+		}
+		tl->items += m;
+	}
+	if (nthr)
+		qsort(tl->threads, nthr, sizeof(*tl->threads), thread_cmp);
+	tl->nthreads = nthr;
+	for (i = 0; i < p->nthreads + 1; i++)
+		free(b.ninfo[i]);
+	free(b.ninfo);
+	free(b.nninfo);
+	free(dec);
+	an_map_release(&tmap);
+	*out = tl;
+	return 0;
+}
+
+void an_timeline_free(struct an_timeline *tl)
+{
+	if (!tl)
+		return;
+	for (size_t i = 0; i < tl->nthreads; i++)
+		free(tl->threads[i].items);
+	free(tl->threads);
+	free(tl->frames);
+	free(tl);
+}
+
+const char *an_tl_name(const struct an_timeline *tl, uint32_t func)
+{
+	const struct an_profile *p = tl->profile;
+
+	return func < p->nfuncs ? an_str(&p->strs, p->funcs[func].name) : NULL;
+}
+
+const char *an_tl_module(const struct an_timeline *tl, uint32_t func)
+{
+	const struct an_profile *p = tl->profile;
+
+	return func < p->nfuncs ? an_str(&p->strs, p->funcs[func].module) : NULL;
+}
+
+const char *an_tl_syscall_name(int32_t sysno)
+{
+	return sysno >= 0 && (size_t)sysno < sizeof(sc_syscall_names) / sizeof(*sc_syscall_names)
+		? sc_syscall_names[sysno] : NULL;
+}
+
+int an_timeline_check(const struct an_timeline *tl, char *why, size_t whylen)
+{
+	const struct an_profile *p = tl->profile;
+	uint64_t *ends = NULL;
+	size_t aends = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < tl->nthreads && !ret; i++) {
+		const struct an_tl_thread *th = &tl->threads[i];
+		size_t nends = 0;
+
+		for (size_t j = 0; j < th->nitems; j++) {
+			const struct an_tl_item *it = &th->items[j];
+			uint64_t end = it->start_ns + it->dur_ns;
+
+			if (j && it->start_ns < th->items[j - 1].start_ns) {
+				snprintf(why, whylen, "thread %u: item %zu starts before the one before it",
+					 th->tid, j);
+				ret = -EINVAL;
+				break;
+			}
+			if ((it->kind == AN_TL_CALL && it->func >= p->nfuncs) ||
+			    (it->kind == AN_TL_SAMPLE && (size_t)it->stack + it->nstack > tl->nframes)) {
+				snprintf(why, whylen, "thread %u: item %zu has no valid function", th->tid, j);
+				ret = -EINVAL;
+				break;
+			}
+			if (end > tl->end_ns) {
+				snprintf(why, whylen, "thread %u: item %zu ends after the timeline", th->tid, j);
+				ret = -EINVAL;
+				break;
+			}
+			if (it->kind != AN_TL_CALL)
+				continue;
+			while (nends && ends[nends - 1] <= it->start_ns)
+				nends--;
+			if (nends && end > ends[nends - 1]) {
+				snprintf(why, whylen, "thread %u: call %zu (%s) overlaps the call around it",
+					 th->tid, j, an_tl_name(tl, it->func));
+				ret = -EINVAL;
+				break;
+			}
+			ALLOC_GROW(ends, nends + 1, aends);
+			ends[nends++] = end;
+		}
+	}
+	free(ends);
+	return ret;
+}
