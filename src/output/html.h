@@ -77,7 +77,10 @@ struct html_tl_info {
 	uint64_t os_total, samples_total;
 	uint64_t limit;           /* most items of each kind embedded */
 	uint64_t dropped, filtered, damaged;   /* the recording's own counts */
+	/* names of the system calls used (below HTML_TL_MAX_SYSNO), or NULL */
+	const char *(*syscall_name)(int32_t sysno);
 };
+#define HTML_TL_MAX_SYSNO 1024
 
 struct html_piece {
 	const void *p;

@@ -55,6 +55,7 @@ struct html_tl {
 	size_t nfunc_ix;
 	uint32_t *funcs;          /* the table: caller's ids, in order first met */
 	size_t nfuncs, cap_funcs;
+	uint8_t sys_used[HTML_TL_MAX_SYSNO / 8];   /* system calls seen, by number */
 };
 
 static void put(struct column *c, uint64_t v)
@@ -148,6 +149,8 @@ void html_tl_os(struct html_tl *t, uint64_t start_ns, uint64_t dur_ns, uint32_t 
 	put(&t->col[COL_OS_DUR], dur_ns);
 	put(&t->col[COL_OS_WHAT], (uint64_t)(cat & 3) | (uint64_t)(uint32_t)(sysno + 1) << 2);
 	put(&t->col[COL_OS_DEPTH], depth);
+	if (sysno >= 0 && sysno < HTML_TL_MAX_SYSNO)
+		t->sys_used[sysno / 8] |= (uint8_t)(1u << (sysno % 8));
 	t->lanes[t->nlanes - 1].os++;
 }
 
@@ -212,7 +215,16 @@ void html_tl_finish(struct html_tl *t, FILE *doc, const struct html_tl_info *inf
 		json_str_or_null(doc, module ? module : "");
 		fputc(']', doc);
 	}
-	fputs(t->nfuncs ? "\n    ]}" : "]}", doc);
+	fputs(t->nfuncs ? "\n    ],\n    \"syscalls\": {" : "],\n    \"syscalls\": {", doc);
+	for (int n = 0, k = 0; n < HTML_TL_MAX_SYSNO; n++) {
+		const char *name = info->syscall_name ? info->syscall_name(n) : NULL;
+
+		if (!(t->sys_used[n / 8] & (1u << (n % 8))) || !name)
+			continue;
+		fprintf(doc, "%s\"%d\": ", k++ ? ", " : "", n);
+		out_json_string(doc, name);
+	}
+	fputs("}}", doc);
 }
 
 size_t html_tl_columns(const struct html_tl *t, struct html_piece *pieces, size_t max)

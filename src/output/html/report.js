@@ -1181,31 +1181,33 @@ let TL = null;           /* the decoded timeline, or null */
 const TV = { v0: 0, v1: 1, drag: null, dragged: false, hoverKey: '', colors: [] };
 
 function b64bytes(text) {
-  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text.replace(/\s+/g, ''));
-  const bin = atob(text.replace(/\s+/g, ''));
+  /* both skip the line breaks */
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+  const bin = atob(text);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   return bytes;
 }
 
-/* n unsigned LEB128 values of bytes[off, off + len), each given to put(i, v). */
-function varints(bytes, off, len, n, put, what) {
+/* The unsigned LEB128 values of bytes[off, off + len) into out (a typed
+ * array of their number): one tight loop, what 40 M values need. */
+function varints(bytes, off, len, out, what) {
   let p = off;
-  const end = off + len;
+  const end = off + len, n = out.length;
   for (let i = 0; i < n; i++) {
-    if (p >= end) throw new Error('the timeline\u2019s ' + what + ' column ends early');
-    let b = bytes[p++];
-    if (b < 128) { put(i, b); continue; }
+    let b = p < end ? bytes[p++] : 256;
+    if (b < 128) { out[i] = b; continue; }
     let v = b & 127, mul = 128;
     do {
-      if (p >= end) throw new Error('the timeline\u2019s ' + what + ' column ends early');
-      b = bytes[p++];
+      b = p < end ? bytes[p++] : 256;
       v += (b & 127) * mul;
       mul *= 128;
-    } while (b >= 128);
-    put(i, v);
+    } while (b >= 128 && b < 256);
+    if (b === 256) throw new Error('the timeline\u2019s ' + what + ' column ends early');
+    out[i] = v;
   }
   if (p !== end) throw new Error('the timeline\u2019s ' + what + ' column is longer than its items');
+  return out;
 }
 
 async function readTimeline(b, meta, mark) {
@@ -1223,12 +1225,15 @@ async function readTimeline(b, meta, mark) {
   for (const c of cols) off.push(off[off.length - 1] + c);
   if (off[11] !== bytes.length)
     throw new Error('the timeline\u2019s columns add up to ' + off[11] + ' bytes, the data has ' + bytes.length);
-  const col = (k, n, put, what) => varints(bytes, off[k], cols[k], n, put, what);
+  const col = (k, out, what) => varints(bytes, off[k], cols[k], out, what);
   /* the page's function ids (shared with the table, tree and flame graph) */
   const fids = Int32Array.from(meta.funcs || [], (f) => b.intern(f[0], f[1]));
-  const checkFid = (v) => {
-    if (v >= fids.length) throw new Error('a timeline item names function ' + v + ' of ' + fids.length);
-    return fids[v];
+  const mapFids = (a) => {
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] >= fids.length) throw new Error('a timeline item names function ' + a[i] + ' of ' + fids.length);
+      a[i] = fids[a[i]];
+    }
+    return a;
   };
   const lanes = (meta.lanes || []).map((l) => ({
     pid: l.pid, tid: l.tid, name: l.name, calls: num(l.calls), os: num(l.os), samples: num(l.samples),
@@ -1238,96 +1243,88 @@ async function readTimeline(b, meta, mark) {
   const nc = sum('calls'), no = sum('os'), ns = sum('samples');
   if (nc !== meta.calls || no !== meta.os || ns !== meta.samples)
     throw new Error('the timeline\u2019s lanes do not add up to its counts');
-  const laneOf = (counts) => {
-    const a = new Int32Array(counts.reduce((s, c) => s + c, 0));
+  /* Starts are deltas within a lane: summed up, lane by lane. */
+  const starts = (a, k) => {
     let i = 0;
-    counts.forEach((c, k) => { a.fill(k, i, i + c); i += c; });
+    for (const l of lanes) {
+      let t = 0;
+      for (const e = i + l[k]; i < e; i++) a[i] = t += a[i];
+    }
     return a;
   };
 
-  /* Calls: depths first (the rows), then each column straight into place. */
-  const callLane = laneOf(lanes.map((l) => l.calls));
-  const dest = new Int32Array(nc), flags = new Uint8Array(nc);
-  col(3, nc, (i, v) => {
-    const l = lanes[callLane[i]], d = Math.floor(v / 16);
-    dest[i] = d;
-    if (d > l.maxDepth) l.maxDepth = d;
-  }, 'depth');
-  let nrows = 0;
+  /* Calls: rows (lane, depth) from the depths, then each column put in
+   * place, a row's calls contiguous in order of start. */
+  const dest = col(3, new Int32Array(nc), 'depth');
+  const flagsIn = new Uint8Array(nc);
+  let nrows = 0, i0 = 0;
   for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      const d = dest[i] >>> 4;
+      flagsIn[i] = dest[i] & 15;
+      dest[i] = d;
+      if (d > l.maxDepth) l.maxDepth = d;
+    }
     l.rowBase = nrows;
     l.rows = Math.min(l.maxDepth + 1, TL_MAX_ROWS);
     nrows += l.rows;
+    i0 += l.calls;
   }
   const rowOff = new Int32Array(nrows + 1);
-  for (let i = 0; i < nc; i++) {
-    const l = lanes[callLane[i]];
-    if (dest[i] < TL_MAX_ROWS) rowOff[l.rowBase + dest[i] + 1]++;
-    else l.deep++;
+  i0 = 0;
+  for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      if (dest[i] < TL_MAX_ROWS) rowOff[l.rowBase + dest[i] + 1]++;
+      else l.deep++;
+    }
+    i0 += l.calls;
   }
   for (let r = 0; r < nrows; r++) rowOff[r + 1] += rowOff[r];
-  const shown = rowOff[nrows];
-  const fill = Int32Array.from(rowOff.subarray(0, nrows));
-  col(3, nc, (i, v) => {
-    const d = dest[i];
-    if (d >= TL_MAX_ROWS) { dest[i] = -1; return; }
-    const j = fill[lanes[callLane[i]].rowBase + d]++;
-    dest[i] = j;
-    flags[j] = v & 15;
-  }, 'depth');
+  const shown = rowOff[nrows], fill = Int32Array.from(rowOff.subarray(0, nrows));
+  const flags = new Uint8Array(shown);
+  i0 = 0;
+  for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      if (dest[i] >= TL_MAX_ROWS) { dest[i] = -1; continue; }
+      const j = fill[l.rowBase + dest[i]]++;
+      dest[i] = j;
+      flags[j] = flagsIn[i];
+    }
+    i0 += l.calls;
+  }
   const start = new Float64Array(shown), end = new Float64Array(shown), fn = new Int32Array(shown);
-  const rowFlags = new Uint8Array(shown);
-  for (let i = 0; i < nc; i++) if (dest[i] >= 0) rowFlags[dest[i]] = flags[i];
-  let t = 0, lane = -1;
-  const startOf = new Float64Array(nc);
-  col(0, nc, (i, v) => {
-    if (callLane[i] !== lane) { lane = callLane[i]; t = 0; }
-    t += v;
-    startOf[i] = t;
-    if (dest[i] >= 0) start[dest[i]] = t;
-  }, 'call start');
-  col(1, nc, (i, v) => { if (dest[i] >= 0) end[dest[i]] = startOf[i] + v; }, 'call duration');
-  col(2, nc, (i, v) => { const f = checkFid(v); if (dest[i] >= 0) fn[dest[i]] = f; }, 'call function');
+  let tmp = starts(col(0, new Float64Array(nc), 'call start'), 'calls');
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) start[dest[i]] = tmp[i];
+  tmp = col(1, tmp, 'call duration');
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) end[dest[i]] = start[dest[i]] + tmp[i];
+  tmp = mapFids(col(2, new Int32Array(nc), 'call function'));
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) fn[dest[i]] = tmp[i];
+  tmp = null;
   mark('timeline calls');
 
   /* OS events: one band per lane, sorted by start; may overlap (a fault in
    * a system call), so a running maximum of ends is searched. */
-  const osLane = laneOf(lanes.map((l) => l.os));
-  const osStart = new Float64Array(no), osEnd = new Float64Array(no), osMax = new Float64Array(no);
-  const osWhat = new Int32Array(no), osDepth = new Int32Array(no);
-  t = 0; lane = -1;
-  col(4, no, (i, v) => {
-    if (osLane[i] !== lane) { lane = osLane[i]; t = 0; }
-    t += v;
-    osStart[i] = t;
-  }, 'OS start');
-  lane = -1;
-  let mx = 0;
-  col(5, no, (i, v) => {
-    osEnd[i] = osStart[i] + v;
-    if (osLane[i] !== lane) { lane = osLane[i]; mx = 0; }
-    mx = Math.max(mx, osEnd[i]);
-    osMax[i] = mx;
-  }, 'OS duration');
-  col(6, no, (i, v) => { osWhat[i] = v; }, 'OS category');
-  col(7, no, (i, v) => { osDepth[i] = v; }, 'OS depth');
+  const osStart = starts(col(4, new Float64Array(no), 'OS start'), 'os');
+  const osEnd = col(5, new Float64Array(no), 'OS duration'), osMax = new Float64Array(no);
+  i0 = 0;
+  for (const l of lanes) {
+    let mx = 0;
+    for (let i = i0; i < i0 + l.os; i++) {
+      osEnd[i] += osStart[i];
+      osMax[i] = mx = Math.max(mx, osEnd[i]);
+    }
+    i0 += l.os;
+  }
+  const osWhat = col(6, new Int32Array(no), 'OS category'), osDepth = col(7, new Int32Array(no), 'OS depth');
   /* samples: ticks */
-  const smpLane = laneOf(lanes.map((l) => l.samples));
-  const smpTime = new Float64Array(ns), smpFn = new Int32Array(ns), smpDepth = new Int32Array(ns);
-  t = 0; lane = -1;
-  col(8, ns, (i, v) => {
-    if (smpLane[i] !== lane) { lane = smpLane[i]; t = 0; }
-    t += v;
-    smpTime[i] = t;
-  }, 'sample time');
-  col(9, ns, (i, v) => { smpFn[i] = checkFid(v); }, 'sample function');
-  col(10, ns, (i, v) => { smpDepth[i] = v; }, 'sample depth');
+  const smpTime = starts(col(8, new Float64Array(ns), 'sample time'), 'samples');
+  const smpFn = mapFids(col(9, new Int32Array(ns), 'sample function'));
+  const smpDepth = col(10, new Int32Array(ns), 'sample depth');
   let o = 0, s = 0;
   for (const l of lanes) {
     l.osOff = o; o += l.os;
     l.smpOff = s; s += l.samples;
-    const k = b.threads.findIndex((th) => th.pid === l.pid && th.tid === l.tid);
-    l.scope = k;
+    l.scope = b.threads.findIndex((th) => th.pid === l.pid && th.tid === l.tid);
   }
   let endNs = num(meta.end_ns);
   for (let r = 0; r < nrows; r++) if (rowOff[r + 1] > rowOff[r]) endNs = Math.max(endNs, end[rowOff[r + 1] - 1]);
@@ -1335,7 +1332,7 @@ async function readTimeline(b, meta, mark) {
   if (ns) endNs = Math.max(endNs, smpTime[ns - 1]);
   mark('timeline decoded');
   return {
-    meta, lanes, rowOff, start, end, fn, flags: rowFlags, shown, nc,
+    meta, lanes, rowOff, start, end, fn, flags, shown, nc,
     osStart, osEnd, osMax, osWhat, osDepth, smpTime, smpFn, smpDepth,
     endNs: Math.max(endNs, 1), visible: lanes.map((_, k) => k), laneY: [], height: 0,
   };
