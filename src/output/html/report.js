@@ -1334,7 +1334,7 @@ async function readTimeline(b, meta, mark) {
   return {
     meta, lanes, rowOff, start, end, fn, flags, shown, nc,
     osStart, osEnd, osMax, osWhat, osDepth, smpTime, smpFn, smpDepth,
-    endNs: Math.max(endNs, 1), visible: lanes.map((_, k) => k), laneY: [], height: 0,
+    pids: new Set(lanes.map((l) => l.pid)).size, endNs: Math.max(endNs, 1), visible: lanes.map((_, k) => k), laneY: [], height: 0,
   };
 }
 
@@ -1436,7 +1436,7 @@ function drawTimeline() {
     ctx.fillStyle = v % 2 ? '#f7f7f9' : '#fdfdfd';
     ctx.fillRect(0, y, width, h - TL_GAP / 2);
     ctx.fillStyle = '#333';
-    let head = 'thread ' + l.tid + (l.name ? ' ' + l.name : '') + (l.pid !== l.tid ? '  (process ' + l.pid + ')' : '') +
+    let head = 'thread ' + l.tid + (l.name ? ' ' + l.name : '') + (TL.pids > 1 && l.pid !== l.tid ? '  (process ' + l.pid + ')' : '') +
       '  \u00b7  ' + plural(l.calls, TL.meta.sampled_calls ? 'span' : 'call');
     if (l.os) head += ', ' + plural(l.os, 'OS event');
     if (l.samples) head += ', ' + plural(l.samples, 'sample');
@@ -1984,21 +1984,45 @@ const stackclock = window.stackclock = {
       });
       return out;
     },
-    /* client coordinates of the middle of the k-th call (calls() order) of a
-     * function, in view (scrolled to it), or null */
-    callPoint: (name, k) => {
-      const c = stackclock.timeline.calls(name)[k || 0];
-      if (!c) return null;
-      const v = TL.visible.findIndex((j) => TL.lanes[j].tid === c[0]);
+    /* every call: [tid, start, duration, depth, flags, name], by lane, row, start */
+    all: () => {
+      const out = [];
+      TL.lanes.forEach((l) => {
+        for (let r = 0; r < l.rows; r++)
+          for (let i = TL.rowOff[l.rowBase + r]; i < TL.rowOff[l.rowBase + r + 1]; i++)
+            out.push([l.tid, TL.start[i], TL.end[i] - TL.start[i], r, TL.flags[i], M.funcs[TL.fn[i]].name]);
+      });
+      return out;
+    },
+    /* a lane's samples: [time, function name, depth] */
+    samples: (tid) => {
+      const l = TL.lanes.find((x) => x.tid === tid);
+      const out = [];
+      if (l) for (let i = l.smpOff; i < l.smpOff + l.samples; i++) out.push([TL.smpTime[i], M.funcs[TL.smpFn[i]].name, TL.smpDepth[i]]);
+      return out;
+    },
+    /* client coordinates of time t in lane tid's band: "os", "ticks" or a
+     * depth (the lane scrolled into view), or null */
+    point: (tid, band, t) => {
+      const v = TL.visible.findIndex((j) => TL.lanes[j].tid === tid);
       if (v < 0) return null;
       const l = TL.lanes[TL.visible[v]], canvas = $('tl'), box = $('tl-box');
       canvas.scrollIntoView({ block: 'start' });
-      const rowY = TL.laneY[v] + TL_HEAD + (l.os ? TL_OS + 1 : 0) + (l.samples ? TL_TICKS + 1 : 0) + c[3] * TL_ROW;
-      box.scrollTop = Math.max(0, rowY - 60);
+      let y = TL.laneY[v] + TL_HEAD;
+      if (band === 'os') y += TL_OS / 2;
+      else if (band === 'ticks') y += (l.os ? TL_OS + 1 : 0) + TL_TICKS / 2;
+      else y += (l.os ? TL_OS + 1 : 0) + (l.samples ? TL_TICKS + 1 : 0) + band * TL_ROW + TL_ROW / 2 - 1;
+      box.scrollTop = Math.max(0, y - 60);
       drawTimeline();
+      const r = canvas.getBoundingClientRect();
+      return { x: r.left + ((t - TV.v0) / (TV.v1 - TV.v0)) * canvas.clientWidth, y: r.top + TL_AXIS + y - box.scrollTop };
+    },
+    /* the middle of the k-th call (calls() order) of a function, in view */
+    callPoint: (name, k) => {
+      const c = stackclock.timeline.calls(name)[k || 0];
+      if (!c) return null;
       const mid = Math.max(TV.v0, c[1]) / 2 + Math.min(TV.v1, c[1] + c[2]) / 2;
-      const r = canvas.getBoundingClientRect(), w = canvas.clientWidth;
-      return { x: r.left + ((mid - TV.v0) / (TV.v1 - TV.v0)) * w, y: r.top + TL_AXIS + rowY - box.scrollTop + TL_ROW / 2 - 1 };
+      return stackclock.timeline.point(c[0], c[3], mid);
     },
     /* the middle of the timeline canvas, in client coordinates */
     middle: () => { const r = $('tl').getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; },
