@@ -20,6 +20,7 @@
 #include "record/cct_emit.h"
 #include "format/scdata.h"
 #include "runtime/engine.h"
+#include "record/tl_buf.h"
 
 #include <errno.h>
 #include <math.h>
@@ -444,6 +445,101 @@ static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_l
 	return 0;
 }
 
+/*
+ * The thread's timeline (engine.h, struct sc_eng_tl_chunk): its chunks'
+ * items in the runtime's clocks, converted to nanoseconds and coded again
+ * as the file codes them (record/tl_buf.h), then its frames still open,
+ * ending at its last event.  A damaged chunk ends the items there.
+ */
+static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_len,
+			 const struct sc_eng_thread *t, const struct sc_eng_more *more, uint32_t proc_id,
+			 const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
+{
+	const uint8_t *base = arena;
+	uint64_t off = more->tl_head_off, tick = t->tl_last, os_ns = 0, cur_off, steps = 0;
+	struct tl_buf b = { 0 };
+	int ret = 0;
+
+	if (!t->tl_cur && !off)
+		return 0;
+	/* the last call item's time is tl_last: walk back from it is not
+	 * possible, so the first item's delta is taken against the thread's
+	 * first reading, which tl_start set tl_last to */
+	tick = t->first;
+	cur_off = (uint64_t)((uintptr_t)t->tl_cur - (uintptr_t)t->base);
+	while (off && steps++ < arena_len / SC_ENG_TL_CHUNK + 1) {
+		struct sc_eng_tl_chunk c;
+		const uint8_t *q, *end;
+		uint64_t len;
+
+		if (!range_ok(arena_len, off, SC_ENG_TL_CHUNK))
+			break;
+		memcpy(&c, base + off, sizeof(c));
+		if (c.next_off)
+			len = c.len;
+		else if (cur_off >= off + sizeof(c) && cur_off <= off + SC_ENG_TL_CHUNK)
+			len = cur_off - off - sizeof(c);
+		else
+			break;
+		if (len > SC_ENG_TL_CHUNK - sizeof(c))
+			break;
+		q = base + off + sizeof(c);
+		end = q + len;
+		while (q < end) {
+			uint64_t head, a, code;
+			int64_t d;
+
+			if (sc_varint_get(&q, end, &head) || sc_varint_get(&q, end, &a) ||
+			    sc_varint_get(&q, end, &code))
+				break;
+			d = sc_unzigzag(head >> 2);
+			if ((head & 3) == SC_TL_CALL) {
+				tick += (uint64_t)d;
+				if ((code >> 2) >= t->nnodes || a > tick)
+					break;
+				tl_buf_add(&b, NULL, stamp_ns(conv, tick), SC_TL_CALL, to_ns(conv, a), code, 2);
+			} else if ((head & 3) == SC_TL_OS) {
+				os_ns += (uint64_t)d;
+				tl_buf_add(&b, NULL, os_ns, SC_TL_OS, a, code, 2);
+			} else {
+				break;
+			}
+		}
+		off = c.next_off;
+	}
+	/* frames open at the end: calls that had not returned */
+	{
+		uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
+		uint64_t depth = top >= stack ? (top - stack) / sizeof(struct sc_eng_frame) : 0;
+
+		if (depth && depth < t->stack_cap &&
+		    range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame))) {
+			for (uint64_t i = depth; i >= 1; i--) {
+				struct sc_eng_frame f;
+				struct sc_eng_node n;
+
+				memcpy(&f, base + t->stack_off + i * sizeof(f), sizeof(f));
+				if (read_node(arena, arena_len, t, f.node, &n) || n.func == SC_ENG_DROP_FUNC ||
+				    n.id >= t->nnodes || f.entry > t->last_raw)
+					continue;
+				tl_buf_add(&b, NULL, stamp_ns(conv, t->last_raw), SC_TL_CALL,
+					   to_ns(conv, t->last_raw - f.entry), (uint64_t)n.id << 2 | SC_TL_F_OPEN, 2);
+			}
+		}
+	}
+	b.dropped = more->tl_dropped;
+	b.filtered = more->tl_filtered;
+	if (tot) {
+		tot->tl_items = b.items;
+		tot->tl_bytes = b.bytes;
+		tot->tl_dropped = b.dropped;
+		tot->tl_filtered = b.filtered;
+	}
+	ret = tl_buf_write(&b, w, proc_id, t->tid);
+	tl_buf_release(&b);
+	return ret;
+}
+
 int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_len,
 		       uint64_t thread_off, uint32_t proc_id,
 		       const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
@@ -517,6 +613,8 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 		ret = emit_callsites(w, arena, &t, proc_id, slots, &adj, conv, &sites);
 	if (!ret)
 		ret = emit_samples(w, arena, arena_len, &t, &more, proc_id, nodes_n, &node_samples);
+	if (!ret)
+		ret = emit_timeline(w, arena, arena_len, &t, &more, proc_id, conv, tot);
 
 	st.proc_id = proc_id;
 	st.tid = t.tid;

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -203,6 +204,76 @@ static int elf_is_static(const char *path)
 }
 
 /*
+ * --only's names as the runtime wants them (shm.h, STACKCLOCK_TL_ONLY):
+ * each function's address in the program's file, decimal, comma-separated.
+ * Names are matched in the symbol table (and the dynamic one), as written
+ * or demangled-free (a C++ function by its mangled name).  NULL after a
+ * one-line error naming what is not there.
+ */
+static char *only_addrs(const char *prog, const char *name, const char *list)
+{
+	char *dup = xstrdup(list), *save = NULL, *tok, *out = NULL;
+	Elf *e = NULL;
+	int fd = -1, ok = 1;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || (fd = open(prog, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    !(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_kind(e) != ELF_K_ELF) {
+		pr_err("record: --only: cannot read the symbols of '%s' (an ELF program is needed)", name);
+		ok = 0;
+	}
+	for (tok = strtok_r(dup, ",", &save); ok && tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t addr = 0;
+		Elf_Scn *scn = NULL;
+
+		while (!addr && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+			    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+				GElf_Sym sym;
+				const char *nm;
+
+				if (!gelf_getsym(d, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				nm = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (nm && !strcmp(nm, tok)) {
+					addr = sym.st_value;
+					break;
+				}
+			}
+		}
+		if (!addr) {
+			pr_err("record: --only: no function '%s' in '%s' (name functions of the program "
+			       "itself, as its symbol table spells them)", tok, name);
+			ok = 0;
+			break;
+		}
+		if (out) {
+			char *more = xasprintf("%s,%" PRIu64, out, addr);
+
+			free(out);
+			out = more;
+		} else {
+			out = xasprintf("%" PRIu64, addr);
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	free(dup);
+	if (!ok) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/*
  * No process image at all: say why if a limit we share with the target
  * explains it (the runtime needs its header and a first step of memory).
  */
@@ -232,6 +303,8 @@ struct totals {
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
 	uint32_t fd_base;
+	bool timeline;
+	uint64_t tl_items, tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
 };
 
 /* What kept the runtime from recording everything, one line per reason. */
@@ -812,6 +885,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 				break;
 			tot->samples += ct.samples;
 			tot->probe_samples += ct.probe_samples;
+			tot->tl_items += ct.tl_items;
+			tot->tl_bytes += ct.tl_bytes;
+			tot->tl_dropped += ct.tl_dropped;
+			tot->tl_filtered += ct.tl_filtered;
 		}
 		tot->calls += ct.calls;
 		tot->events += ct.events;
@@ -886,6 +963,18 @@ static void print_summary(const char *output, const struct totals *tot, int nims
 		fprintf(stderr, "; %s (%lld KB)\n", output, (long long)(sb.st_size + 1023) / 1024);
 	else
 		fprintf(stderr, "; %s\n", output);
+	if (tot->timeline) {
+		fprintf(stderr, "stackclock: timeline: %llu events in order (%.2f bytes each before "
+			"compression)", (unsigned long long)tot->tl_items,
+			tot->tl_items ? (double)tot->tl_bytes / (double)tot->tl_items : 0.0);
+		if (tot->tl_filtered)
+			fprintf(stderr, ", %llu calls left out by --min-time/--depth/--only",
+				(unsigned long long)tot->tl_filtered);
+		if (tot->tl_dropped)
+			fprintf(stderr, ", %llu DROPPED: the --timeline size was reached in some process "
+				"(raise it with --timeline=SIZE)", (unsigned long long)tot->tl_dropped);
+		fputc('\n', stderr);
+	}
 }
 
 /*
@@ -1210,7 +1299,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
-	char *env[18] = { NULL }, *dir = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[22] = { NULL }, *dir = NULL, *only = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1218,7 +1307,7 @@ int record_instrument(const struct record_opts *opts)
 	struct clock_pair c0, c1;
 	struct sc_tick_conv conv;
 	struct image *ims = NULL;
-	struct totals tot = { 0 };
+	struct totals tot = { .timeline = opts->timeline };
 	struct launch l;
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
@@ -1236,6 +1325,12 @@ int record_instrument(const struct record_opts *opts)
 	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
 			     &patch_env[1], &patch_env[2]))
 		return RECORD_EXIT_FAILED;
+	if (opts->timeline && opts->tl_only && !(only = only_addrs(prog, opts->argv[0], opts->tl_only))) {
+		free(patch_env[0]);
+		free(patch_env[1]);
+		free(patch_env[2]);
+		return RECORD_EXIT_FAILED;
+	}
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
 		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
@@ -1276,6 +1371,12 @@ int record_instrument(const struct record_opts *opts)
 	if (opts->frequency_hz)
 		env[i++] = xasprintf("%s=%u", SC_SHM_ENV_SAMPLE_HZ, opts->frequency_hz);
 	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, opts->libcalls ? opts->libcalls : "program");
+	if (opts->timeline) {
+		env[i++] = xasprintf("%s=%" PRIu64 ",%" PRIu64 ",%u", SC_SHM_ENV_TIMELINE, opts->tl_size,
+				     opts->tl_min_ns, opts->tl_depth);
+		if (only)
+			env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TL_ONLY, only);
+	}
 	/* every GOT slot bound before the program runs (runtime/libcall.c) */
 	if (!opts->libcalls || strcmp(opts->libcalls, "none"))
 		env[i++] = xstrdup("LD_BIND_NOW=1");
@@ -1373,5 +1474,6 @@ out:
 	for (i = 0; i < (int)(sizeof(env) / sizeof(env[0])); i++)
 		free(env[i]);
 	free(dir);
+	free(only);
 	return rc;
 }

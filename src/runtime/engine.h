@@ -82,6 +82,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/scdata.h"
+#include "format/varint.h"
+
 #ifndef likely
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -128,6 +131,16 @@
 #define SC_ENG_NODE_CFA     (1u << 0)          /* cfa_k learned */
 #define SC_ENG_NODE_TAIL    (1u << 1)          /* its work after its last callee
 						  returned was long (probe.c) */
+#define SC_ENG_NODE_TLIN    (1u << 2)          /* timeline --only: in the calls of
+						  a function named */
+
+/* The timeline (SPEC section 12; sc_eng_tl_start) */
+#define SC_ENG_TL_CHUNK     (256u << 10)       /* bytes of a chunk, header included */
+#define SC_ENG_TL_ROOM      (3 * SC_VARINT_MAX) /* the longest item */
+/* sc_eng_thread.tl_filter */
+#define SC_ENG_TL_MIN       (1u << 0)          /* calls at least tl_min ticks */
+#define SC_ENG_TL_DEPTH     (1u << 1)          /* calls at depth < tl_depth */
+#define SC_ENG_TL_ONLY      (1u << 2)          /* calls of SC_ENG_NODE_TLIN nodes */
 
 /* First 128 bytes of every arena; doubles as node index 0 ("no node"). */
 struct sc_eng_arena_hdr {
@@ -159,6 +172,9 @@ typedef void (*sc_eng_newaddr_fn)(struct sc_eng_arena *a, uint64_t addr);
  * NULL: the sp passed to sc_eng_enter_sp() is the CFA itself (tests).
  */
 typedef uint64_t (*sc_eng_cfa_fn)(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+/* Timeline --only: whether func is one of the functions named (slow path:
+ * once per new node). */
+typedef int (*sc_eng_tl_match_fn)(struct sc_eng_arena *a, uint64_t func);
 
 /* Process-local description of an arena (never stored in the arena). */
 struct sc_eng_arena {
@@ -168,6 +184,9 @@ struct sc_eng_arena {
 	sc_eng_commit_fn commit;      /* NULL: memory already backed */
 	sc_eng_newaddr_fn newaddr;    /* NULL: nothing to do */
 	sc_eng_cfa_fn cfa_of;         /* NULL: sp is the CFA */
+	sc_eng_tl_match_fn tl_match;  /* NULL: no --only */
+	uint64_t *tl_left;            /* timeline bytes the image may still take
+					 (shared by its threads), NULL: no limit */
 	void *ctx;
 };
 
@@ -247,6 +266,12 @@ struct sc_eng_thread {
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
 	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
+	/* timeline (sc_eng_tl_start): items written at tl_cur, a new chunk
+	 * from tl_end on; tl_cur NULL: no timeline */
+	uint8_t *tl_cur, *tl_end;
+	uint64_t tl_last;                  /* tick time of the last call item */
+	uint32_t tl_filter;                /* SC_ENG_TL_*: record-time filters */
+	uint32_t tl_depth;
 	/* slow path */
 	struct sc_eng_arena *arena;
 	struct sc_eng_frame *stack;        /* frames [0, stack_cap); 0 = root */
@@ -300,7 +325,27 @@ struct sc_eng_more {
 	uint64_t repair_by[SC_ENG_REPAIR_N];
 	uint32_t repair_cause;
 	uint32_t reserved;
-	uint64_t spare[7];
+	/* timeline: chunks of struct sc_eng_tl_chunk, oldest first */
+	uint64_t tl_head_off, tl_chunk_off;
+	uint64_t tl_dropped;               /* items the size limit kept out */
+	uint64_t tl_filtered;              /* calls the filters kept out */
+	uint64_t tl_min;                   /* --min-time in ticks */
+	uint64_t tl_last_ns;               /* time of the last OS item (ns) */
+	uint64_t spare[1];
+};
+
+/*
+ * A chunk of a thread's timeline: this header, then items coded as
+ * SC_REC_TIMELINE codes them (scdata.h) but in the runtime's clocks: a
+ * call's times in ticks (its head's delta against the previous call item),
+ * an OS event's in CLOCK_MONOTONIC ns (against the previous OS item); the
+ * recorder converts (record/cct_emit.c).  len is set when the chunk is
+ * full; the last one's length is the thread's tl_cur less its start.
+ */
+struct sc_eng_tl_chunk {
+	uint64_t next_off;
+	uint64_t len;
+	uint64_t reserved[14];
 };
 
 /* A node's samples; id + 1 (0: an empty slot). */
@@ -316,6 +361,7 @@ _Static_assert(sizeof(struct sc_eng_cs) == 64, "call-site size");
 _Static_assert(sizeof(struct sc_eng_frame) == 88, "frame size");
 _Static_assert(sizeof(struct sc_eng_thread) <= 512, "a thread's state takes a 512-byte block");
 _Static_assert(sizeof(struct sc_eng_more) == SC_ENG_NODE_SIZE, "more size");
+_Static_assert(sizeof(struct sc_eng_tl_chunk) == SC_ENG_NODE_SIZE, "timeline chunk size");
 
 /* A thread's slow-path counters (slow paths only). */
 static inline struct sc_eng_more *sc_eng_more_of(const struct sc_eng_thread *t)
@@ -584,7 +630,11 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		}
 		prev = n;
 	}
-	n = sc_eng_node_new(t, func, p->id, 0);
+	n = sc_eng_node_new(t, func, p->id,
+			    (t->tl_filter & SC_ENG_TL_ONLY) &&
+			    ((p->flags & SC_ENG_NODE_TLIN) ||
+			     (t->arena->tl_match && t->arena->tl_match(t->arena, func)))
+			    ? SC_ENG_NODE_TLIN : 0);
 	if (!n)
 		return 0;
 	n->next_sibling = p->first_child;
@@ -931,8 +981,123 @@ static inline void sc_eng_os(struct sc_eng_thread *t, uint64_t now)
 	sc_eng_os_exact(t, now, UINT64_MAX);
 }
 
-/* Close the top frame at reading now (stats, parent's children, call site). */
-SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
+/* ---- the timeline (SPEC section 12) --------------------------------- */
+
+/*
+ * Keep a timeline in this thread: chunks from the arena (each taken from
+ * arena->tl_left, when set), calls kept if they last min_ticks or more
+ * (0: all), are less than depth deep (0: all), and, with only, are calls
+ * of nodes marked SC_ENG_NODE_TLIN (arena->tl_match).  Call once, before
+ * the thread's first event.
+ */
+SC_ENG_SLOW void sc_eng_tl_start(struct sc_eng_thread *t, uint64_t min_ticks, uint32_t depth, int only)
+{
+	struct sc_eng_more *m = sc_eng_more_of(t);
+
+	m->tl_min = min_ticks;
+	t->tl_depth = depth;
+	t->tl_filter = (min_ticks ? SC_ENG_TL_MIN : 0) | (depth ? SC_ENG_TL_DEPTH : 0) |
+		       (only ? SC_ENG_TL_ONLY : 0);
+	t->tl_last = t->last_raw;
+	/* no chunk yet: the first item takes one (a thread that makes no
+	 * call takes no memory) */
+	t->tl_cur = t->tl_end = t->base;
+}
+
+/* A new chunk for the timeline: where to write, or NULL (the item is
+ * dropped, counted; the next items try again, a chunk may be given back). */
+SC_ENG_SLOW uint8_t *sc_eng_tl_grow(struct sc_eng_thread *t)
+{
+	struct sc_eng_more *m = sc_eng_more_of(t);
+	struct sc_eng_arena *a = t->arena;
+	struct sc_eng_tl_chunk *c;
+	uint64_t off, left;
+
+	if (a->tl_left) {
+		left = __atomic_load_n(a->tl_left, __ATOMIC_RELAXED);
+		do {
+			if (left < SC_ENG_TL_CHUNK) {
+				m->tl_dropped++;
+				return 0;
+			}
+		} while (!__atomic_compare_exchange_n(a->tl_left, &left, left - SC_ENG_TL_CHUNK, 1,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	}
+	off = sc_eng_alloc(a, SC_ENG_TL_CHUNK);
+	if (!off) {
+		if (a->tl_left)
+			__atomic_fetch_add(a->tl_left, SC_ENG_TL_CHUNK, __ATOMIC_RELAXED);
+		m->tl_dropped++;
+		return 0;
+	}
+	c = (struct sc_eng_tl_chunk *)(t->base + off);
+	c->next_off = 0;
+	c->len = 0;
+	if (m->tl_chunk_off) {
+		struct sc_eng_tl_chunk *prev = (struct sc_eng_tl_chunk *)(t->base + m->tl_chunk_off);
+
+		prev->len = (uint64_t)(t->tl_cur - (uint8_t *)(prev + 1));
+		__atomic_store_n(&prev->next_off, off, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&m->tl_head_off, off, __ATOMIC_RELEASE);
+	}
+	m->tl_chunk_off = off;
+	t->tl_end = (uint8_t *)c + SC_ENG_TL_CHUNK - SC_ENG_TL_ROOM;
+	return t->tl_cur = (uint8_t *)(c + 1);
+}
+
+/* Whether a call of frame f lasting dur passes the record-time filters. */
+SC_ENG_SLOW int sc_eng_tl_keep(struct sc_eng_thread *t, const struct sc_eng_frame *f, uint64_t dur)
+{
+	if (((t->tl_filter & SC_ENG_TL_MIN) && dur < sc_eng_more_of(t)->tl_min) ||
+	    ((t->tl_filter & SC_ENG_TL_DEPTH) && (uint64_t)(f - t->stack) > t->tl_depth) ||
+	    ((t->tl_filter & SC_ENG_TL_ONLY) && !(f->node->flags & SC_ENG_NODE_TLIN))) {
+		sc_eng_more_of(t)->tl_filtered++;
+		return 0;
+	}
+	return 1;
+}
+
+/* The call of frame f ends at now (flags SC_TL_F_*): one item. */
+SC_ENG_HOT void sc_eng_tl_call(struct sc_eng_thread *t, const struct sc_eng_frame *f, uint64_t now,
+			       unsigned fl)
+{
+	uint8_t *p = t->tl_cur;
+	uint64_t dur = now - f->entry;
+
+	if (unlikely(t->tl_filter) && !sc_eng_tl_keep(t, f, dur))
+		return;
+	if (unlikely(p >= t->tl_end) && !(p = sc_eng_tl_grow(t)))
+		return;
+	p = sc_varint_put(p, sc_zigzag((int64_t)(now - t->tl_last)) << 2 | SC_TL_CALL);
+	p = sc_varint_put(p, dur);
+	p = sc_varint_put(p, (uint64_t)f->node->id << 2 | fl);
+	t->tl_cur = p;
+	t->tl_last = now;
+}
+
+/* An OS event of category cat (system call sysno, or -1) from start_ns
+ * lasting dur_ns (CLOCK_MONOTONIC): one item. */
+SC_ENG_SLOW void sc_eng_tl_os(struct sc_eng_thread *t, uint64_t start_ns, uint64_t dur_ns, unsigned cat,
+			      int64_t sysno)
+{
+	struct sc_eng_more *m = sc_eng_more_of(t);
+	uint8_t *p = t->tl_cur;
+
+	if (!p)
+		return;
+	if (p >= t->tl_end && !(p = sc_eng_tl_grow(t)))
+		return;
+	p = sc_varint_put(p, sc_zigzag((int64_t)(start_ns - m->tl_last_ns)) << 2 | SC_TL_OS);
+	p = sc_varint_put(p, dur_ns);
+	p = sc_varint_put(p, (uint64_t)(cat & 3) | (uint64_t)(sysno + 1) << 2);
+	t->tl_cur = p;
+	m->tl_last_ns = start_ns;
+}
+
+/* Close the top frame at reading now (stats, parent's children, call site);
+ * fl: SC_TL_F_REPAIRED when a repair closes it. */
+SC_ENG_HOT void sc_eng_pop_fl(struct sc_eng_thread *t, uint64_t now, unsigned fl)
 {
 	struct sc_eng_frame *f = t->top;
 	struct sc_eng_node *n = f->node;
@@ -957,7 +1122,14 @@ SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
 		cs->ei += incl;
 		cs->osb_incl += t->osb_total - f->osb_entry;
 	}
+	if (t->tl_cur)
+		sc_eng_tl_call(t, f, now, fl);
 	t->top = f - 1;
+}
+
+SC_ENG_HOT void sc_eng_pop(struct sc_eng_thread *t, uint64_t now)
+{
+	sc_eng_pop_fl(t, now, 0);
 }
 
 /* A frame opened at reading now (node n, call site cs, position cfa, pc). */
@@ -1009,7 +1181,7 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 		 * pushes 8): closer is a chain of inlined frames */
 		if (cfa - f->cfa < 16 && f->cs->site == site && f->pc != pc)
 			return f->cfa - 1;         /* inlined into the frame on top */
-		sc_eng_pop(t, now);
+		sc_eng_pop_fl(t, now, SC_TL_F_REPAIRED);
 		sc_eng_repaired(t);
 	}
 	return cfa;
@@ -1166,7 +1338,7 @@ SC_ENG_SLOW void sc_eng_exit_slow(struct sc_eng_thread *t, uint64_t func, uint64
 		return;
 	}
 	while (t->top != f) {
-		sc_eng_pop(t, now);
+		sc_eng_pop_fl(t, now, SC_TL_F_REPAIRED);
 		sc_eng_repaired(t);
 	}
 	sc_eng_pop(t, now);

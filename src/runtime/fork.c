@@ -157,7 +157,7 @@ void child_start(uintptr_t sp)
 	if (old_t) {
 		t = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
 		if (t)
-			sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
+			rt_thread_setup(t);
 		if (t) {
 			rt.rebuilding = 1;
 			if (tls.snap) {

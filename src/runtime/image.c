@@ -300,6 +300,10 @@ int image_open(const struct sc_shm_header *parent)
 	rt.arena.commit = rt_commit;
 	rt.arena.newaddr = rt_newaddr;
 	rt.arena.cfa_of = rt_cfa_of;
+	if (rt.tl_size) {
+		h->tl_size = h->tl_left = rt.tl_size;
+		rt.arena.tl_left = &h->tl_left;
+	}
 	rt.pid = pid;
 	__atomic_store_n(&h->magic, SC_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;

@@ -142,13 +142,30 @@ __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64
 					r->in_sys = 1;
 					os_start(r, rec[1]);
 				}
+				if (t->tl_cur) {
+					/* with the timeline, the record carries the
+					 * tracepoint's raw data: {u32 size, common
+					 * fields (8 bytes), long id, ...} */
+					int64_t nr = -1;
+
+					if (h.size >= sizeof(h) + 36)
+						ring_copy(r, tail + sizeof(h) + 28, &nr, 8);
+					r->tl_sys_ns = rec[1];
+					r->tl_sysno = nr >= 0 && nr < 4096 ? nr : -1;
+				}
 			} else if (rec[0] == r->id[EV_SYS_EXIT]) {
 				if (r->in_sys) {
 					r->in_sys = 0;
 					os_ns += os_end(r, rec[1]);
 				}
+				if (t->tl_cur && r->tl_sys_ns && rec[1] >= r->tl_sys_ns)
+					sc_eng_tl_os(t, r->tl_sys_ns, rec[1] - r->tl_sys_ns, SC_OS_SYSCALL,
+						     r->tl_sysno);
+				r->tl_sys_ns = 0;
 			} else if (rec[0] == r->id[EV_FAULT]) {
 				t->os_count[SC_OS_FAULT]++;
+				if (t->tl_cur)
+					sc_eng_tl_os(t, rec[1], 0, SC_OS_FAULT, -1);
 			}
 			break;
 		case PERF_RECORD_SWITCH:           /* sample_id: {time, identifier} */
@@ -159,9 +176,15 @@ __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64
 					r->out = 1;
 					os_start(r, rec[0]);
 				}
-			} else if (r->out) {
-				r->out = 0;
-				os_ns += os_end(r, rec[0]);
+				r->tl_out_ns = rec[0];
+			} else {
+				if (r->out) {
+					r->out = 0;
+					os_ns += os_end(r, rec[0]);
+				}
+				if (t->tl_cur && r->tl_out_ns && rec[0] >= r->tl_out_ns)
+					sc_eng_tl_os(t, r->tl_out_ns, rec[0] - r->tl_out_ns, SC_OS_SWITCH, -1);
+				r->tl_out_ns = 0;
 			}
 			break;
 		case PERF_RECORD_LOST:             /* {id, lost} */
@@ -177,6 +200,7 @@ __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64
 	tls.ring_seen = head;
 	/* We run user code again: whatever was open has ended. */
 	r->in_sys = r->out = r->depth = 0;
+	r->tl_sys_ns = r->tl_out_ns = 0;
 	if (overflow)
 		sc_eng_os(t, now);
 	else if (bound)
@@ -358,7 +382,8 @@ void os_open(struct sc_eng_thread *t)
 		os_opened(SC_OS_BIT(SC_OS_SWITCH));
 	if (want & SC_OS_BIT(SC_OS_SYSCALL)) {
 		if (rt.tp_enter && rt.tp_exit &&
-		    !os_add(t, EV_SYS_ENTER, PERF_TYPE_TRACEPOINT, rt.tp_enter, (int)fd, 1, OS_SAMPLE_TYPE) &&
+		    !os_add(t, EV_SYS_ENTER, PERF_TYPE_TRACEPOINT, rt.tp_enter, (int)fd, 1,
+			    OS_SAMPLE_TYPE | (t->tl_cur ? PERF_SAMPLE_RAW : 0)) &&
 		    !os_add(t, EV_SYS_EXIT, PERF_TYPE_TRACEPOINT, rt.tp_exit, (int)fd, 1, OS_SAMPLE_TYPE))
 			os_opened(SC_OS_BIT(SC_OS_SYSCALL));
 		else

@@ -11,12 +11,14 @@
 #include "runtime/calib.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -205,6 +207,45 @@ static char **early_environ(void)
 	return vars;
 }
 
+/* The main program's load bias, from its program headers (auxv). */
+static uint64_t exe_bias(void)
+{
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+
+	for (unsigned long i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			return (uint64_t)(uintptr_t)ph - ph[i].p_vaddr;
+	return 0;
+}
+
+/* Timeline --only (engine.h): one of the functions named? */
+static int tl_match(struct sc_eng_arena *a, uint64_t func)
+{
+	(void)a;
+	for (uint32_t i = 0; i < rt.tl_nonly; i++)
+		if (rt.tl_only[i] == func)
+			return 1;
+	return 0;
+}
+
+/* A new engine thread's probe costs and timeline. */
+void rt_thread_setup(struct sc_eng_thread *t)
+{
+	sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
+	if (rt.tl_size) {
+		double tpn = rt.ticks_per_ns;
+		uint64_t tsc = rt_clock(), ns = mono_ns();
+
+		/* the filter's ticks: the rate known, else from the early pair */
+		if (!tpn && ns > rt.clock0_ns + 100000 && tsc > rt.clock0_tsc)
+			tpn = (double)(tsc - rt.clock0_tsc) / (double)(ns - rt.clock0_ns);
+		rt.arena.tl_match = rt.tl_nonly ? tl_match : 0;
+		sc_eng_tl_start(t, (uint64_t)((double)rt.tl_min_ns * (tpn ? tpn : 1.0)), rt.tl_depth,
+				rt.tl_nonly != 0);
+	}
+}
+
 static void rt_process_init(void)
 {
 	char **envp = __environ ? __environ : early_environ();
@@ -242,6 +283,29 @@ static void rt_process_init(void)
 	if (s) {
 		rt.tp_enter = rt_atou(s, &end);
 		rt.tp_exit = *end == ',' ? rt_atou(end + 1, NULL) : 0;
+	}
+	s = rt_getenv(envp, SC_SHM_ENV_TIMELINE);
+	if (s) {
+		rt.tl_size = rt_atou(s, &end);
+		rt.tl_min_ns = *end == ',' ? rt_atou(end + 1, &end) : 0;
+		rt.tl_depth = *end == ',' ? (uint32_t)rt_atou(end + 1, NULL) : 0;
+		if (rt.tl_size && rt.tl_size < SC_ENG_TL_CHUNK)
+			rt.tl_size = SC_ENG_TL_CHUNK;
+	}
+	s = rt_getenv(envp, SC_SHM_ENV_TL_ONLY);
+	if (s && rt.tl_size) {
+		uint64_t bias = exe_bias();
+
+		while (*s && rt.tl_nonly < SC_SHM_TL_ONLY_MAX) {
+			uint64_t v = rt_atou(s, &end);
+
+			if (end == s)
+				break;
+			rt.tl_only[rt.tl_nonly++] = v + bias;
+			s = *end == ',' ? end + 1 : end;
+		}
+		if (!rt.tl_nonly)
+			rt.tl_only[rt.tl_nonly++] = 1;    /* nothing matches: keep nothing */
 	}
 	s = rt_getenv(envp, SC_SHM_ENV_COST);
 	for (int i = 0; s && i < 5; i++) {
@@ -376,7 +440,7 @@ struct sc_eng_thread *thread_start(uintptr_t sp)
 		sc_rt_clk.off = 1;     /* inherited from the thread that made this one */
 	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), rt_clock());
 	if (t)
-		sc_eng_set_cost(t, rt.cost[0], rt.cost[1], rt.cost[2], rt.cost[3], rt.cost[4]);
+		rt_thread_setup(t);
 	if (!t) {
 		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
 		return NULL;

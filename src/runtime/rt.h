@@ -90,6 +90,9 @@ struct rt_ring {
 	uint64_t id[NEV];              /* sample ids, 0 if not opened */
 	int in_sys, out, depth;        /* measuring OS time (exact mode) */
 	uint64_t since;                /* ns when depth went 0 -> 1 */
+	/* the timeline's OS items: when the open ones began */
+	uint64_t tl_sys_ns, tl_out_ns;
+	int64_t tl_sysno;
 };
 
 /* An event that arrived while a probe of the same thread was running (a
@@ -203,6 +206,10 @@ struct rt_state {
 	pthread_key_t key;
 	int rebuilding;
 	uint32_t cost[5];              /* probe cost per interval (STACKCLOCK_COST) */
+	/* the timeline (STACKCLOCK_TIMELINE, STACKCLOCK_TL_ONLY) */
+	uint64_t tl_size, tl_min_ns;
+	uint32_t tl_depth, tl_nonly;
+	uint64_t tl_only[SC_SHM_TL_ONLY_MAX];   /* run-time addresses */
 	/* threads past their last destructor round, retired once gone */
 	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
 };
@@ -268,6 +275,8 @@ static inline void probe_done(struct sc_eng_thread *t)
 
 /* A thread's first event: its engine state and OS-event ring; NULL if none. */
 struct sc_eng_thread *thread_start(uintptr_t sp);
+/* A new engine thread's probe costs and timeline (process.c). */
+void rt_thread_setup(struct sc_eng_thread *t);
 /* The "same process" word (rt_alive): armed in a new process image. */
 void alive_arm(void);
 /* Descriptors: fd moved up to rt.fd_base (or closed: -1); the program's

@@ -48,6 +48,13 @@
  *	                   is taken out
  *	STACKCLOCK_SAMPLE_HZ  rate of each thread's CPU-clock samples for the
  *	                   sampled shares (SPEC section 14); absent or 0: none
+ *	STACKCLOCK_TIMELINE "SIZE,MIN_NS,DEPTH": keep a timeline (SPEC section
+ *	                   12; engine.h, sc_eng_tl_start) of at most SIZE bytes
+ *	                   per image, calls of MIN_NS or more, less than DEPTH
+ *	                   deep (0: no filter); absent: none
+ *	STACKCLOCK_TL_ONLY "ADDR,ADDR...": the timeline keeps only calls of these
+ *	                   functions (hex, addresses in the main program's
+ *	                   file, its load bias added) and what they call
  *	STACKCLOCK_PATCH   "PLAN[:PLAN...]": patch plan files (record/plan_file.h)
  *	                   for a program built without hooks; each applies to
  *	                   the loaded object with its build-id (runtime/patch.h)
@@ -65,7 +72,7 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      5
+#define SC_SHM_VERSION      6
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
@@ -81,6 +88,9 @@
 #define SC_SHM_ENV_CLOCK0   "STACKCLOCK_CLOCK0"
 #define SC_SHM_ENV_COST     "STACKCLOCK_COST"
 #define SC_SHM_ENV_SAMPLE_HZ "STACKCLOCK_SAMPLE_HZ"
+#define SC_SHM_ENV_TIMELINE "STACKCLOCK_TIMELINE"
+#define SC_SHM_ENV_TL_ONLY  "STACKCLOCK_TL_ONLY"
+#define SC_SHM_TL_ONLY_MAX  64                       /* --only functions */
 
 /* sc_shm_header.flags */
 #define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
@@ -168,6 +178,9 @@ struct sc_shm_header {
 	uint32_t nlibcall_tabs;          /* slots handed out (may exceed max) */
 	uint32_t libcall_tabs_lost;
 	uint64_t libcall_tab[SC_SHM_MAX_LIBCALL_TABS];   /* offsets; 0 until set */
+	/* the timeline (SPEC section 12): bytes its chunks may still take */
+	uint64_t tl_left;
+	uint64_t tl_size;                /* what it started with, 0: no timeline */
 };
 
 /* The arena's first allocation starts after the header. */
