@@ -1984,13 +1984,14 @@ const stackclock = window.stackclock = {
       });
       return out;
     },
-    /* every call: [tid, start, duration, depth, flags, name], by lane, row, start */
+    /* every call: [tid, start, duration, depth, flags, name, module], by lane, row, start */
     all: () => {
       const out = [];
       TL.lanes.forEach((l) => {
         for (let r = 0; r < l.rows; r++)
           for (let i = TL.rowOff[l.rowBase + r]; i < TL.rowOff[l.rowBase + r + 1]; i++)
-            out.push([l.tid, TL.start[i], TL.end[i] - TL.start[i], r, TL.flags[i], M.funcs[TL.fn[i]].name]);
+            out.push([l.tid, TL.start[i], TL.end[i] - TL.start[i], r, TL.flags[i], M.funcs[TL.fn[i]].name,
+              M.funcs[TL.fn[i]].module]);
       });
       return out;
     },
