@@ -19,6 +19,7 @@
 #include "output/html.h"
 #include "analysis/analysis.h"
 #include "output/export.h"
+#include "format/varint.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -531,6 +532,83 @@ static int write_tl_page(const char *kind, const char *in, const char *out)
 	return rc ? 1 : 0;
 }
 
+/*
+ * The timeline's packing (html_timeline.c): the known synthetic timeline
+ * through html_tl_finish() and html_write_tl(): the member's counts, lanes,
+ * function table (in order first met) and system call names; the columns,
+ * read back from the page (base64, gunzip), hold each item's values
+ * (starts as deltas within a lane, depth << 4 | flags).
+ */
+static const char *sys_name(int32_t n)
+{
+	return n == 0 ? "read" : NULL;
+}
+
+static void test_timeline_columns(void)
+{
+	struct html_tl_info info;
+	struct html_tl *t = synth_timeline("known", &info);
+	char *doc = NULL, *text = NULL;
+	size_t dlen = 0, len = 0, raw_len = 0;
+	FILE *f = open_memstream(&doc, &dlen);
+
+	info.syscall_name = sys_name;
+	html_tl_finish(t, f, &info, synth_name, NULL);
+	fclose(f);
+	ok(strstr(doc, "\"calls\": 1007, \"calls_total\": 1007, \"calls_min_ns\": 0, \"os\": 2, \"os_total\": 2, "
+		       "\"samples\": 0, \"samples_total\": 0") != NULL, "timeline member: the counts");
+	ok(strstr(doc, "{\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"calls\": 1004, \"os\": 2, \"samples\": 0},\n"
+		       "      {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"calls\": 2, \"os\": 0, \"samples\": 0}") != NULL,
+	   "timeline member: the lanes and their counts");
+	ok(strstr(doc, "\"funcs\": [\n      [\"main\", \"/bin/app\"],\n      [\"compute\", \"/bin/app\"],\n"
+		       "      [\"mix\", \"/bin/app\"],\n      [\"nap\", \"/bin/app\"],\n      [\"worker\", \"/bin/app\"]\n    ]") != NULL,
+	   "timeline member: functions in the order first met");
+	ok(strstr(doc, "\"syscalls\": {\"0\": \"read\"}}") != NULL, "timeline member: the names of the system calls used");
+
+	f = open_memstream(&text, &len);
+	is_u64((uint64_t)html_write_tl(f, "{}", 2, HTML_EMBED_JSON, t), 0, "html_write_tl");
+	fclose(f);
+	const char *open = strstr(text, "<script id=\"sc-timeline\" type=\"application/octet-stream\" "
+					"data-encoding=\"gzip-base64\">\n");
+	const char *close = open ? strstr(open, "</script>") : NULL;
+	ok(close != NULL, "the page has the timeline element, after the document's");
+	if (!close)
+		goto out;
+	open = strchr(open, '>') + 1;
+	size_t longest;
+	unsigned char *raw = (unsigned char *)gunzip_base64(open, (size_t)(close - open), &raw_len, &longest);
+	struct html_piece cols[HTML_TL_NCOLS];
+	size_t ncols = html_tl_columns(t, cols, HTML_TL_NCOLS), want = 0;
+
+	for (size_t i = 0; i < ncols; i++)
+		want += cols[i].len;
+	ok(raw && raw_len == want, "the element inflates to the 11 columns (%zu bytes)", want);
+	/* column by column: the values of the first lane's first items */
+	const uint8_t *q = raw, *end;
+	uint64_t v[8];
+	bool good = raw != NULL;
+
+	end = q + cols[0].len;
+	for (int i = 0; i < 3 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 1000 && v[1] == 1000 && v[2] == 10, "call starts are deltas in the lane (1000, +1000, +10)");
+	q = raw + cols[0].len + cols[1].len + cols[2].len;
+	end = q + cols[3].len;
+	for (int i = 0; i < 3 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 0 && v[1] == 1 << 4 && v[2] == 2 << 4, "depth << 4 | flags (0, 1, 2)");
+	q = raw + cols[0].len + cols[1].len + cols[2].len + cols[3].len + cols[4].len + cols[5].len;
+	end = q + cols[6].len;
+	for (int i = 0; i < 2 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 0 && v[1] == (1 | (0 + 1) << 2), "OS: category | (sysno + 1) << 2 (a switch, then read)");
+	free(raw);
+out:
+	free(text);
+	free(doc);
+	html_tl_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--write"))
@@ -542,5 +620,6 @@ int main(int argc, char **argv)
 	test_gzip_embedding();
 	test_errors();
 	test_export_document();
+	test_timeline_columns();
 	return tap_done();
 }
