@@ -1320,11 +1320,15 @@ async function readTimeline(b, meta, mark) {
   const smpTime = starts(col(8, new Float64Array(ns), 'sample time'), 'samples');
   const smpFn = mapFids(col(9, new Int32Array(ns), 'sample function'));
   const smpDepth = col(10, new Int32Array(ns), 'sample depth');
+  /* each lane's thread in the selector (10,000 threads: a map, not a search) */
+  const threadIx = new Map();
+  b.threads.forEach((th, k) => threadIx.set(th.pid + ':' + th.tid, k));
   let o = 0, s = 0;
   for (const l of lanes) {
     l.osOff = o; o += l.os;
     l.smpOff = s; s += l.samples;
-    l.scope = b.threads.findIndex((th) => th.pid === l.pid && th.tid === l.tid);
+    const k = threadIx.get(l.pid + ':' + l.tid);
+    l.scope = k === undefined ? -1 : k;
   }
   let endNs = num(meta.end_ns);
   for (let r = 0; r < nrows; r++) if (rowOff[r + 1] > rowOff[r]) endNs = Math.max(endNs, end[rowOff[r + 1] - 1]);
