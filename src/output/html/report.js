@@ -1390,15 +1390,13 @@ function axisStep(scale, px) {
   return 10 * p;
 }
 
-function axisLabel(t, step) {
+/* t in the unit of mag (the view's end: one unit along the axis), with
+ * the decimals step needs: 250.0005 ms for a 500 ns step at 250 ms. */
+function axisLabel(t, step, mag) {
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
-  for (const [u, s] of units) {
-    if (step >= u || u === 1) {
-      const dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
-      return (t / u).toFixed(Math.min(dec, 6)) + ' ' + s;
-    }
-  }
-  return String(t);
+  const [u, name] = units.find(([v]) => mag >= v) || units[3];
+  const dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
+  return (t / u).toFixed(Math.min(dec, 9)) + ' ' + name;
 }
 
 /* One frame: the lanes in view, decimated; its time in ms. */
@@ -1530,7 +1528,7 @@ function drawTimeline() {
   for (let tk = Math.ceil(v0 / step) * step; tk <= v1; tk += step) {
     const x = Math.round((tk - v0) * scale) + 0.5;
     ctx.fillRect(x - 0.5, TL_AXIS - 6, 1, 6);
-    ctx.fillText(axisLabel(tk, step), x + 3, TL_AXIS / 2 - 1);
+    ctx.fillText(axisLabel(tk, step, v1), x + 3, TL_AXIS / 2 - 1);
   }
   const ms = performance.now() - t0;
   const d = canvas.dataset;
@@ -1539,7 +1537,9 @@ function drawTimeline() {
   d.merged = merged;
   d.inView = inView;
   d.frameMs = ms.toFixed(1);
-  $('tl-range').textContent = 'showing ' + fmtTime(v0) + ' \u2013 ' + fmtTime(v1) + ' of ' + fmtTime(TL.endNs) +
+  const fine = axisStep(scale, 10);
+  $('tl-range').textContent = 'showing ' + axisLabel(v0, fine, v1) + ' \u2013 ' + axisLabel(v1, fine, v1) +
+    ' (' + fmtTime(v1 - v0) + ') of ' + fmtTime(TL.endNs) +
     ' (' + plural(boxes, TL.meta.sampled_calls ? 'span' : 'call') + ' drawn, ' + plural(merged, 'grey span') + ' of calls narrower than a pixel)';
   return ms;
 }
