@@ -10,6 +10,9 @@ pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
 # t108 builds a Rust program with whatever rustc is on PATH (rustup's or
 # Debian's); Debian's only when there is none.
 command -v rustc >/dev/null || pkgs="$pkgs rustc"
+# npm fetches speedscope (below); Debian's only when there is none (a
+# nodejs from elsewhere may bring its own).
+command -v npm >/dev/null || pkgs="$pkgs npm"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -37,4 +40,21 @@ if [ ! -s "$LUA_TGZ" ]; then
 		rm -f "$LUA_TGZ.tmp"
 		echo "could not fetch Lua's source from deb.debian.org (t705 will fail)" >&2
 	fi
+fi
+# speedscope, from the npm registry (t511 loads the Chrome trace export in
+# it, in headless Chromium): its release files, unpacked once.
+SPEEDSCOPE_DIR=${HOME:-/root}/.cache/stackclock-bench/speedscope
+SPEEDSCOPE_VERSION=1.25.0
+if [ ! -s "$SPEEDSCOPE_DIR/dist/release/index.html" ]; then
+	tmp=$(mktemp -d)
+	if command -v npm >/dev/null &&
+		(cd "$tmp" && npm pack --silent "speedscope@$SPEEDSCOPE_VERSION" >/dev/null 2>&1) &&
+		mkdir -p "$SPEEDSCOPE_DIR" &&
+		tar -xzf "$tmp/speedscope-$SPEEDSCOPE_VERSION.tgz" -C "$SPEEDSCOPE_DIR" --strip-components=1 &&
+		[ -s "$SPEEDSCOPE_DIR/dist/release/index.html" ]; then
+		:
+	else
+		echo "could not fetch speedscope $SPEEDSCOPE_VERSION with 'npm pack' (t511 skips its check in speedscope)" >&2
+	fi
+	rm -rf "$tmp"
 fi

@@ -207,7 +207,8 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		default:
 			goto damaged;
 		}
-		ALLOC_GROW(o->items, o->n + 1, o->alloc);
+		if (o->n == o->alloc)
+			big_grow((void **)&o->items, &o->alloc, o->n + 1, sizeof(*o->items));
 		o->items[o->n++] = it;
 	}
 	return;
@@ -215,20 +216,81 @@ damaged:
 	b->tl->damaged_items += r->nitems - k;
 }
 
-/* By start; at one start, calls before the rest, outer calls first. */
-static int item_cmp(const void *x, const void *y)
+/*
+ * Items by start; at one start, calls before the rest, outer calls first.
+ * Calls arrive in the order of their ends, so in reverse an outer call
+ * comes before the calls it holds: that order, then the other items in
+ * theirs, is the order of ties, and a stable radix sort by start (on the
+ * bytes in which starts differ) does the rest in linear time: a replay of
+ * millions of calls spends no time in a comparison sort.
+ */
+static void sort_items(struct an_tl_item *it, size_t n)
 {
-	const struct an_tl_item *a = x, *b = y;
+	uint64_t *kbuf = NULL, *key, diff = 0;
+	uint32_t *ibuf = NULL, *idx;
+	size_t i, m = 0, akey = 0, aidx = 0;
 
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if ((a->kind == AN_TL_CALL) != (b->kind == AN_TL_CALL))
-		return a->kind == AN_TL_CALL ? -1 : 1;
-	if (a->depth != b->depth)
-		return a->depth < b->depth ? -1 : 1;
-	if (a->dur_ns != b->dur_ns)
-		return a->dur_ns > b->dur_ns ? -1 : 1;
-	return 0;
+	/* mapped with huge pages (util.h): on a VM, first touches of 4 KiB
+	 * pages cost more than the sort */
+	big_grow((void **)&kbuf, &akey, 2 * n, sizeof(*kbuf));
+	big_grow((void **)&ibuf, &aidx, 2 * n, sizeof(*ibuf));
+	key = kbuf;
+	idx = ibuf;
+	for (i = n; i-- > 0;)
+		if (it[i].kind == AN_TL_CALL)
+			idx[m++] = (uint32_t)i;
+	for (i = 0; i < n; i++)
+		if (it[i].kind != AN_TL_CALL)
+			idx[m++] = (uint32_t)i;
+	for (i = 0; i < n; i++) {
+		key[i] = it[idx[i]].start_ns;
+		diff |= key[i] ^ key[0];
+	}
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[257] = { 0 };
+		uint64_t *key2 = key == kbuf ? kbuf + n : kbuf, *kt;
+		uint32_t *idx2 = idx == ibuf ? ibuf + n : ibuf, *xt;
+
+		if (!((diff >> shift) & 0xff))
+			continue;          /* every key has the same byte here */
+		for (i = 0; i < n; i++)
+			count[((key[i] >> shift) & 0xff) + 1]++;
+		for (i = 1; i < 257; i++)
+			count[i] += count[i - 1];
+		for (i = 0; i < n; i++) {
+			size_t d = count[(key[i] >> shift) & 0xff]++;
+
+			key2[d] = key[i];
+			idx2[d] = idx[i];
+		}
+		kt = key, key = key2, key2 = kt;
+		xt = idx, idx = idx2, idx2 = xt;
+	}
+	/* the permutation applied in place, cycle by cycle (done[]: moved) */
+	{
+		uint64_t *done = xcalloc(n / 64 + 1, sizeof(*done));
+
+		for (i = 0; i < n; i++) {
+			struct an_tl_item tmp;
+			size_t j = i, k;
+
+			if (done[i / 64] >> (i % 64) & 1)
+				continue;
+			tmp = it[i];
+			for (;;) {
+				done[j / 64] |= 1ull << (j % 64);
+				k = idx[j];
+				if (k == i)
+					break;
+				it[j] = it[k];
+				j = k;
+			}
+			it[j] = tmp;
+		}
+		free(done);
+	}
+	big_free(kbuf, akey, sizeof(*kbuf));
+	big_free(ibuf, aidx, sizeof(*ibuf));
 }
 
 static int thread_cmp(const void *x, const void *y)
@@ -320,6 +382,19 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
 			nthr++;
 		}
+		if (!dec[k].alloc) {
+			/* the thread's items in one allocation: growing by
+			 * copies costs more than the decoding (page faults) */
+			size_t total = 0;
+
+			for (size_t q = i; q < p->ntlrecs; q++)
+				if (p->tlrecs[q].proc_id == r->proc_id && p->tlrecs[q].tid == r->tid &&
+				    p->tlrecs[q].inst == r->inst)
+					total += p->tlrecs[q].nitems;
+			if (total)
+				big_grow((void **)&dec[k].items, &dec[k].alloc, total,
+					 sizeof(*dec[k].items));
+		}
 		decode_rec(&b, r, &dec[k]);
 		/* the counts are cumulative: the last record's is the total */
 		tl->threads[k].dropped = r->dropped;
@@ -339,17 +414,20 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 		tl->filtered += th->filtered;
 		for (j = 0; j < n; j++)
 			it[j].start_ns -= tl->t0_ns;
-		if (n)
-			qsort(it, n, sizeof(*it), item_cmp);
+		if (n > 1)
+			sort_items(it, n);
 		set_depths(it, n);
 		if (f->tid && th->tid != f->tid)
 			n = 0;
 		for (j = 0; j < n; j++) {
 			if (!keep(&it[j], f))
 				continue;
-			it[m++] = it[j];
+			if (m != j)
+				it[m] = it[j];
+			m++;
 		}
 		th->items = it;
+		th->items_alloc = dec[i].alloc;
 		th->nitems = m;
 		for (j = 0; j < m; j++) {
 			th->calls += it[j].kind == AN_TL_CALL;
@@ -376,7 +454,7 @@ void an_timeline_free(struct an_timeline *tl)
 	if (!tl)
 		return;
 	for (size_t i = 0; i < tl->nthreads; i++)
-		free(tl->threads[i].items);
+		big_free(tl->threads[i].items, tl->threads[i].items_alloc, sizeof(*tl->threads[i].items));
 	free(tl->threads);
 	free(tl->frames);
 	free(tl);

@@ -74,6 +74,7 @@ struct an_tl_thread {
 	uint64_t dropped;         /* events the size limit kept out */
 	uint64_t filtered;        /* calls the record-time filters kept out */
 	uint64_t calls;           /* AN_TL_CALL items here (after filters) */
+	size_t items_alloc;       /* private: items' allocation (util.h, big_grow) */
 };
 
 struct an_timeline {

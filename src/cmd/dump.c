@@ -402,6 +402,15 @@ static void dump_libcall(FILE *f, const void *data)
 	print_str(f, (const char *)(l + 1));
 }
 
+static void dump_timeline(FILE *f, const void *data)
+{
+	const struct sc_rec_timeline *t = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " base_ns=%" PRIu64 " nitems=%" PRIu32
+		" dropped=%" PRIu64 " filtered=%" PRIu64 " (items: 'stackclock replay')",
+		t->proc_id, t->tid, t->base_ns, t->nitems, t->dropped, t->filtered);
+}
+
 static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_SESSION]      = dump_session,
 	[SC_REC_SESSION_END]  = dump_session_end,
@@ -420,6 +429,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
 	[SC_REC_THREAD_MORE]  = dump_thread_more,
 	[SC_REC_LIBCALL]      = dump_libcall,
+	[SC_REC_TIMELINE]     = dump_timeline,
 };
 
 static void dump_record(FILE *f, const struct sc_record *rec)

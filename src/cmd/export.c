@@ -1,7 +1,8 @@
 /*
  * stackclock export — the recording in a format other tools read: pprof,
  * callgrind, folded stacks, a self-contained HTML report (src/output,
- * export.h; SPEC section 8).
+ * export.h; SPEC section 8), and its timeline as a Chrome trace (SPEC
+ * section 12).
  *
  * The output is written under a temporary name beside it and renamed only
  * once it is complete, so a failed export (a full disk, a damaged data
@@ -23,7 +24,7 @@
 #include <unistd.h>
 
 static const char export_usage[] =
-	"usage: stackclock export [-i FILE] --format pprof|callgrind|folded|html [-o OUT]\n"
+	"usage: stackclock export [-i FILE] --format pprof|callgrind|folded|html|chrome [-o OUT]\n"
 	"                         [--value elapsed|application|calls] [--app-time=interval|exact]\n"
 	"                         [--timeline-max N]\n"
 	"\n"
@@ -35,8 +36,12 @@ static const char export_usage[] =
 	"                                 speedscope)\n"
 	"                      html       one self-contained page: summary, table,\n"
 	"                                 call tree, flame graph, callers/callees\n"
+	"                      chrome     the timeline (record --timeline) as a Trace\n"
+	"                                 Event Format JSON: Perfetto, chrome://tracing,\n"
+	"                                 speedscope\n"
 	"  -o, --output OUT    default stackclock.pb.gz, callgrind.out.stackclock,\n"
-	"                      stackclock.folded or stackclock.html; - for stdout\n"
+	"                      stackclock.folded, stackclock.html or\n"
+	"                      stackclock.trace.json; - for stdout\n"
 	"  --value VALUE       folded, instrumentation: elapsed (default), application\n"
 	"                      or calls (sampling: samples only, no --value)\n"
 	"  --app-time MODE     instrumentation: interval (default) or exact\n"
@@ -192,7 +197,9 @@ static int export_to_file(struct an_profile *p, const struct export_opts *o)
 		ret = outfile_commit(&out);
 	else
 		outfile_discard(&out);
-	if (ret < 0)
+	if (ret == -ENODATA && *err)
+		pr_err("export: %s: %s", o->input, err);
+	else if (ret < 0)
 		pr_err("export: cannot write %s: %s", o->output, *err ? err : strerror(-ret));
 	return ret < 0;
 }
@@ -241,7 +248,9 @@ int cmd_export(int argc, char **argv)
 		ret = o.format->write(stdout, p, &o.exp, err, sizeof(err));
 		if (ret == 0 && fflush(stdout) != 0)
 			ret = -errno;
-		if (ret < 0)
+		if (ret == -ENODATA && *err)
+			pr_err("export: %s: %s", o.input, err);
+		else if (ret < 0)
 			pr_err("export: cannot write to standard output: %s",
 			       *err ? err : strerror(-ret));
 		status = ret < 0;

@@ -120,39 +120,116 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 
 /* ---- text ---------------------------------------------------------------- */
 
-/* "12.345 ms"-style duration, 3 significant decimals, into buf (>= 24). */
-static int fmt_dur(char *buf, uint64_t ns)
-{
-	static const struct { uint64_t div; const char *unit; } u[] = {
-		{ 1000000000, "s " }, { 1000000, "ms" }, { 1000, "us" },
-	};
+/* A line buffer written out in large blocks: numbers by hand, no stdio
+ * per field (a replay is bound by how fast its lines are made). */
+struct obuf {
+	FILE *f;
+	char *b;
+	size_t n;
+};
+#define OBUF_SIZE (1u << 20)
+#define OBUF_ROOM 512             /* most a field adds without a check */
 
-	for (size_t i = 0; i < ARRAY_SIZE(u); i++)
-		if (ns >= u[i].div)
-			return sprintf(buf, "%8.3f %s", (double)ns / (double)u[i].div, u[i].unit);
-	return sprintf(buf, "%8" PRIu64 " ns", ns);
+static void ob_flush(struct obuf *o)
+{
+	fwrite(o->b, 1, o->n, o->f);
+	o->n = 0;
 }
 
-static void indent(FILE *f, uint32_t depth)
+static void ob_mem(struct obuf *o, const char *s, size_t len)
+{
+	if (o->n + len > OBUF_SIZE)
+		ob_flush(o);
+	if (len > OBUF_SIZE) {
+		fwrite(s, 1, len, o->f);
+		return;
+	}
+	memcpy(o->b + o->n, s, len);
+	o->n += len;
+}
+
+static void ob_str(struct obuf *o, const char *s)
+{
+	ob_mem(o, s, strlen(s));
+}
+
+/* v right-aligned in width (zero-padded if zero), at most 20 digits;
+ * two digits per division */
+static void ob_u64(struct obuf *o, uint64_t v, int width, bool zero)
+{
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	char t[24];
+	int k = 24;
+
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		t[--k] = pairs[2 * r + 1];
+		t[--k] = pairs[2 * r];
+	}
+	if (v >= 10) {
+		t[--k] = pairs[2 * v + 1];
+		t[--k] = pairs[2 * v];
+	} else {
+		t[--k] = (char)('0' + v);
+	}
+	if (o->n + OBUF_ROOM > OBUF_SIZE)
+		ob_flush(o);
+	for (; width > 24 - k; width--)
+		o->b[o->n++] = zero ? '0' : ' ';
+	memcpy(o->b + o->n, t + k, (size_t)(24 - k));
+	o->n += (size_t)(24 - k);
+}
+
+/* "   12.345 ms": 8 columns of number, 3 decimals, then the unit */
+static void ob_dur(struct obuf *o, uint64_t ns)
+{
+	uint64_t v;
+	const char *unit;
+
+	if (ns >= 1000000000) {
+		v = (ns + 500000) / 1000000;
+		unit = " s ";
+	} else if (ns >= 1000000) {
+		v = (ns + 500) / 1000;
+		unit = " ms";
+	} else if (ns >= 1000) {
+		v = ns;
+		unit = " us";
+	} else {
+		ob_u64(o, ns, 8, false);
+		ob_mem(o, " ns", 3);
+		return;
+	}
+	ob_u64(o, v / 1000, 4, false);
+	ob_mem(o, ".", 1);
+	ob_u64(o, v % 1000, 3, true);
+	ob_mem(o, unit, 3);
+}
+
+static void ob_indent(struct obuf *o, uint32_t n)
 {
 	static const char sp[] = "                                                                ";
 
-	depth *= 2;
-	while (depth > 0) {
-		uint32_t k = depth < sizeof(sp) - 1 ? depth : (uint32_t)sizeof(sp) - 1;
+	while (n > 0) {
+		uint32_t k = n < sizeof(sp) - 1 ? n : (uint32_t)sizeof(sp) - 1;
 
-		fwrite(sp, 1, k, f);
-		depth -= k;
+		ob_mem(o, sp, k);
+		n -= k;
 	}
 }
 
 /* The start column: seconds since the first event, to the microsecond. */
-static void put_start(FILE *f, uint64_t ns)
+static void ob_start(struct obuf *o, uint64_t ns)
 {
-	char b[40];
-	int n = sprintf(b, "%6" PRIu64 ".%06" PRIu64 "  ", ns / 1000000000, ns / 1000 % 1000000);
-
-	fwrite(b, 1, (size_t)n, f);
+	ob_u64(o, ns / 1000000000, 6, false);
+	ob_mem(o, ".", 1);
+	ob_u64(o, ns / 1000 % 1000000, 6, true);
+	ob_mem(o, "  ", 2);
 }
 
 static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)
@@ -168,60 +245,113 @@ static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)
 	return buf;
 }
 
-static void text_thread(FILE *f, const struct an_timeline *tl, const struct an_tl_thread *th)
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "?";
+}
+
+#define COL_FUNC 27               /* where the function column starts */
+
+/* Function names and their lengths, looked up once per function. */
+struct names {
+	const char **s;
+	uint32_t *len;
+	size_t n;
+};
+
+static void ob_name(struct obuf *o, const struct an_timeline *tl, struct names *nm, uint32_t func)
+{
+	if (func >= nm->n) {
+		size_t n = (size_t)func + 1 > 2 * nm->n ? (size_t)func + 1 : 2 * nm->n;
+
+		nm->s = xrealloc(nm->s, n * sizeof(*nm->s));
+		nm->len = xrealloc(nm->len, n * sizeof(*nm->len));
+		memset(nm->s + nm->n, 0, (n - nm->n) * sizeof(*nm->s));
+		nm->n = n;
+	}
+	if (!nm->s[func]) {
+		const char *name = an_tl_name(tl, func);
+
+		nm->s[func] = name ? name : "?";
+		nm->len[func] = (uint32_t)strlen(nm->s[func]);
+	}
+	ob_mem(o, nm->s[func], nm->len[func]);
+}
+
+static void text_thread(struct obuf *o, const struct an_timeline *tl, const struct an_tl_thread *th,
+			struct names *nm)
 {
 	/* open calls: their end and depth, to close them with "}" */
 	struct { uint64_t end; uint32_t depth; } *st = NULL;
 	size_t nst = 0, ast = 0;
-	char d[32], lab[64];
+	char lab[160];
 
-	fprintf(f, "# thread %u%s%s%s, pid %u%s%s: %zu events", th->tid,
-		th->name ? " (" : "", th->name ? th->name : "", th->name ? ")" : "", th->pid,
-		th->exe ? ", " : "", th->exe ? th->exe : "", th->nitems);
-	if (th->dropped)
-		fprintf(f, ", %" PRIu64 " DROPPED (the --timeline size was reached)", th->dropped);
-	if (th->filtered)
-		fprintf(f, ", %" PRIu64 " calls left out by record's filters", th->filtered);
-	fprintf(f, "\n#  START (s)     DURATION  FUNCTION\n");
+	snprintf(lab, sizeof(lab), "# thread %u%s%s%s, pid %u, ", th->tid, th->name ? " (" : "",
+		 th->name ? th->name : "", th->name ? ")" : "", th->pid);
+	ob_str(o, lab);
+	ob_str(o, th->exe ? th->exe : "?");
+	snprintf(lab, sizeof(lab), ": %zu events", th->nitems);
+	ob_str(o, lab);
+	if (th->dropped) {
+		snprintf(lab, sizeof(lab), ", %" PRIu64 " DROPPED (the --timeline size was reached)",
+			 th->dropped);
+		ob_str(o, lab);
+	}
+	if (th->filtered) {
+		snprintf(lab, sizeof(lab), ", %" PRIu64 " calls left out by record's filters", th->filtered);
+		ob_str(o, lab);
+	}
+	ob_str(o, "\n#  START (s)     DURATION  FUNCTION\n");
 	for (size_t i = 0; i < th->nitems; i++) {
 		const struct an_tl_item *it = &th->items[i];
 		bool inner;
 
 		while (nst && st[nst - 1].end <= it->start_ns) {
 			nst--;
-			fputs("                           ", f);
-			indent(f, st[nst].depth);
-			fputs("}\n", f);
+			ob_indent(o, COL_FUNC + 2 * st[nst].depth);
+			ob_mem(o, "}\n", 2);
 		}
-		put_start(f, it->start_ns);
+		ob_start(o, it->start_ns);
 		if (it->kind == AN_TL_SAMPLE) {
-			fputs("      sample  ", f);
-			indent(f, it->depth);
-			for (uint32_t k = 0; k < it->nstack; k++)
-				fprintf(f, "%s%s", k ? " < " : "", an_tl_name(tl, tl->frames[it->stack + k]));
-			fputc('\n', f);
+			ob_str(o, "      sample  ");
+			ob_indent(o, 2 * it->depth);
+			for (uint32_t k = 0; k < it->nstack; k++) {
+				if (k)
+					ob_mem(o, " < ", 3);
+				ob_name(o, tl, nm, tl->frames[it->stack + k]);
+			}
+			ob_mem(o, "\n", 1);
 			continue;
 		}
-		fmt_dur(d, it->dur_ns);
-		fputs(d, f);
-		fputs("  ", f);
-		indent(f, it->depth);
+		ob_dur(o, it->dur_ns);
+		ob_mem(o, "  ", 2);
+		ob_indent(o, 2 * it->depth);
 		if (it->kind == AN_TL_OS) {
-			fprintf(f, "[%s]\n", os_label(it, lab, sizeof(lab)));
+			ob_mem(o, "[", 1);
+			ob_str(o, os_label(it, lab, sizeof(lab)));
+			ob_mem(o, "]\n", 2);
 			continue;
 		}
 		/* something inside it follows: then braces */
 		inner = i + 1 < th->nitems && th->items[i + 1].start_ns < it->start_ns + it->dur_ns +
 			(it->dur_ns == 0) && th->items[i + 1].depth > it->depth;
-		fputs(an_tl_name(tl, it->func), f);
-		fputs(inner ? "() {" : "();", f);
+		ob_name(o, tl, nm, it->func);
+		if (inner)
+			ob_mem(o, "() {", 4);
+		else
+			ob_mem(o, "();", 3);
 		if (it->flags & AN_TL_OPEN)
-			fputs(" /* had not returned */", f);
+			ob_str(o, " /* had not returned */");
 		else if (it->flags & AN_TL_REPAIRED)
-			fputs(" /* closed by a repair */", f);
-		if (it->flags & AN_TL_LIBCALL)
-			fprintf(f, " /* %s */", an_tl_module(tl, it->func));
-		fputc('\n', f);
+			ob_str(o, " /* closed by a repair */");
+		if (it->flags & AN_TL_LIBCALL) {
+			ob_str(o, " /* ");
+			ob_str(o, base_name(an_tl_module(tl, it->func)));
+			ob_str(o, " */");
+		}
+		ob_mem(o, "\n", 1);
 		if (inner) {
 			ALLOC_GROW(st, nst + 1, ast);
 			st[nst].end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
@@ -229,9 +359,8 @@ static void text_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 		}
 	}
 	while (nst--) {
-		fputs("                           ", f);
-		indent(f, st[nst].depth);
-		fputs("}\n", f);
+		ob_indent(o, COL_FUNC + 2 * st[nst].depth);
+		ob_mem(o, "}\n", 2);
 	}
 	free(st);
 }
@@ -333,15 +462,21 @@ int cmd_replay(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else {
+		struct obuf ob = { stdout, xmalloc(OBUF_SIZE), 0 };
+		struct names nm = { 0 };
 		size_t shown = 0;
 
 		for (size_t i = 0; i < tl->nthreads; i++) {
 			if (o.f.tid && tl->threads[i].tid != o.f.tid)
 				continue;
 			if (shown++)
-				putchar('\n');
-			text_thread(stdout, tl, &tl->threads[i]);
+				ob_mem(&ob, "\n", 1);
+			text_thread(&ob, tl, &tl->threads[i], &nm);
 		}
+		ob_flush(&ob);
+		free(ob.b);
+		free(nm.s);
+		free(nm.len);
 		if (!shown)
 			pr_warn("replay: no thread %u in %s", o.f.tid, o.input);
 	}

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const struct exp_format *const exp_formats[] = {
-	&exp_pprof, &exp_callgrind, &exp_folded, &exp_html,
+	&exp_pprof, &exp_callgrind, &exp_folded, &exp_html, &exp_chrome,
 };
 
 const struct exp_format *exp_format_find(const char *name)
@@ -20,5 +20,5 @@ const struct exp_format *exp_format_find(const char *name)
 
 const char *exp_format_list(void)
 {
-	return "pprof|callgrind|folded|html";
+	return "pprof|callgrind|folded|html|chrome";
 }

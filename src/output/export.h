@@ -1,7 +1,7 @@
 /*
  * export — the profile in the formats other tools read (`stackclock export`,
  * SPEC section 8): pprof, callgrind, folded stacks, a self-contained HTML
- * report.
+ * report; and the timeline (SPEC section 12) as a Chrome trace.
  *
  * Each format is one file holding one struct exp_format and one line in the
  * exp_formats[] table of export.c; a writer walks the profile's
@@ -12,7 +12,9 @@
  *
  * Contract for writers: write only to f; never change the profile beyond
  * building its tree (an_profile_cct); return 0, or -errno with a one-line
- * reason in err (the caller names the output file and removes it).
+ * reason in err (the caller names the output file and removes it);
+ * -ENODATA when the recording lacks what the format needs (chrome: a
+ * timeline), err then saying what to record.
  * Nothing is allocated that outlives a call.  Not thread-safe.
  */
 #ifndef SC_OUTPUT_EXPORT_H
@@ -50,9 +52,9 @@ struct exp_format {
 		     char *err, size_t errlen);
 };
 
-extern const struct exp_format exp_pprof, exp_callgrind, exp_folded, exp_html;
+extern const struct exp_format exp_pprof, exp_callgrind, exp_folded, exp_html, exp_chrome;
 
-/* The format called name, or NULL; "pprof|callgrind|folded|html". */
+/* The format called name, or NULL; "pprof|callgrind|folded|html|chrome". */
 const struct exp_format *exp_format_find(const char *name);
 const char *exp_format_list(void);
 

@@ -331,7 +331,7 @@ struct sc_eng_more {
 	uint64_t tl_filtered;              /* calls the filters kept out */
 	uint64_t tl_min;                   /* --min-time in ticks */
 	uint64_t tl_last_ns;               /* time of the last OS item (ns) */
-	uint64_t spare[1];
+	uint64_t tl_min_ns;                /* --min-time in ns (OS items) */
 };
 
 /*
@@ -987,14 +987,17 @@ static inline void sc_eng_os(struct sc_eng_thread *t, uint64_t now)
  * Keep a timeline in this thread: chunks from the arena (each taken from
  * arena->tl_left, when set), calls kept if they last min_ticks or more
  * (0: all), are less than depth deep (0: all), and, with only, are calls
- * of nodes marked SC_ENG_NODE_TLIN (arena->tl_match).  Call once, before
- * the thread's first event.
+ * of nodes marked SC_ENG_NODE_TLIN (arena->tl_match).  OS events are kept
+ * if they last min_ns or more and the call they interrupt is kept by the
+ * other two.  Call once, before the thread's first event.
  */
-SC_ENG_SLOW void sc_eng_tl_start(struct sc_eng_thread *t, uint64_t min_ticks, uint32_t depth, int only)
+SC_ENG_SLOW void sc_eng_tl_start(struct sc_eng_thread *t, uint64_t min_ticks, uint64_t min_ns, uint32_t depth,
+				 int only)
 {
 	struct sc_eng_more *m = sc_eng_more_of(t);
 
 	m->tl_min = min_ticks;
+	m->tl_min_ns = min_ns;
 	t->tl_depth = depth;
 	t->tl_filter = (min_ticks ? SC_ENG_TL_MIN : 0) | (depth ? SC_ENG_TL_DEPTH : 0) |
 		       (only ? SC_ENG_TL_ONLY : 0);
@@ -1082,9 +1085,14 @@ SC_ENG_SLOW void sc_eng_tl_os(struct sc_eng_thread *t, uint64_t start_ns, uint64
 			      int64_t sysno)
 {
 	struct sc_eng_more *m = sc_eng_more_of(t);
+	const struct sc_eng_frame *f = t->top;
 	uint8_t *p = t->tl_cur;
 
 	if (!p)
+		return;
+	if (t->tl_filter && (dur_ns < m->tl_min_ns ||
+			     ((t->tl_filter & SC_ENG_TL_DEPTH) && (uint64_t)(f - t->stack) > t->tl_depth) ||
+			     ((t->tl_filter & SC_ENG_TL_ONLY) && !(f->node->flags & SC_ENG_NODE_TLIN))))
 		return;
 	if (p >= t->tl_end && !(p = sc_eng_tl_grow(t)))
 		return;

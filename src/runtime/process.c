@@ -241,8 +241,8 @@ void rt_thread_setup(struct sc_eng_thread *t)
 		if (!tpn && ns > rt.clock0_ns + 100000 && tsc > rt.clock0_tsc)
 			tpn = (double)(tsc - rt.clock0_tsc) / (double)(ns - rt.clock0_ns);
 		rt.arena.tl_match = rt.tl_nonly ? tl_match : 0;
-		sc_eng_tl_start(t, (uint64_t)((double)rt.tl_min_ns * (tpn ? tpn : 1.0)), rt.tl_depth,
-				rt.tl_nonly != 0);
+		sc_eng_tl_start(t, (uint64_t)((double)rt.tl_min_ns * (tpn ? tpn : 1.0)), rt.tl_min_ns,
+				rt.tl_depth, rt.tl_nonly != 0);
 	}
 }
 
