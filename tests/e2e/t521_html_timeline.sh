@@ -117,6 +117,9 @@ nice python3 "$E2E_DIR/html_drive.py" known.html \
 	"$(E lanes "$T.lanes()")" \
 	"$(E all "$T.all()")" \
 	"$(E info 'document.getElementById("tl-info").textContent')" \
+	"$(E syscalls "$T.data.meta.syscalls")" \
+	"move:(() => { const d = $T.data, i = d.osWhat.findIndex(w => (w & 3) === 1 && w >= 4); if (i < 0) return null; const l = d.lanes.find(l => l.osOff <= i && i < l.osOff + l.os); $T.setView(d.osStart[i] - 1000, d.osEnd[i] + 1000); return $T.point(l.tid, 'os', (d.osStart[i] + d.osEnd[i]) / 2); })()" \
+	"$(E hover_sys "$HOVER")" \
 	"$(E leaf "$T.calls('leaf')")" \
 	"$(E setview "(() => { const c = $T.calls('leaf')[1]; return $T.setView(c[1] - c[2] / 4, c[1] + c[2] * 1.25) >= 0; })()")" \
 	"move:$T.callPoint('leaf', 1)" "$(E hover_leaf "$HOVER")" \
@@ -278,6 +281,11 @@ def hover_leaf():
     c = a(I + "leaf")[1]
     return a(I + "hover_leaf").startswith("leaf\n") and ("(%s ns)" % format(c[2], ",")) in a(I + "hover_leaf") and ("(%s ns)" % format(c[1], ",")) in a(I + "hover_leaf")
 check("instrumented: hover on the second leaf shows its start and duration to the ns", hover_leaf)
+def sys_ok():
+    names = {str(e["syscall"]): e["name"] for t in R.values() for e in t["events"] if e["kind"] == "os" and e.get("name")}
+    h = a(I + "hover_sys")
+    return a(I + "syscalls") == names and len(names) > 0 and h.startswith("OS: syscall ") and h.split("\n")[0][len("OS: syscall "):] in names.values() or [a(I + "syscalls"), names, h]
+check("instrumented: the system calls' names are the replay's, and a hover on one names it", sys_ok)
 check("instrumented: a click on spin_b selects it in callers/callees and the table",
       lambda: a(I + "click") == ["spin_b", "spin_b"] and errors["i.html"] == [])
 check("instrumented: the page says how many calls, OS events, threads",

@@ -1634,7 +1634,8 @@ function hitText(h) {
   if (h.kind === 'os') {
     const w = TL.osWhat[h.i], sys = Math.floor(w / 4) - 1;
     const dur = TL.osEnd[h.i] - TL.osStart[h.i];
-    return ['OS: ' + OS_CATS[w & 3] + (sys >= 0 ? ' (system call ' + sys + ')' : ''),
+    const sysName = sys >= 0 && TL.meta.syscalls ? TL.meta.syscalls[sys] : undefined;
+    return ['OS: ' + OS_CATS[w & 3] + (sysName ? ' ' + sysName : sys >= 0 ? ' (system call ' + sys + ')' : ''),
       'start: ' + fmtTime(TL.osStart[h.i]) + ' (' + fmtCount(TL.osStart[h.i]) + ' ns)',
       'duration: ' + fmtTime(dur) + ' (' + fmtCount(dur) + ' ns)', thread].join('\n');
   }
