@@ -26,6 +26,7 @@
 static const char export_usage[] =
 	"usage: stackclock export [-i FILE] --format pprof|callgrind|folded|html|chrome [-o OUT]\n"
 	"                         [--value elapsed|application|calls] [--app-time=interval|exact]\n"
+	"                         [--timeline-max N]\n"
 	"\n"
 	"  -i, --input FILE    data file, default stackclock.data\n"
 	"  --format FORMAT     pprof      gzip-compressed profile.proto (go tool pprof,\n"
@@ -34,7 +35,8 @@ static const char export_usage[] =
 	"                      folded     one line per stack (flamegraph.pl, inferno,\n"
 	"                                 speedscope)\n"
 	"                      html       one self-contained page: summary, table,\n"
-	"                                 call tree, flame graph, callers/callees\n"
+	"                                 call tree, flame graph, callers/callees,\n"
+	"                                 the timeline of record --timeline\n"
 	"                      chrome     the timeline (record --timeline) as a Trace\n"
 	"                                 Event Format JSON: Perfetto, chrome://tracing,\n"
 	"                                 speedscope\n"
@@ -43,15 +45,18 @@ static const char export_usage[] =
 	"                      stackclock.trace.json; - for stdout\n"
 	"  --value VALUE       folded, instrumentation: elapsed (default), application\n"
 	"                      or calls (sampling: samples only, no --value)\n"
-	"  --app-time MODE     instrumentation: interval (default) or exact\n";
+	"  --app-time MODE     instrumentation: interval (default) or exact\n"
+	"  --timeline-max N    html, a recording with a timeline: embed the N longest\n"
+	"                      calls (and N OS events, the first N samples); default\n"
+	"                      4000000, about 15 MB of page\n";
 
-enum { OPT_FORMAT = 256, OPT_VALUE, OPT_APP_TIME };
+enum { OPT_FORMAT = 256, OPT_VALUE, OPT_APP_TIME, OPT_TIMELINE_MAX };
 
 struct export_opts {
 	const char *input, *output;
 	const struct exp_format *format;
 	struct exp_options exp;
-	bool value_given, app_time_given;
+	bool value_given, app_time_given, timeline_max_given;
 	const char *value_name;   /* --value as given */
 };
 
@@ -63,6 +68,7 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "value", required_argument, NULL, OPT_VALUE },
 		{ "app-time", required_argument, NULL, OPT_APP_TIME },
+		{ "timeline-max", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -106,6 +112,21 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 			if (cmd_parse_app_time("export", optarg, &o->exp.app_time))
 				return -2;
 			break;
+		case OPT_TIMELINE_MAX: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v == 0 || optarg[0] == '-') {
+				pr_err("export: --timeline-max '%s' is not a number of calls above 0 "
+				       "(e.g. --timeline-max 1000000)", optarg);
+				return -2;
+			}
+			o->exp.timeline_max = v;
+			o->timeline_max_given = true;
+			break;
+		}
 		case 'h':
 			fputs(export_usage, stdout);
 			return 1;
@@ -128,6 +149,10 @@ static int parse_args(int argc, char **argv, struct export_opts *o)
 	}
 	if (o->value_given && o->format != &exp_folded) {
 		pr_err("export: --value applies to --format folded");
+		return -2;
+	}
+	if (o->timeline_max_given && o->format != &exp_html) {
+		pr_err("export: --timeline-max applies to --format html");
 		return -2;
 	}
 	if (!o->output)

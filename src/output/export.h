@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
@@ -36,7 +37,12 @@ enum exp_value {
 struct exp_options {
 	enum exp_value value;
 	enum an_app_time app_time;
+	uint64_t timeline_max;    /* html: most calls (and OS events, samples) of
+				     the timeline embedded; 0: EXP_TIMELINE_MAX */
 };
+
+/* The HTML page's default: the 4,000,000 longest calls (about 15 MB). */
+#define EXP_TIMELINE_MAX 4000000u
 
 struct exp_format {
 	const char *name;         /* --format NAME */

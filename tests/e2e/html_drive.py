@@ -12,6 +12,12 @@ line per step:
     click:EXPR    EXPR gives {x, y}; a real left click there (mouse events)
     press:CSS     scroll the element CSS selects into view and click its middle
     type:TEXT     insert TEXT into the focused element, as typing does
+    move:EXPR     EXPR gives {x, y}; the mouse moves there (no button)
+    wheel:EXPR    EXPR gives {x, y, dy[, dx]}; a mouse wheel turn there
+    drag:EXPR     EXPR gives {x, y, x2, y2}; left button pressed at (x, y),
+                  moved in 5 steps to (x2, y2), released there
+    key:KEY       a key pressed and released on the focused element
+                  (KEY a DOM key name: "ArrowLeft", "+", "0")
     wait:EXPR     poll until EXPR is truthy (at most 20 s)
     shot:FILE     PNG screenshot of the window
     size:WxH      resize the window
@@ -193,6 +199,34 @@ def main():
                         b.send("Input.dispatchMouseEvent", {"type": t, "x": at["x"], "y": at["y"],
                                                             "button": "left", "clickCount": 1})
                     out = {"clicked": True, "x": at["x"], "y": at["y"]}
+            elif kind in ("move", "wheel", "drag"):
+                at = b.evaluate(arg)
+                if not at:
+                    out = {kind: False}
+                elif kind == "move":
+                    b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": at["x"], "y": at["y"]})
+                    out = {kind: True, "x": at["x"], "y": at["y"]}
+                elif kind == "wheel":
+                    b.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": at["x"], "y": at["y"],
+                                                        "deltaX": at.get("dx", 0), "deltaY": at.get("dy", 0)})
+                    out = {kind: True, "x": at["x"], "y": at["y"]}
+                else:
+                    b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": at["x"], "y": at["y"]})
+                    b.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": at["x"], "y": at["y"],
+                                                        "button": "left", "buttons": 1, "clickCount": 1})
+                    for k in range(1, 6):
+                        x = at["x"] + (at["x2"] - at["x"]) * k / 5
+                        y = at["y"] + (at["y2"] - at["y"]) * k / 5
+                        b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y,
+                                                            "button": "left", "buttons": 1})
+                    b.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": at["x2"], "y": at["y2"],
+                                                        "button": "left", "buttons": 0, "clickCount": 1})
+                    out = {kind: True}
+            elif kind == "key":
+                for t in ("keyDown", "keyUp"):
+                    b.send("Input.dispatchKeyEvent", {"type": t, "key": arg,
+                                                      "text": arg if len(arg) == 1 and t == "keyDown" else ""})
+                out = {"key": arg}
             elif kind == "type":
                 b.send("Input.insertText", {"text": arg})
                 out = {"typed": arg}

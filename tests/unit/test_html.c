@@ -10,13 +10,16 @@
  *    the document again (empty and multi-megabyte documents too);
  *  - HTML_EMBED_AUTO switches at HTML_PLAIN_MAX; a failed write is -errno.
  *
- * With arguments it is the small page writer the end-to-end test uses
- * until `stackclock export --format html` exists:
+ * With arguments it is the small page writer the end-to-end tests use:
  *   test_html --write json|gzip|auto IN.json OUT.html
+ *   test_html --write-tl known|sampled|big:N IN.json OUT.html
+ * the second with a synthetic timeline (synth_timeline()) added to the
+ * document IN.json, whose functions it names by name.
  */
 #include "output/html.h"
 #include "analysis/analysis.h"
 #include "output/export.h"
+#include "format/varint.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -390,14 +393,233 @@ static int write_page(const char *mode, const char *in, const char *out)
 	return rc ? 1 : 0;
 }
 
+/*
+ * Synthetic timelines for t521, the values it checks against:
+ *  known: lanes 100/100 "main", 100/101 "worker", 200/200 "child";
+ *    main: main [1,000, 9,001,000) ns; in it compute [2,000, 3,002,000)
+ *    holding 1,000 calls of mix (1,000 ns each, every 3,000 ns from
+ *    2,010), compute [4,000,000, 5,500,000), nap [6,000,000, 8,000,000)
+ *    over a context switch [6,000,100, 7,999,000), and a system call (0)
+ *    [8,500,000, 8,600,000); worker: worker [500,000, 7,500,000) holding
+ *    compute [600,000, 7,000,000); child: main from 0, open at 2,000,000.
+ *  sampled: one lane, 100/100 "main": samples every 1,000,000 ns from 0
+ *    (50 of them) in work, as spans: main [0, 50 ms), work [0, 30 ms),
+ *    idle [30 ms, 50 ms).
+ *  big:N: N calls in 4 lanes (N/4 x 200 ns + 1 ms long): a root per lane;
+ *    under it f0..f7, depth 1 and 2, most a few hundred ns long.
+ */
+enum { F_MAIN, F_COMPUTE, F_MIX, F_NAP, F_WORKER, F_WORK, F_IDLE, F_BIG };
+static const char *const synth_names[] = { "main", "compute", "mix", "nap", "worker", "work", "idle",
+					   "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "root" };
+
+static void synth_name(void *ctx, uint32_t func, const char **name, const char **module)
+{
+	(void)ctx;
+	*name = func < sizeof(synth_names) / sizeof(*synth_names) ? synth_names[func] : "?";
+	*module = func >= F_BIG ? "/bin/big" : "/bin/app";
+}
+
+static struct html_tl *synth_timeline(const char *kind, struct html_tl_info *info)
+{
+	struct html_tl *t = html_tl_new();
+
+	memset(info, 0, sizeof(*info));
+	if (!strcmp(kind, "known")) {
+		html_tl_lane(t, 100, 100, "main");
+		html_tl_call(t, 1000, 9000000, F_MAIN, 0, 0);
+		html_tl_call(t, 2000, 3000000, F_COMPUTE, 1, 0);
+		for (int k = 0; k < 1000; k++)
+			html_tl_call(t, 2010 + 3000 * (uint64_t)k, 1000, F_MIX, 2, 0);
+		html_tl_call(t, 4000000, 1500000, F_COMPUTE, 1, 0);
+		html_tl_call(t, 6000000, 2000000, F_NAP, 1, 0);
+		html_tl_os(t, 6000100, 1998900, 0, -1, 2);
+		html_tl_os(t, 8500000, 100000, 1, 0, 1);
+		html_tl_lane(t, 100, 101, "worker");
+		html_tl_call(t, 500000, 7000000, F_WORKER, 0, 0);
+		html_tl_call(t, 600000, 6400000, F_COMPUTE, 1, HTML_TL_LIBCALL);
+		html_tl_lane(t, 200, 200, "child");
+		html_tl_call(t, 0, 2000000, F_MAIN, 0, HTML_TL_OPEN);
+		info->end_ns = 9001000;
+		info->calls_total = 1007;
+		info->os_total = 2;
+	} else if (!strcmp(kind, "sampled")) {
+		html_tl_lane(t, 100, 100, "main");
+		html_tl_call(t, 0, 50000000, F_MAIN, 0, HTML_TL_SAMPLED);
+		html_tl_call(t, 0, 30000000, F_WORK, 1, HTML_TL_SAMPLED);
+		html_tl_call(t, 30000000, 20000000, F_IDLE, 1, HTML_TL_SAMPLED);
+		for (int k = 0; k < 50; k++)
+			html_tl_sample(t, 1000000 * (uint64_t)k, k < 30 ? F_WORK : F_IDLE, 2);
+		info->sampling = info->sampled_calls = true;
+		info->end_ns = 50000000;
+		info->calls_total = 3;
+		info->samples_total = 50;
+	} else if (!strncmp(kind, "big:", 4)) {
+		uint64_t n = strtoull(kind + 4, NULL, 10), per = n / 4, seed = 42;
+
+		for (uint32_t lane = 0; lane < 4; lane++) {
+			uint64_t t0 = 0, made = 1, span = per * 200 + 1000000;
+			html_tl_lane(t, 300, 300 + lane, "big");
+			html_tl_call(t, 0, span, F_BIG + 8, 0, 0);
+			/* depth-1 calls each holding up to 3 depth-2 calls */
+			while (made < per) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				uint64_t kids = (seed >> 33) % 4, gap = (seed >> 40) % 32, d2 = 60 + (seed >> 20) % 200;
+				uint64_t dur = 40 + kids * (d2 + 10) + (seed >> 50) % 100;
+				uint64_t start = t0 + gap;
+
+				if (start + dur >= span)
+					break;
+				html_tl_call(t, start, dur, F_BIG + (uint32_t)((seed >> 36) % 8), 1, 0);
+				made++;
+				for (uint64_t k = 0; k < kids && made < per; k++, made++)
+					html_tl_call(t, start + 20 + k * (d2 + 10), d2,
+						     F_BIG + (uint32_t)((seed >> (k * 3 + 3)) % 8), 2, 0);
+				t0 = start + dur;
+			}
+			info->calls_total += made;
+		}
+		info->end_ns = per * 200 + 1000000;
+	}
+	info->limit = UINT64_MAX;
+	return t;
+}
+
+static int write_tl_page(const char *kind, const char *in, const char *out)
+{
+	FILE *fi = fopen(in, "r"), *fo;
+	char *json = NULL, *doc = NULL;
+	size_t len = 0, cap = 0, got, dlen = 0;
+	struct html_tl_info info;
+	struct html_tl *t;
+	int rc;
+
+	if (!fi) {
+		fprintf(stderr, "test_html: cannot read %s: %s\n", in, strerror(errno));
+		return 1;
+	}
+	do {
+		if (cap - len < 65536)
+			json = realloc(json, cap = cap * 2 + 65536);
+		got = fread(json + len, 1, cap - len, fi);
+		len += got;
+	} while (got);
+	fclose(fi);
+	while (len && json[len - 1] != '}')
+		len--;
+	if (!len) {
+		fprintf(stderr, "test_html: %s is no JSON object\n", in);
+		return 1;
+	}
+	t = synth_timeline(kind, &info);
+	fi = open_memstream(&doc, &dlen);
+	fwrite(json, 1, len - 1, fi);
+	html_tl_finish(t, fi, &info, synth_name, NULL);
+	fputs("}\n", fi);
+	fclose(fi);
+	fo = fopen(out, "w");
+	if (!fo) {
+		fprintf(stderr, "test_html: cannot write %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	rc = html_write_tl(fo, doc, dlen, HTML_EMBED_AUTO, t);
+	if (fclose(fo) && !rc)
+		rc = -errno;
+	html_tl_free(t);
+	free(json);
+	free(doc);
+	if (rc)
+		fprintf(stderr, "test_html: writing %s: %s\n", out, strerror(-rc));
+	return rc ? 1 : 0;
+}
+
+/*
+ * The timeline's packing (html_timeline.c): the known synthetic timeline
+ * through html_tl_finish() and html_write_tl(): the member's counts, lanes,
+ * function table (in order first met) and system call names; the columns,
+ * read back from the page (base64, gunzip), hold each item's values
+ * (starts as deltas within a lane, depth << 4 | flags).
+ */
+static const char *sys_name(int32_t n)
+{
+	return n == 0 ? "read" : NULL;
+}
+
+static void test_timeline_columns(void)
+{
+	struct html_tl_info info;
+	struct html_tl *t = synth_timeline("known", &info);
+	char *doc = NULL, *text = NULL;
+	size_t dlen = 0, len = 0, raw_len = 0;
+	FILE *f = open_memstream(&doc, &dlen);
+
+	info.syscall_name = sys_name;
+	html_tl_finish(t, f, &info, synth_name, NULL);
+	fclose(f);
+	ok(strstr(doc, "\"calls\": 1007, \"calls_total\": 1007, \"calls_min_ns\": 0, \"os\": 2, \"os_total\": 2, "
+		       "\"samples\": 0, \"samples_total\": 0") != NULL, "timeline member: the counts");
+	ok(strstr(doc, "{\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"calls\": 1004, \"os\": 2, \"samples\": 0},\n"
+		       "      {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"calls\": 2, \"os\": 0, \"samples\": 0}") != NULL,
+	   "timeline member: the lanes and their counts");
+	ok(strstr(doc, "\"funcs\": [\n      [\"main\", \"/bin/app\"],\n      [\"compute\", \"/bin/app\"],\n"
+		       "      [\"mix\", \"/bin/app\"],\n      [\"nap\", \"/bin/app\"],\n      [\"worker\", \"/bin/app\"]\n    ]") != NULL,
+	   "timeline member: functions in the order first met");
+	ok(strstr(doc, "\"syscalls\": {\"0\": \"read\"}}") != NULL, "timeline member: the names of the system calls used");
+
+	f = open_memstream(&text, &len);
+	is_u64((uint64_t)html_write_tl(f, "{}", 2, HTML_EMBED_JSON, t), 0, "html_write_tl");
+	fclose(f);
+	const char *open = strstr(text, "<script id=\"sc-timeline\" type=\"application/octet-stream\" "
+					"data-encoding=\"gzip-base64\">\n");
+	const char *close = open ? strstr(open, "</script>") : NULL;
+	ok(close != NULL, "the page has the timeline element, after the document's");
+	if (!close)
+		goto out;
+	open = strchr(open, '>') + 1;
+	size_t longest;
+	unsigned char *raw = (unsigned char *)gunzip_base64(open, (size_t)(close - open), &raw_len, &longest);
+	struct html_piece cols[HTML_TL_NCOLS];
+	size_t ncols = html_tl_columns(t, cols, HTML_TL_NCOLS), want = 0;
+
+	for (size_t i = 0; i < ncols; i++)
+		want += cols[i].len;
+	ok(raw && raw_len == want, "the element inflates to the 11 columns (%zu bytes)", want);
+	/* column by column: the values of the first lane's first items */
+	const uint8_t *q = raw, *end;
+	uint64_t v[8];
+	bool good = raw != NULL;
+
+	end = q + cols[0].len;
+	for (int i = 0; i < 3 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 1000 && v[1] == 1000 && v[2] == 10, "call starts are deltas in the lane (1000, +1000, +10)");
+	q = raw + cols[0].len + cols[1].len + cols[2].len;
+	end = q + cols[3].len;
+	for (int i = 0; i < 3 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 0 && v[1] == 1 << 4 && v[2] == 2 << 4, "depth << 4 | flags (0, 1, 2)");
+	q = raw + cols[0].len + cols[1].len + cols[2].len + cols[3].len + cols[4].len + cols[5].len;
+	end = q + cols[6].len;
+	for (int i = 0; i < 2 && good; i++)
+		good = !sc_varint_get(&q, end, &v[i]);
+	ok(good && v[0] == 0 && v[1] == (1 | (0 + 1) << 2), "OS: category | (sysno + 1) << 2 (a switch, then read)");
+	free(raw);
+out:
+	free(text);
+	free(doc);
+	html_tl_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "--write"))
 		return write_page(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "--write-tl"))
+		return write_tl_page(argv[2], argv[3], argv[4]);
 	test_template();
 	test_json_embedding();
 	test_gzip_embedding();
 	test_errors();
 	test_export_document();
+	test_timeline_columns();
 	return tap_done();
 }

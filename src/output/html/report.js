@@ -121,6 +121,7 @@ function fmtTime(ns) {
   return (Number.isInteger(ns) ? String(ns) : ns.toFixed(1)) + ' ns';
 }
 const fmtCount = (v) => Math.round(v).toLocaleString('en-US');
+const plural = (n, what) => fmtCount(n) + ' ' + what + (n === 1 ? '' : 's');
 const fmtPct = (p) => (isFinite(p) ? p.toFixed(1) + '%' : '-');
 function fmtKind(kind, v) {
   if (typeof v !== 'number') return v === undefined || v === null ? '' : String(v);
@@ -1154,7 +1155,590 @@ function select(fid) {
     [ccName(e.key).name, e.values, e.calls]));
   for (const tr of $('functions').tBodies[0].rows)
     tr.classList.toggle('selected', Number(tr.dataset.fid) === fid);
+  if (TL) tlRedraw();
   return r;
+}
+
+/* ---- the timeline (SPEC section 12) -------------------------------------- */
+
+/*
+ * The recording's calls in order, one lane per thread: its calls as a flame
+ * chart over time (a row per depth), its OS events in a thin band, its
+ * samples as ticks.  The page carries them as varint columns (the document's
+ * "timeline" says what each holds, docs/html-report.md); they are decoded
+ * once into per-row arrays: a lane's calls at one depth never overlap, so a
+ * row sorted by start is sorted by end too, and the calls in view are found
+ * by binary search.  Drawing decimates: a call narrower than a pixel is
+ * merged with its neighbours into one filled span, and the calls that end
+ * within that pixel are skipped by binary search, so a frame costs about
+ * one step per pixel and row, whatever the number of calls.
+ */
+const TL_AXIS = 22, TL_HEAD = 17, TL_OS = 5, TL_TICKS = 8, TL_ROW = 16, TL_GAP = 8;
+const TL_MAX_ROWS = 64, TL_MIN_SPAN = 50, TL_BOX_H = 560;
+const OS_CATS = ['switch', 'syscall', 'fault', 'other'];
+const OS_COLORS = ['#8e24aa', '#e65100', '#c62828', '#546e7a'];
+let TL = null;           /* the decoded timeline, or null */
+const TV = { v0: 0, v1: 1, drag: null, dragged: false, hoverKey: '', colors: [] };
+
+function b64bytes(text) {
+  /* both skip the line breaks */
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+  const bin = atob(text);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return bytes;
+}
+
+/* The unsigned LEB128 values of bytes[off, off + len) into out (a typed
+ * array of their number): one tight loop, what 40 M values need. */
+function varints(bytes, off, len, out, what) {
+  let p = off;
+  const end = off + len, n = out.length;
+  for (let i = 0; i < n; i++) {
+    let b = p < end ? bytes[p++] : 256;
+    if (b < 128) { out[i] = b; continue; }
+    let v = b & 127, mul = 128;
+    do {
+      b = p < end ? bytes[p++] : 256;
+      v += (b & 127) * mul;
+      mul *= 128;
+    } while (b >= 128 && b < 256);
+    if (b === 256) throw new Error('the timeline\u2019s ' + what + ' column ends early');
+    out[i] = v;
+  }
+  if (p !== end) throw new Error('the timeline\u2019s ' + what + ' column is longer than its items');
+  return out;
+}
+
+async function readTimeline(b, meta, mark) {
+  const node = $('sc-timeline');
+  if (!node) throw new Error('the page has no timeline data (no sc-timeline element)');
+  if (meta.encoding !== 'varint-columns-1' || node.dataset.encoding !== 'gzip-base64')
+    throw new Error('unknown timeline encoding "' + meta.encoding + '"');
+  if (typeof DecompressionStream !== 'function')
+    throw new Error('this browser cannot decompress the timeline (no DecompressionStream)');
+  const stream = new Blob([b64bytes(node.textContent)]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  mark('timeline inflated');
+  const cols = meta.columns, off = [0];
+  if (!Array.isArray(cols) || cols.length !== 11) throw new Error('the timeline has no 11 columns');
+  for (const c of cols) off.push(off[off.length - 1] + c);
+  if (off[11] !== bytes.length)
+    throw new Error('the timeline\u2019s columns add up to ' + off[11] + ' bytes, the data has ' + bytes.length);
+  const col = (k, out, what) => varints(bytes, off[k], cols[k], out, what);
+  /* the page's function ids (shared with the table, tree and flame graph) */
+  const fids = Int32Array.from(meta.funcs || [], (f) => b.intern(f[0], f[1]));
+  const mapFids = (a) => {
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] >= fids.length) throw new Error('a timeline item names function ' + a[i] + ' of ' + fids.length);
+      a[i] = fids[a[i]];
+    }
+    return a;
+  };
+  const lanes = (meta.lanes || []).map((l) => ({
+    pid: l.pid, tid: l.tid, name: l.name, calls: num(l.calls), os: num(l.os), samples: num(l.samples),
+    rows: 0, rowBase: 0, deep: 0, maxDepth: -1, scope: -1,
+  }));
+  const sum = (k) => lanes.reduce((s, l) => s + l[k], 0);
+  const nc = sum('calls'), no = sum('os'), ns = sum('samples');
+  if (nc !== meta.calls || no !== meta.os || ns !== meta.samples)
+    throw new Error('the timeline\u2019s lanes do not add up to its counts');
+  /* Starts are deltas within a lane: summed up, lane by lane. */
+  const starts = (a, k) => {
+    let i = 0;
+    for (const l of lanes) {
+      let t = 0;
+      for (const e = i + l[k]; i < e; i++) a[i] = t += a[i];
+    }
+    return a;
+  };
+
+  /* Calls: rows (lane, depth) from the depths, then each column put in
+   * place, a row's calls contiguous in order of start. */
+  const dest = col(3, new Int32Array(nc), 'depth');
+  const flagsIn = new Uint8Array(nc);
+  let nrows = 0, i0 = 0;
+  for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      const d = dest[i] >>> 4;
+      flagsIn[i] = dest[i] & 15;
+      dest[i] = d;
+      if (d > l.maxDepth) l.maxDepth = d;
+    }
+    l.rowBase = nrows;
+    l.rows = Math.min(l.maxDepth + 1, TL_MAX_ROWS);
+    nrows += l.rows;
+    i0 += l.calls;
+  }
+  const rowOff = new Int32Array(nrows + 1);
+  i0 = 0;
+  for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      if (dest[i] < TL_MAX_ROWS) rowOff[l.rowBase + dest[i] + 1]++;
+      else l.deep++;
+    }
+    i0 += l.calls;
+  }
+  for (let r = 0; r < nrows; r++) rowOff[r + 1] += rowOff[r];
+  const shown = rowOff[nrows], fill = Int32Array.from(rowOff.subarray(0, nrows));
+  const flags = new Uint8Array(shown);
+  i0 = 0;
+  for (const l of lanes) {
+    for (let i = i0; i < i0 + l.calls; i++) {
+      if (dest[i] >= TL_MAX_ROWS) { dest[i] = -1; continue; }
+      const j = fill[l.rowBase + dest[i]]++;
+      dest[i] = j;
+      flags[j] = flagsIn[i];
+    }
+    i0 += l.calls;
+  }
+  const start = new Float64Array(shown), end = new Float64Array(shown), fn = new Int32Array(shown);
+  let tmp = starts(col(0, new Float64Array(nc), 'call start'), 'calls');
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) start[dest[i]] = tmp[i];
+  tmp = col(1, tmp, 'call duration');
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) end[dest[i]] = start[dest[i]] + tmp[i];
+  tmp = mapFids(col(2, new Int32Array(nc), 'call function'));
+  for (let i = 0; i < nc; i++) if (dest[i] >= 0) fn[dest[i]] = tmp[i];
+  tmp = null;
+  mark('timeline calls');
+
+  /* OS events: one band per lane, sorted by start; may overlap (a fault in
+   * a system call), so a running maximum of ends is searched. */
+  const osStart = starts(col(4, new Float64Array(no), 'OS start'), 'os');
+  const osEnd = col(5, new Float64Array(no), 'OS duration'), osMax = new Float64Array(no);
+  i0 = 0;
+  for (const l of lanes) {
+    let mx = 0;
+    for (let i = i0; i < i0 + l.os; i++) {
+      osEnd[i] += osStart[i];
+      osMax[i] = mx = Math.max(mx, osEnd[i]);
+    }
+    i0 += l.os;
+  }
+  const osWhat = col(6, new Int32Array(no), 'OS category'), osDepth = col(7, new Int32Array(no), 'OS depth');
+  /* samples: ticks */
+  const smpTime = starts(col(8, new Float64Array(ns), 'sample time'), 'samples');
+  const smpFn = mapFids(col(9, new Int32Array(ns), 'sample function'));
+  const smpDepth = col(10, new Int32Array(ns), 'sample depth');
+  /* each lane's thread in the selector (10,000 threads: a map, not a search) */
+  const threadIx = new Map();
+  b.threads.forEach((th, k) => threadIx.set(th.pid + ':' + th.tid, k));
+  let o = 0, s = 0;
+  for (const l of lanes) {
+    l.osOff = o; o += l.os;
+    l.smpOff = s; s += l.samples;
+    const k = threadIx.get(l.pid + ':' + l.tid);
+    l.scope = k === undefined ? -1 : k;
+  }
+  let endNs = num(meta.end_ns);
+  for (let r = 0; r < nrows; r++) if (rowOff[r + 1] > rowOff[r]) endNs = Math.max(endNs, end[rowOff[r + 1] - 1]);
+  for (let i = 0; i < no; i++) endNs = Math.max(endNs, osEnd[i]);
+  if (ns) endNs = Math.max(endNs, smpTime[ns - 1]);
+  mark('timeline decoded');
+  return {
+    meta, lanes, rowOff, start, end, fn, flags, shown, nc,
+    osStart, osEnd, osMax, osWhat, osDepth, smpTime, smpFn, smpDepth,
+    pids: new Set(lanes.map((l) => l.pid)).size, endNs: Math.max(endNs, 1), visible: lanes.map((_, k) => k), laneY: [], height: 0,
+  };
+}
+
+/* First index in [a, b) whose arr value is above t (arr sorted). */
+function above(arr, a, b, t) {
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (arr[m] > t) b = m; else a = m + 1;
+  }
+  return a;
+}
+
+function laneHeight(l) {
+  return TL_HEAD + (l.os ? TL_OS + 1 : 0) + (l.samples ? TL_TICKS + 1 : 0) + l.rows * TL_ROW + TL_GAP;
+}
+
+/* The lanes of the threads shown ("show:" selector), their offsets. */
+function tlLayout(keep) {
+  TL.visible = [];
+  TL.laneY = [];
+  let y = 0;
+  TL.lanes.forEach((l, k) => {
+    if (keep && !(l.scope >= 0 && keep[l.scope])) return;
+    TL.visible.push(k);
+    TL.laneY.push(y);
+    y += laneHeight(l);
+  });
+  TL.height = y;
+  TL.laneYs = Float64Array.from(TL.laneY);
+  const view = Math.min(TL_BOX_H, TL_AXIS + y);
+  $('tl').style.height = view + 'px';
+  $('tl-box').style.height = view + 'px';
+  $('tl-spacer').style.height = Math.max(0, TL_AXIS + y - view) + 'px';
+}
+
+function funcColor(f) {
+  let c = TV.colors[f];
+  if (!c) {
+    const fu = M.funcs[f];
+    c = TV.colors[f] = 'hsl(' + (hue(fu.name) % 55) + ',85%,' + (58 + (hue(fu.module) % 12)) + '%)';
+  }
+  return c;
+}
+
+/* A round step of about px pixels on the axis: 1, 2 or 5 times a power of 10. */
+function axisStep(scale, px) {
+  const raw = px / scale, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+/* t in the unit of mag (the view's end: one unit along the axis), with
+ * the decimals step needs: 250.0005 ms for a 500 ns step at 250 ms. */
+function axisLabel(t, step, mag) {
+  const units = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
+  const [u, name] = units.find(([v]) => mag >= v) || units[3];
+  const dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
+  return (t / u).toFixed(Math.min(dec, 9)) + ' ' + name;
+}
+
+/* One frame: the lanes in view, decimated; its time in ms. */
+function drawTimeline() {
+  if (!TL) return 0;
+  const t0 = performance.now();
+  const canvas = $('tl'), box = $('tl-box');
+  const width = Math.max(200, box.clientWidth - 2), height = parseFloat(canvas.style.height) || 100;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.style.width = width + 'px';
+  canvas.width = Math.round(width * dpr);
+  canvas.height = Math.round(height * dpr);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.font = '11px ui-monospace, Menlo, Consolas, monospace';
+  ctx.textBaseline = 'middle';
+  const charW = ctx.measureText('m').width || 7;
+  const v0 = TV.v0, v1 = TV.v1, scale = width / (v1 - v0), top = box.scrollTop;
+  const sel = S.selected;
+  let boxes = 0, merged = 0, inView = 0;
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, width, height);
+
+  /* A run of calls narrower than a pixel, drawn as one span. */
+  let runX0 = 0, runX1 = -1, runY = 0;
+  const flush = () => {
+    if (runX1 < 0) return;
+    ctx.fillStyle = '#9aa5b4';
+    ctx.fillRect(runX0, runY, runX1 - runX0, TL_ROW - 2);
+    merged++;
+    runX1 = -1;
+  };
+  const S0 = TL.start, E0 = TL.end, F0 = TL.fn, FL0 = TL.flags;
+  for (let v = 0; v < TL.visible.length; v++) {
+    const l = TL.lanes[TL.visible[v]];
+    let y = TL_AXIS + TL.laneY[v] - top;
+    const h = laneHeight(l);
+    if (y + h < TL_AXIS || y > height) continue;
+    ctx.fillStyle = v % 2 ? '#f7f7f9' : '#fdfdfd';
+    ctx.fillRect(0, y, width, h - TL_GAP / 2);
+    ctx.fillStyle = '#333';
+    let head = 'thread ' + l.tid + (l.name ? ' ' + l.name : '') + (TL.pids > 1 && l.pid !== l.tid ? '  (process ' + l.pid + ')' : '') +
+      '  \u00b7  ' + plural(l.calls, TL.meta.sampled_calls ? 'span' : 'call');
+    if (l.os) head += ', ' + plural(l.os, 'OS event');
+    if (l.samples) head += ', ' + plural(l.samples, 'sample');
+    if (l.deep) head += '; ' + fmtCount(l.deep) + ' calls deeper than ' + TL_MAX_ROWS + ' not drawn';
+    ctx.fillText(head, 4, y + TL_HEAD / 2);
+    y += TL_HEAD;
+    if (l.os) {
+      const a = l.osOff, b = l.osOff + l.os;
+      let i = above(TL.osMax, a, b, v0), lastPx = -2;
+      for (; i < b && TL.osStart[i] < v1; i++) {
+        if (TL.osEnd[i] <= v0) continue;
+        const x0 = (TL.osStart[i] - v0) * scale, x1 = (TL.osEnd[i] - v0) * scale;
+        if (x1 - x0 < 1 && Math.floor(x0) === lastPx) continue;
+        lastPx = Math.floor(x0);
+        ctx.fillStyle = OS_COLORS[TL.osWhat[i] & 3];
+        ctx.fillRect(Math.max(x0, -1), y, Math.max(Math.min(x1, width + 1) - Math.max(x0, -1), 1), TL_OS);
+      }
+      y += TL_OS + 1;
+    }
+    if (l.samples) {
+      const a = l.smpOff, b = l.smpOff + l.samples;
+      let lastPx = -2;
+      ctx.fillStyle = '#37474f';
+      for (let i = above(TL.smpTime, a, b, v0 - 1e-9); i < b && TL.smpTime[i] <= v1; i++) {
+        const px = Math.floor((TL.smpTime[i] - v0) * scale);
+        if (px === lastPx) continue;
+        lastPx = px;
+        ctx.fillRect(px, y, 1, TL_TICKS);
+      }
+      y += TL_TICKS + 1;
+    }
+    for (let r = 0; r < l.rows; r++, y += TL_ROW) {
+      if (y + TL_ROW < TL_AXIS || y > height) continue;
+      const a = TL.rowOff[l.rowBase + r], b = TL.rowOff[l.rowBase + r + 1];
+      let i = above(E0, a, b, v0);
+      const first = i;
+      runX1 = -1;
+      runY = y;
+      while (i < b && S0[i] < v1) {
+        const x0 = (S0[i] - v0) * scale, x1 = (E0[i] - v0) * scale;
+        if (x1 - x0 >= 1) {
+          flush();
+          const bx = Math.max(x0, -1), bw = Math.min(x1, width + 1) - bx, f = F0[i];
+          ctx.fillStyle = funcColor(f);
+          ctx.fillRect(bx, y, Math.max(bw - 0.5, 0.5), TL_ROW - 2);
+          if (f === sel) {
+            ctx.strokeStyle = '#111';
+            ctx.lineWidth = 2;
+            ctx.strokeRect(bx + 1, y + 1, Math.max(bw - 2.5, 0.5), TL_ROW - 4);
+          }
+          if (FL0[i] & 1) {       /* had not returned: a dashed end */
+            ctx.fillStyle = '#b00020';
+            ctx.fillRect(Math.min(x1, width) - 2, y, 2, TL_ROW - 2);
+          }
+          if (bw > 3 * charW) {
+            const name = M.funcs[f].name, fit = Math.floor((bw - 6) / charW);
+            ctx.fillStyle = '#222';
+            ctx.fillText(name.length > fit ? name.slice(0, Math.max(fit - 1, 1)) + '\u2026' : name,
+              Math.max(bx, 0) + 3, y + (TL_ROW - 2) / 2);
+          }
+          boxes++;
+          i++;
+        } else {
+          const px = Math.floor(x0);
+          if (runX1 >= 0 && px <= runX1) runX1 = Math.max(runX1, px + 1);
+          else { flush(); runX0 = px; runX1 = px + 1; }
+          /* the calls that end within this pixel are in this span too */
+          const tNext = v0 + (px + 1) / scale;
+          i = i + 1 < b && E0[i + 1] < tNext ? above(E0, i + 1, b, tNext) : i + 1;
+        }
+      }
+      flush();
+      inView += i - first;
+    }
+  }
+  /* the axis, over the lanes */
+  ctx.fillStyle = '#f0f0f0';
+  ctx.fillRect(0, 0, width, TL_AXIS);
+  ctx.strokeStyle = '#bbb';
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(0, TL_AXIS - 0.5);
+  ctx.lineTo(width, TL_AXIS - 0.5);
+  ctx.stroke();
+  const step = axisStep(scale, 110);
+  ctx.fillStyle = '#444';
+  for (let tk = Math.ceil(v0 / step) * step; tk <= v1; tk += step) {
+    const x = Math.round((tk - v0) * scale) + 0.5;
+    ctx.fillRect(x - 0.5, TL_AXIS - 6, 1, 6);
+    ctx.fillText(axisLabel(tk, step, v1), x + 3, TL_AXIS / 2 - 1);
+  }
+  const ms = performance.now() - t0;
+  const d = canvas.dataset;
+  d.view = v0 + ',' + v1;
+  d.boxes = boxes;
+  d.merged = merged;
+  d.inView = inView;
+  d.frameMs = ms.toFixed(1);
+  const fine = axisStep(scale, 10);
+  $('tl-range').textContent = 'showing ' + axisLabel(v0, fine, v1) + ' \u2013 ' + axisLabel(v1, fine, v1) +
+    ' (' + fmtTime(v1 - v0) + ') of ' + fmtTime(TL.endNs) +
+    ' (' + plural(boxes, TL.meta.sampled_calls ? 'span' : 'call') + ' drawn, ' + plural(merged, 'grey span') + ' of calls narrower than a pixel)';
+  return ms;
+}
+
+let tlFrame = 0;
+function tlRedraw() {
+  if (!tlFrame) tlFrame = requestAnimationFrame(() => { tlFrame = 0; drawTimeline(); });
+}
+
+function setView(v0, v1) {
+  const endNs = TL.endNs;
+  let span = Math.max(TL_MIN_SPAN, Math.min(v1 - v0, endNs));
+  if (!(span > 0)) span = endNs;
+  v0 = Math.min(Math.max(0, v0), endNs - span);
+  TV.v0 = v0;
+  TV.v1 = v0 + span;
+  tlRedraw();
+}
+
+function zoomAt(factor, x) {
+  const width = $('tl').clientWidth || 1, span = TV.v1 - TV.v0;
+  const t = TV.v0 + (x / width) * span, ns = span * factor;
+  setView(t - (x / width) * ns, t - (x / width) * ns + ns);
+}
+
+/* What lies under (x, y) of the canvas: {kind: 'call'|'os'|'sample', ...}. */
+function tlHit(x, y) {
+  const canvas = $('tl'), width = canvas.clientWidth || 1;
+  const scale = width / (TV.v1 - TV.v0), t = TV.v0 + x / scale, tol = 2 / scale;
+  const yy = y - TL_AXIS + $('tl-box').scrollTop;
+  if (y < TL_AXIS) return null;
+  const v = above(TL.laneYs, 0, TL.laneYs.length, yy) - 1;
+  if (v < 0) return null;
+  const k = TL.visible[v], l = TL.lanes[k];
+  let ly = yy - TL.laneY[v] - TL_HEAD;
+  if (ly < 0) return null;
+  if (l.os) {
+    if (ly < TL_OS + 1) {
+      const a = l.osOff, b = a + l.os;
+      let best = -1, dist = tol;
+      for (let i = above(TL.osMax, a, b, t - tol); i < b && TL.osStart[i] <= t + tol; i++) {
+        const dd = t < TL.osStart[i] ? TL.osStart[i] - t : t > TL.osEnd[i] ? t - TL.osEnd[i] : 0;
+        if (dd <= dist) { best = i; dist = dd; }
+      }
+      return best < 0 ? null : { kind: 'os', lane: k, i: best };
+    }
+    ly -= TL_OS + 1;
+  }
+  if (l.samples) {
+    if (ly < TL_TICKS + 1) {
+      const a = l.smpOff, b = a + l.samples;
+      let i = above(TL.smpTime, a, b, t) - 1;
+      if (i + 1 < b && (i < a || TL.smpTime[i + 1] - t < t - TL.smpTime[i])) i++;
+      return i >= a && Math.abs(TL.smpTime[i] - t) <= tol ? { kind: 'sample', lane: k, i } : null;
+    }
+    ly -= TL_TICKS + 1;
+  }
+  const r = Math.floor(ly / TL_ROW);
+  if (r >= l.rows) return null;
+  const a = TL.rowOff[l.rowBase + r], b = TL.rowOff[l.rowBase + r + 1];
+  let i = above(TL.end, a, b, t);
+  if (!(i < b && TL.start[i] <= t)) {
+    /* between calls: the nearest within two pixels */
+    const before = i - 1 >= a && t - TL.end[i - 1] <= tol ? t - TL.end[i - 1] : Infinity;
+    const after = i < b && TL.start[i] - t <= tol ? TL.start[i] - t : Infinity;
+    if (before === Infinity && after === Infinity) return null;
+    i = before <= after ? i - 1 : i;
+  }
+  /* calls in the same pixel (when it is narrower) */
+  let inPixel = 1;
+  if ((TL.end[i] - TL.start[i]) * scale < 1) {
+    const p0 = TV.v0 + Math.floor((TL.start[i] - TV.v0) * scale) / scale;
+    inPixel = above(TL.start, a, b, p0 + 1 / scale) - above(TL.end, a, b, p0);
+  }
+  return { kind: 'call', lane: k, i, depth: r, inPixel };
+}
+
+function hitText(h) {
+  const l = TL.lanes[h.lane], thread = 'thread ' + l.tid + (l.name ? ' ' + l.name : '');
+  if (h.kind === 'call') {
+    const f = M.funcs[TL.fn[h.i]], fl = TL.flags[h.i], dur = TL.end[h.i] - TL.start[h.i];
+    const lines = [f.name, f.module || '(no module)',
+      'start: ' + fmtTime(TL.start[h.i]) + ' (' + fmtCount(TL.start[h.i]) + ' ns)',
+      (fl & 8 ? 'samples span: ~' : 'duration: ') + fmtTime(dur) + ' (' + fmtCount(dur) + ' ns)',
+      'depth ' + h.depth + ', ' + thread];
+    if (fl & 1) lines.push('had not returned when the thread ended');
+    if (fl & 2) lines.push('closed by a repair (its exit was not seen)');
+    if (fl & 4) lines.push('a call into another module');
+    if (h.inPixel > 1) lines.push(fmtCount(h.inPixel) + ' calls in this pixel: zoom in to see them apart');
+    return lines.join('\n');
+  }
+  if (h.kind === 'os') {
+    const w = TL.osWhat[h.i], sys = Math.floor(w / 4) - 1;
+    const dur = TL.osEnd[h.i] - TL.osStart[h.i];
+    const sysName = sys >= 0 && TL.meta.syscalls ? TL.meta.syscalls[sys] : undefined;
+    return ['OS: ' + OS_CATS[w & 3] + (sysName ? ' ' + sysName : sys >= 0 ? ' (system call ' + sys + ')' : ''),
+      'start: ' + fmtTime(TL.osStart[h.i]) + ' (' + fmtCount(TL.osStart[h.i]) + ' ns)',
+      'duration: ' + fmtTime(dur) + ' (' + fmtCount(dur) + ' ns)', thread].join('\n');
+  }
+  const f = M.funcs[TL.smpFn[h.i]];
+  return ['sample in ' + f.name, f.module || '(no module)',
+    'time: ' + fmtTime(TL.smpTime[h.i]) + ' (' + fmtCount(TL.smpTime[h.i]) + ' ns)',
+    'stack depth ' + TL.smpDepth[h.i] + ', ' + thread].join('\n');
+}
+
+function hitFid(h) {
+  return h.kind === 'call' ? TL.fn[h.i] : h.kind === 'sample' ? TL.smpFn[h.i] : -1;
+}
+
+function setupTimeline() {
+  const canvas = $('tl'), box = $('tl-box'), tip = $('tooltip');
+  const local = (ev) => {
+    const r = canvas.getBoundingClientRect();
+    return [ev.clientX - r.left, ev.clientY - r.top];
+  };
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    if (ev.shiftKey) { box.scrollTop += ev.deltaY; return; }
+    const [x] = local(ev), width = canvas.clientWidth || 1;
+    if (Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+      const d = (ev.deltaX / width) * (TV.v1 - TV.v0);
+      setView(TV.v0 + d, TV.v1 + d);
+    } else {
+      zoomAt(Math.exp(ev.deltaY * 0.002), x);
+    }
+  }, { passive: false });
+  canvas.addEventListener('mousedown', (ev) => {
+    if (ev.button !== 0) return;
+    TV.drag = { x: ev.clientX, y: ev.clientY, v0: TV.v0, v1: TV.v1, top: box.scrollTop };
+    TV.dragged = false;
+    canvas.focus();
+  });
+  window.addEventListener('mousemove', (ev) => {
+    const g = TV.drag;
+    if (!g) return;
+    const dx = ev.clientX - g.x, dy = ev.clientY - g.y;
+    if (Math.abs(dx) + Math.abs(dy) > 3) TV.dragged = true;
+    if (!TV.dragged) return;
+    const d = (-dx / (canvas.clientWidth || 1)) * (g.v1 - g.v0);
+    setView(g.v0 + d, g.v1 + d);
+    box.scrollTop = g.top - dy;
+    tip.hidden = true;
+  });
+  window.addEventListener('mouseup', () => { TV.drag = null; });
+  canvas.addEventListener('mousemove', (ev) => {
+    if (TV.drag && TV.dragged) return;
+    const [x, y] = local(ev), h = tlHit(x, y);
+    const d = canvas.dataset;
+    if (!h) { tip.hidden = true; d.hover = ''; return; }
+    tip.textContent = hitText(h);
+    tip.hidden = false;
+    tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + 'px';
+    tip.style.top = ev.clientY + 16 + 'px';
+    d.hover = tip.textContent;
+  });
+  canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+  canvas.addEventListener('click', (ev) => {
+    if (TV.dragged) return;
+    const [x, y] = local(ev), h = tlHit(x, y);
+    const f = h ? hitFid(h) : -1;
+    if (f >= 0) { select(f); drawTimeline(); }
+  });
+  canvas.addEventListener('keydown', (ev) => {
+    const span = TV.v1 - TV.v0, w = canvas.clientWidth || 1;
+    switch (ev.key) {
+    case 'ArrowLeft': case 'a': setView(TV.v0 - span / 8, TV.v1 - span / 8); break;
+    case 'ArrowRight': case 'd': setView(TV.v0 + span / 8, TV.v1 + span / 8); break;
+    case '+': case '=': case 'w': zoomAt(1 / 1.5, w / 2); break;
+    case '-': case 's': zoomAt(1.5, w / 2); break;
+    case '0': case 'Home': setView(0, TL.endNs); break;
+    case 'ArrowUp': box.scrollTop -= 3 * TL_ROW; break;
+    case 'ArrowDown': box.scrollTop += 3 * TL_ROW; break;
+    default: return;
+    }
+    ev.preventDefault();
+  });
+  box.addEventListener('scroll', tlRedraw);
+  $('tl-in').addEventListener('click', () => zoomAt(1 / 1.5, (canvas.clientWidth || 1) / 2));
+  $('tl-out').addEventListener('click', () => zoomAt(1.5, (canvas.clientWidth || 1) / 2));
+  $('tl-all').addEventListener('click', () => setView(0, TL.endNs));
+  window.addEventListener('resize', tlRedraw);
+}
+
+/* The section's words: what is in it and what was left out. */
+function timelineInfo() {
+  const m = TL.meta, parts = [];
+  const what = m.sampled_calls ? 'spans of consecutive samples with the same frame' : 'calls';
+  parts.push(fmtCount(m.calls) + ' ' + what + ', ' + fmtCount(m.os) + ' OS events, ' + fmtCount(m.samples) +
+    ' samples in ' + fmtCount(TL.lanes.length) + ' threads over ' + fmtTime(TL.endNs) + '.');
+  if (m.calls < m.calls_total)
+    parts.push('The page holds the ' + fmtCount(m.calls) + ' longest of ' + fmtCount(m.calls_total) +
+      ' calls (its limit, export --timeline-max): calls shorter than ' + fmtTime(m.calls_min_ns) + ' are left out.');
+  if (m.os < m.os_total) parts.push('Likewise the ' + fmtCount(m.os) + ' longest of ' + fmtCount(m.os_total) + ' OS events.');
+  if (m.samples < m.samples_total) parts.push('And the first ' + fmtCount(m.samples) + ' of ' + fmtCount(m.samples_total) + ' samples.');
+  if (m.dropped) parts.push('The recording\u2019s timeline was full: ' + fmtCount(m.dropped) + ' events were not kept (record --timeline=SIZE).');
+  if (m.filtered) parts.push(fmtCount(m.filtered) + ' calls were left out by record\u2019s --min-time, --depth or --only.');
+  if (m.damaged) parts.push(fmtCount(m.damaged) + ' items could not be read (damaged records).');
+  if (TL.shown < TL.nc) parts.push(fmtCount(TL.nc - TL.shown) + ' calls deeper than ' + TL_MAX_ROWS + ' levels are not drawn.');
+  return parts.join(' ');
 }
 
 /* ---- the thread and process selector ------------------------------------ */
@@ -1236,6 +1820,7 @@ function setScope(scope) {
   renderTree();
   if (S.search) search(S.search); else drawFlame();
   if (S.selected >= 0) select(S.selected);
+  if (TL) { tlLayout(keep); tlRedraw(); }
   const info = $('scope-info');
   info.textContent = keep ? 'showing ' + $('scope').selectedOptions[0].textContent +
     ' of the session (percentages are of the whole session)' : '';
@@ -1297,6 +1882,14 @@ async function main() {
   mark('start');
   const data = await readData(mark);
   B = buildBase(data);
+  let tlError = null;
+  if (data.timeline) {
+    try {
+      TL = await readTimeline(B, data.timeline, mark);
+    } catch (err) {
+      tlError = err && err.message ? err.message : String(err);
+    }
+  }
   M = buildView(B, null);
   mark('model');
   document.body.dataset.method = M.method;
@@ -1314,6 +1907,22 @@ async function main() {
   setupScope();
   $('status').hidden = true;
   $('main').hidden = false;
+  if (TL || tlError) {
+    $('tl-section').hidden = false;
+    if (tlError) {
+      $('tl-info').textContent = 'The timeline could not be shown: ' + tlError;
+      $('tl-info').className = 'status error';
+      $('tl-section').dataset.error = tlError;
+    } else {
+      $('tl-info').textContent = timelineInfo();
+      tlLayout(null);
+      setupTimeline();
+      TV.v0 = 0;
+      TV.v1 = TL.endNs;
+      drawTimeline();
+      mark('timeline drawn');
+    }
+  }
   if (M.method === 'instrumentation') {
     $('metric').hidden = false;
     for (const label of document.querySelectorAll('#metric .shares'))
@@ -1335,7 +1944,7 @@ async function main() {
 }
 
 const byName = (name) => M.funcs.findIndex((f) => f.name === name);
-window.stackclock = {
+const stackclock = window.stackclock = {
   get model() { return M; },
   functionRows: () => deriveFunctionRows(M),
   /* the function table's rows (all of them, values as the page has them) */
@@ -1359,6 +1968,71 @@ window.stackclock = {
     return false;
   },
   resetZoom: () => zoom(-1),
+  timeline: {
+    get data() { return TL; },
+    /* the lanes shown: [tid, pid, name, calls, OS events, samples, rows] */
+    lanes: () => TL.visible.map((k) => { const l = TL.lanes[k]; return [l.tid, l.pid, l.name, l.calls, l.os, l.samples, l.rows]; }),
+    view: () => [TV.v0, TV.v1],
+    setView: (v0, v1) => { setView(v0, v1); return drawTimeline(); },
+    /* one frame drawn now: its time in ms */
+    draw: () => drawTimeline(),
+    /* every call of a function (by name): [tid, start, duration, depth, flags] in lane and start order */
+    calls: (name) => {
+      const f = byName(name), out = [];
+      TL.lanes.forEach((l) => {
+        const list = [];
+        for (let r = 0; r < l.rows; r++)
+          for (let i = TL.rowOff[l.rowBase + r]; i < TL.rowOff[l.rowBase + r + 1]; i++)
+            if (TL.fn[i] === f) list.push([l.tid, TL.start[i], TL.end[i] - TL.start[i], r, TL.flags[i]]);
+        list.sort((a, b) => a[1] - b[1]);
+        out.push(...list);
+      });
+      return out;
+    },
+    /* every call: [tid, start, duration, depth, flags, name, module], by lane, row, start */
+    all: () => {
+      const out = [];
+      TL.lanes.forEach((l) => {
+        for (let r = 0; r < l.rows; r++)
+          for (let i = TL.rowOff[l.rowBase + r]; i < TL.rowOff[l.rowBase + r + 1]; i++)
+            out.push([l.tid, TL.start[i], TL.end[i] - TL.start[i], r, TL.flags[i], M.funcs[TL.fn[i]].name,
+              M.funcs[TL.fn[i]].module]);
+      });
+      return out;
+    },
+    /* a lane's samples: [time, function name, depth] */
+    samples: (tid) => {
+      const l = TL.lanes.find((x) => x.tid === tid);
+      const out = [];
+      if (l) for (let i = l.smpOff; i < l.smpOff + l.samples; i++) out.push([TL.smpTime[i], M.funcs[TL.smpFn[i]].name, TL.smpDepth[i]]);
+      return out;
+    },
+    /* client coordinates of time t in lane tid's band: "os", "ticks" or a
+     * depth (the lane scrolled into view), or null */
+    point: (tid, band, t) => {
+      const v = TL.visible.findIndex((j) => TL.lanes[j].tid === tid);
+      if (v < 0) return null;
+      const l = TL.lanes[TL.visible[v]], canvas = $('tl'), box = $('tl-box');
+      canvas.scrollIntoView({ block: 'start' });
+      let y = TL.laneY[v] + TL_HEAD;
+      if (band === 'os') y += TL_OS / 2;
+      else if (band === 'ticks') y += (l.os ? TL_OS + 1 : 0) + TL_TICKS / 2;
+      else y += (l.os ? TL_OS + 1 : 0) + (l.samples ? TL_TICKS + 1 : 0) + band * TL_ROW + TL_ROW / 2 - 1;
+      box.scrollTop = Math.max(0, y - 60);
+      drawTimeline();
+      const r = canvas.getBoundingClientRect();
+      return { x: r.left + ((t - TV.v0) / (TV.v1 - TV.v0)) * canvas.clientWidth, y: r.top + TL_AXIS + y - box.scrollTop };
+    },
+    /* the middle of the k-th call (calls() order) of a function, in view */
+    callPoint: (name, k) => {
+      const c = stackclock.timeline.calls(name)[k || 0];
+      if (!c) return null;
+      const mid = Math.max(TV.v0, c[1]) / 2 + Math.min(TV.v1, c[1] + c[2]) / 2;
+      return stackclock.timeline.point(c[0], c[3], mid);
+    },
+    /* the middle of the timeline canvas, in client coordinates */
+    middle: () => { const r = $('tl').getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; },
+  },
   /* Client coordinates of the middle of the widest drawn box of a function. */
   flameBox: (name) => {
     const f = byName(name);
