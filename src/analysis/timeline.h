@@ -48,22 +48,25 @@ enum an_tl_kind {
 #define AN_TL_REPAIRED  (1u << 1)   /* call closed by a repair (SPEC section 2) */
 #define AN_TL_LIBCALL   (1u << 2)   /* call into another module (SPEC section 11) */
 
-struct an_tl_item {
+struct an_tl_item {              /* 32 bytes: a replay holds millions */
 	uint64_t start_ns;        /* since t0_ns */
 	uint64_t dur_ns;          /* calls and OS events; 0 for samples */
-	uint32_t kind;            /* enum an_tl_kind */
+	uint32_t func;            /* calls: function (an_tl_name); samples: its
+				     innermost function; OS: UINT32_MAX */
 	uint32_t depth;           /* calls: 0 = outermost; OS events and
 				     samples: the depth of the innermost call
 				     around them + 1 (0 if none) */
-	uint32_t func;            /* calls: function (an_tl_name); samples: its
-				     innermost function; OS: AN_NONE-like
-				     UINT32_MAX */
-	uint32_t flags;           /* AN_TL_* */
-	uint32_t os_cat;          /* OS: enum sc_os_cat */
-	int32_t sysno;            /* OS system call: its number, -1 unknown */
-	uint32_t stack, nstack;   /* samples: frames [stack, stack + nstack) of
+	uint32_t kind : 2;        /* enum an_tl_kind */
+	uint32_t flags : 6;       /* AN_TL_* */
+	uint32_t os_cat : 4;      /* OS: enum sc_os_cat */
+	uint32_t nstack : 20;     /* samples: frames [stack, stack + nstack) of
 				     an_timeline.frames, innermost first */
+	union {
+		int32_t sysno;    /* OS system call: its number, -1 unknown */
+		uint32_t stack;   /* samples: see nstack */
+	};
 };
+_Static_assert(sizeof(struct an_tl_item) == 32, "timeline item size");
 
 struct an_tl_thread {
 	uint32_t proc_id, pid, tid;
