@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "syscalls.h"              /* generated (Makefile) */
 
@@ -234,79 +235,123 @@ damaged:
 
 /*
  * Items by start; at one start, calls before the rest, outer calls first.
- * Calls arrive in the order of their ends, so in reverse an outer call
- * comes before the calls it holds: that order, then the other items in
- * theirs, is the order of ties, and a stable radix sort by start (on the
- * bytes in which starts differ) does the rest in linear time: a replay of
- * millions of calls spends no time in a comparison sort.
+ *
+ * Calls arrive in the order of their ends (post-order): each call's
+ * subtree, in start order, is made when it arrives from the subtrees
+ * before it that start at or after it (its callees, the latest on top of
+ * a stack), in linear time and without keys; a replay of millions of
+ * calls spends no time in a comparison sort.  The other items (OS events,
+ * samples) come in time order within their kind (checked: sorted if not)
+ * and are merged in, after the calls that start with them.
  */
-static void sort_items(struct an_tl_item *it, size_t n)
+/* Fault in [p, p + len) at once: on a VM, a fault per page costs more
+ * than what is then written there. */
+static void populate(void *p, size_t len)
 {
-	uint64_t *kbuf = NULL, *key, diff = 0;
-	uint32_t *ibuf = NULL, *idx;
-	size_t i, m = 0, akey = 0, aidx = 0;
+#ifdef MADV_POPULATE_WRITE
+	madvise(p, len, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
 
-	/* mapped with huge pages (util.h): on a VM, first touches of 4 KiB
-	 * pages cost more than the sort */
-	big_grow((void **)&kbuf, &akey, 2 * n, sizeof(*kbuf));
-	big_grow((void **)&ibuf, &aidx, 2 * n, sizeof(*ibuf));
-	key = kbuf;
-	idx = ibuf;
-	for (i = n; i-- > 0;)
-		if (it[i].kind == AN_TL_CALL)
-			idx[m++] = (uint32_t)i;
-	for (i = 0; i < n; i++)
-		if (it[i].kind != AN_TL_CALL)
-			idx[m++] = (uint32_t)i;
+struct sub {
+	uint32_t head, tail;      /* the subtree's items, linked by next[] */
+	uint64_t start;
+};
+
+/* An item that is not a call: its start and where it is. */
+struct other {
+	uint64_t start;
+	uint32_t idx;
+};
+
+static int other_cmp(const void *x, const void *y)
+{
+	const struct other *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static void sort_items(struct an_tl_item **itp, size_t *allocp, size_t n)
+{
+	struct an_tl_item *it = *itp, *out = NULL;
+	size_t aout = 0;
+	uint32_t *next = NULL, *dest, first = UINT32_MAX, last = UINT32_MAX;
+	struct other *other = NULL;
+	struct sub *st = NULL;
+	size_t nst = 0, ast = 0, nother = 0, aother = 0, i, o;
+	bool sorted = true;
+	size_t anext = 0;
+
+	big_grow((void **)&next, &anext, n, sizeof(*next));
+	populate(next, n * sizeof(*next));
 	for (i = 0; i < n; i++) {
-		key[i] = it[idx[i]].start_ns;
-		diff |= key[i] ^ key[0];
-	}
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[257] = { 0 };
-		uint64_t *key2 = key == kbuf ? kbuf + n : kbuf, *kt;
-		uint32_t *idx2 = idx == ibuf ? ibuf + n : ibuf, *xt;
+		struct sub c;
 
-		if (!((diff >> shift) & 0xff))
-			continue;          /* every key has the same byte here */
-		for (i = 0; i < n; i++)
-			count[((key[i] >> shift) & 0xff) + 1]++;
-		for (i = 1; i < 257; i++)
-			count[i] += count[i - 1];
-		for (i = 0; i < n; i++) {
-			size_t d = count[(key[i] >> shift) & 0xff]++;
-
-			key2[d] = key[i];
-			idx2[d] = idx[i];
+		if (it[i].kind != AN_TL_CALL) {
+			ALLOC_GROW(other, nother + 1, aother);
+			other[nother] = (struct other){ it[i].start_ns, (uint32_t)i };
+			sorted &= !nother || other[nother - 1].start <= other[nother].start;
+			nother++;
+			continue;
 		}
-		kt = key, key = key2, key2 = kt;
-		xt = idx, idx = idx2, idx2 = xt;
-	}
-	/* the permutation applied in place, cycle by cycle (done[]: moved) */
-	{
-		uint64_t *done = xcalloc(n / 64 + 1, sizeof(*done));
+		c.head = c.tail = (uint32_t)i;
+		c.start = it[i].start_ns;
+		next[i] = UINT32_MAX;
+		/* the subtrees that start within it are its callees: their
+		 * lists follow it, in the order they were made */
+		if (nst && st[nst - 1].start >= c.start) {
+			size_t k = nst;
 
-		for (i = 0; i < n; i++) {
-			struct an_tl_item tmp;
-			size_t j = i, k;
-
-			if (done[i / 64] >> (i % 64) & 1)
-				continue;
-			tmp = it[i];
-			for (;;) {
-				done[j / 64] |= 1ull << (j % 64);
-				k = idx[j];
-				if (k == i)
-					break;
-				it[j] = it[k];
-				j = k;
-			}
-			it[j] = tmp;
+			while (k && st[k - 1].start >= c.start)
+				k--;
+			next[c.head] = st[k].head;
+			for (size_t j = k; j + 1 < nst; j++)
+				next[st[j].tail] = st[j + 1].head;
+			c.tail = st[nst - 1].tail;
+			nst = k;
 		}
-		free(done);
+		ALLOC_GROW(st, nst + 1, ast);
+		st[nst++] = c;
 	}
-	big_free(kbuf, akey, sizeof(*kbuf));
-	big_free(ibuf, aidx, sizeof(*ibuf));
+	for (i = 0; i < nst; i++) {
+		if (last == UINT32_MAX)
+			first = st[i].head;
+		else
+			next[last] = st[i].head;
+		last = st[i].tail;
+	}
+	free(st);
+	if (!sorted)
+		qsort(other, nother, sizeof(*other), other_cmp);
+	/* where each item goes (the calls' list merged with the rest), then
+	 * the moves, cycle by cycle, in place */
+	dest = next;               /* next[x] is read before dest[x] is set */
+	for (i = 0, o = 0; i < n; i++) {
+		if (first != UINT32_MAX && (o == nother || it[first].start_ns <= other[o].start)) {
+			uint32_t x = first;
+
+			first = next[x];
+			dest[x] = (uint32_t)i;
+		} else {
+			dest[other[o++].idx] = (uint32_t)i;
+		}
+	}
+	free(other);
+	/* scattered into a new array: no chain of dependent loads, as moving
+	 * them in place cycle by cycle would be */
+	big_grow((void **)&out, &aout, n, sizeof(*out));
+	populate(out, n * sizeof(*out));
+	for (i = 0; i < n; i++)
+		out[dest[i]] = it[i];
+	big_free(it, *allocp, sizeof(*it));
+	*itp = out;
+	*allocp = aout;
+	big_free(next, anext, sizeof(*next));
 }
 
 static int thread_cmp(const void *x, const void *y)
@@ -320,6 +365,14 @@ static int thread_cmp(const void *x, const void *y)
 	if (sa != sb)
 		return sa < sb ? -1 : 1;
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static bool dec_has_other(const struct an_tl_item *it, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (it[i].kind != AN_TL_CALL)
+			return true;
+	return false;
 }
 
 /* OS events' and samples' depths: inside the innermost call around them. */
@@ -407,9 +460,11 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 				if (p->tlrecs[q].proc_id == r->proc_id && p->tlrecs[q].tid == r->tid &&
 				    p->tlrecs[q].inst == r->inst)
 					total += p->tlrecs[q].nitems;
-			if (total)
+			if (total) {
 				big_grow((void **)&dec[k].items, &dec[k].alloc, total,
 					 sizeof(*dec[k].items));
+				populate(dec[k].items, total * sizeof(*dec[k].items));
+			}
 		}
 		decode_rec(&b, r, &dec[k]);
 		/* the counts are cumulative: the last record's is the total */
@@ -431,16 +486,21 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 		for (j = 0; j < n; j++)
 			it[j].start_ns -= tl->t0_ns;
 		if (n > 1)
-			sort_items(it, n);
-		set_depths(it, n);
+			sort_items(&it, &dec[i].alloc, n);
+		if (dec_has_other(it, n))
+			set_depths(it, n);
 		if (f->tid && th->tid != f->tid)
 			n = 0;
-		for (j = 0; j < n; j++) {
-			if (!keep(&it[j], f))
-				continue;
-			if (m != j)
-				it[m] = it[j];
-			m++;
+		if (f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth) {
+			for (j = 0; j < n; j++) {
+				if (!keep(&it[j], f))
+					continue;
+				if (m != j)
+					it[m] = it[j];
+				m++;
+			}
+		} else {
+			m = n;
 		}
 		th->items = it;
 		th->items_alloc = dec[i].alloc;
