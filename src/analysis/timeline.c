@@ -156,7 +156,7 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 
 	if (r->inst != AN_NONE && r->inst < b->p->nthreads)
 		ni = node_infos(b, r->inst, &nni);
-	for (k = 0; k < r->nitems; k++) {
+	for (k = 0; k < r->nitems && !(r->nitems == SC_TL_ALL && q == end); k++) {
 		uint64_t head, a, c;
 		struct an_tl_item it;
 
@@ -230,7 +230,7 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 	}
 	return;
 damaged:
-	b->tl->damaged_items += r->nitems - k;
+	b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems - k;
 }
 
 /*
@@ -459,7 +459,9 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 			for (size_t q = i; q < p->ntlrecs; q++)
 				if (p->tlrecs[q].proc_id == r->proc_id && p->tlrecs[q].tid == r->tid &&
 				    p->tlrecs[q].inst == r->inst)
-					total += p->tlrecs[q].nitems;
+					/* an item takes 3 bytes at least */
+					total += p->tlrecs[q].nitems == SC_TL_ALL ? p->tlrecs[q].len / 3
+						 : p->tlrecs[q].nitems;
 			if (total) {
 				big_grow((void **)&dec[k].items, &dec[k].alloc, total,
 					 sizeof(*dec[k].items));

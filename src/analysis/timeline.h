@@ -22,8 +22,9 @@
  *	an_timeline_free(tl);
  *
  * A recording without a timeline gives -ENOENT and a one-line message
- * saying to record with --timeline.  Damaged items end their thread's
- * timeline early (counted in damaged_items), never a crash.
+ * saying to record with --timeline.  A damaged item ends its record's
+ * items (counted in damaged_items: the items lost when the record says
+ * how many it holds, else 1), never a crash.
  *
  * Ownership: the timeline owns its arrays; names point into the profile,
  * which must outlive it.

@@ -429,12 +429,14 @@ enum { SC_TL_CALL = 0, SC_TL_OS = 1, SC_TL_SAMPLE = 2 };
 #define SC_TL_F_OPEN      1u     /* had not returned when the thread ended */
 #define SC_TL_F_REPAIRED  2u     /* closed by a repair (SPEC section 2) */
 #define SC_TL_TICKS       1u     /* sc_rec_timeline.flags: calls in ticks */
+#define SC_TL_ALL         UINT32_MAX   /* sc_rec_timeline.nitems: up to its end */
 
 struct sc_rec_timeline {
 	uint32_t proc_id;
 	uint32_t tid;
 	uint64_t base_ns;         /* what the first (OS) item codes against */
-	uint32_t nitems;          /* items in this record */
+	uint32_t nitems;          /* items in this record; SC_TL_ALL: as many
+	                             as its bytes hold */
 	uint32_t flags;           /* SC_TL_TICKS */
 	uint64_t dropped;         /* events kept out by the size limit, so far */
 	uint64_t filtered;        /* calls kept out by --min-time/--depth/--only */

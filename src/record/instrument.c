@@ -966,9 +966,9 @@ static void print_summary(const char *output, const struct totals *tot, int nims
 	else
 		fprintf(stderr, "; %s\n", output);
 	if (tot->timeline) {
-		fprintf(stderr, "stackclock: timeline: %llu events in order (%.2f bytes each before "
-			"compression)", (unsigned long long)tot->tl_items,
-			tot->tl_items ? (double)tot->tl_bytes / (double)tot->tl_items : 0.0);
+		fprintf(stderr, "stackclock: timeline: %.1f MB of events in order (%.2f bytes a call before "
+			"compression)", (double)tot->tl_bytes / 1e6,
+			tot->calls ? (double)tot->tl_bytes / (double)tot->calls : 0.0);
 		if (tot->tl_filtered)
 			fprintf(stderr, ", %llu calls left out by --min-time/--depth/--only",
 				(unsigned long long)tot->tl_filtered);

@@ -339,13 +339,16 @@ struct sc_eng_more {
  * SC_REC_TIMELINE codes them (scdata.h) but in the runtime's clocks: a
  * call's times in ticks (its head's delta against the previous call item),
  * an OS event's in CLOCK_MONOTONIC ns (against the previous OS item); the
- * recorder converts (record/cct_emit.c).  len is set when the chunk is
- * full; the last one's length is the thread's tl_cur less its start.
+ * recorder copies them (record/cct_emit.c), each chunk's first items
+ * coded against its bases.  len is set when the chunk is full; the last
+ * one's length is the thread's tl_cur less its start.
  */
 struct sc_eng_tl_chunk {
 	uint64_t next_off;
 	uint64_t len;
-	uint64_t reserved[14];
+	uint64_t base_tick;                /* the previous call item's time */
+	uint64_t base_ns;                  /* the previous OS item's time */
+	uint64_t reserved[12];
 };
 
 /* A node's samples; id + 1 (0: an empty slot). */
@@ -1036,6 +1039,8 @@ SC_ENG_SLOW uint8_t *sc_eng_tl_grow(struct sc_eng_thread *t)
 	c = (struct sc_eng_tl_chunk *)(t->base + off);
 	c->next_off = 0;
 	c->len = 0;
+	c->base_tick = t->tl_last;
+	c->base_ns = m->tl_last_ns;
 	if (m->tl_chunk_off) {
 		struct sc_eng_tl_chunk *prev = (struct sc_eng_tl_chunk *)(t->base + m->tl_chunk_off);
 

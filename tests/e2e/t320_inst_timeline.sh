@@ -26,7 +26,7 @@ for v in "${BUILD_VARIANTS[@]}"; do
 	IFS=: read -r name cc flags <<<"$v"
 	$cc -g -O1 $flags -o "$TMP/tl_$name" "$PROGS/e2e_timeline.c" -lpthread || exit 1
 	"$STACKCLOCK" record -m instrument --timeline -o "$TMP/tl.data" -- "$TMP/tl_$name" $N >"$TMP/tl.out" 2>"$TMP/tl.err"
-	check "$name: recorded with a timeline (status $?)" -- grep -q "timeline: [0-9]* events in order" "$TMP/tl.err"
+	check "$name: recorded with a timeline (status $?)" -- grep -q "timeline: [0-9.]* MB of events in order" "$TMP/tl.err"
 	check "$name: replay --format json" -- sh -c "'$STACKCLOCK' replay -i '$TMP/tl.data' --format json >'$TMP/tl.json'"
 	check "$name: events sorted and nested" -- tl nest "$TMP/tl.json"
 	check "$name: step() and inner() as the program made and timed them" -- tl program "$TMP/tl.json" "$TMP/tl.out" $N
