@@ -8,7 +8,8 @@
 #                                    (default 5)
 #
 # One program (fib.c below, -O2 -finstrument-functions: both tools read
-# its hooks).  CPU time (user + sys, recorder and target together) of:
+# its hooks).  CPU time (perf stat's task-clock of every process the
+# command makes: recorder, target, calibration) of:
 #   plain      the program alone
 #   agg        record -m instrument -F 0 (the aggregated profile only)
 #   tl         record -m instrument -F 0 --timeline
@@ -36,7 +37,10 @@ C
 gcc -O2 -g -finstrument-functions -o "$W/fib" "$W/fib.c" || exit 1
 command -v uftrace >/dev/null || { echo "uftrace is needed (apt-get install uftrace)"; exit 1; }
 
-cpu() { /usr/bin/time -f '%U %S %e' -o "$W/t" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$W/t"; }
+# CPU of every process the command makes (perf stat's task-clock: time(1)
+# left some of the recorder's out), in seconds
+cpu() { perf stat -x, -e task-clock -o "$W/ps" -- "$@" >/dev/null 2>&1; awk -F, '/task-clock/ { printf "%.3f\n", $1 / 1000 }' "$W/ps"; }
+cpu_t() { /usr/bin/time -f '%U %S %e' -o "$W/t" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$W/t"; }
 wall() { awk '{ print $3 }' "$W/t"; }
 med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 declare -A T
@@ -69,8 +73,8 @@ R=$((N - 2))
 rm -rf "$W/ur"; uftrace record -d "$W/ur" "$W/fib" "$R" >/dev/null 2>&1
 declare -A RC RW
 for ((r = 0; r < RUNS; r++)); do
-	RC[ours]+=" $(cpu "$SC" replay -i "$W/r.data")"; RW[ours]+=" $(wall)"
-	RC[uftrace]+=" $(cpu uftrace replay -d "$W/ur")"; RW[uftrace]+=" $(wall)"
+	RC[ours]+=" $(cpu_t "$SC" replay -i "$W/r.data")"; RW[ours]+=" $(wall)"
+	RC[uftrace]+=" $(cpu_t uftrace replay -d "$W/ur")"; RW[uftrace]+=" $(wall)"
 	RC[ours_f]+=" $(/usr/bin/time -f '%U %S %e' -o "$W/t" sh -c "'$SC' replay -i '$W/r.data' >'$W/o.txt'"; awk '{ print $1 + $2 }' "$W/t")"; RW[ours_f]+=" $(wall)"
 	RC[uftrace_f]+=" $(/usr/bin/time -f '%U %S %e' -o "$W/t" sh -c "uftrace replay -d '$W/ur' >'$W/u.txt'"; awk '{ print $1 + $2 }' "$W/t")"; RW[uftrace_f]+=" $(wall)"
 done

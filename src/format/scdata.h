@@ -33,6 +33,7 @@
 #define SC_SCDATA_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -467,6 +468,9 @@ int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
 		   const void *tail, size_t tail_size);
 /* Write out the current chunk now (records so far survive a crash). */
 int sc_writer_flush(struct sc_writer *w);
+/* Compress the chunks still to come with zstd's fast mode (a timeline's
+ * tens of megabytes: less time, a larger file) or its default level. */
+void sc_writer_set_fast(struct sc_writer *w, bool fast);
 /* Flush, close, put in place, free.  Accepts NULL.  Returns 0, or -errno
  * with the temporary file removed and path untouched. */
 int sc_writer_close(struct sc_writer *w);

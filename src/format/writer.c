@@ -24,12 +24,16 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <stdbool.h>
 #include <zstd.h>
 
 /* Flush when the raw records reach this; big enough for zstd to find
  * repetition, small enough that a crash loses little. */
 #define SC_CHUNK_TARGET   (1u << 20)
 #define SC_ZSTD_LEVEL     1
+/* for the timeline's tens of megabytes (sc_writer_set_fast): on fib(32),
+ * 160 ms less of a 0.7 s recording, 8.8 MB instead of 6.1 */
+#define SC_ZSTD_LEVEL_FAST (-5)
 
 struct sc_writer {
 	struct outfile out;      /* the temporary file, renamed when closed */
@@ -42,6 +46,7 @@ struct sc_writer {
 	uint8_t *zbuf;           /* compressed payload */
 	size_t zbuf_alloc;
 	ZSTD_CCtx *cctx;
+	int level;               /* zstd level of the chunks */
 };
 
 static int write_all(int fd, struct iovec *iov, int iovcnt)
@@ -88,6 +93,7 @@ int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out)
 		return ret;
 	}
 	w->fd = w->out.fd;
+	w->level = SC_ZSTD_LEVEL;
 	iov.iov_base = &w->hdr;
 	iov.iov_len = sizeof(w->hdr);
 	ret = write_all(w->fd, &iov, 1);
@@ -114,6 +120,11 @@ static void note_zstd(struct sc_writer *w)
 		pr_debug("could not update the file header's features");
 }
 
+void sc_writer_set_fast(struct sc_writer *w, bool fast)
+{
+	w->level = fast ? SC_ZSTD_LEVEL_FAST : SC_ZSTD_LEVEL;
+}
+
 int sc_writer_flush(struct sc_writer *w)
 {
 	struct sc_chunk_header ch = { .magic = SC_CHUNK_MAGIC };
@@ -131,7 +142,7 @@ int sc_writer_flush(struct sc_writer *w)
 		w->cctx = ZSTD_createCCtx();
 	if (w->cctx && !grow_bytes(&w->zbuf, &w->zbuf_alloc, ZSTD_compressBound(w->raw_len))) {
 		size_t z = ZSTD_compressCCtx(w->cctx, w->zbuf, w->zbuf_alloc,
-					     w->raw, w->raw_len, SC_ZSTD_LEVEL);
+					     w->raw, w->raw_len, w->level);
 		if (!ZSTD_isError(z) && z < w->raw_len) {
 			stored = w->zbuf;
 			stored_len = z;
