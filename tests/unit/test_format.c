@@ -161,6 +161,9 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	struct sc_rec_thread_more tm = { .proc_id = 1, .tid = 4243, .samples = 20 + salt,
 					 .probe_samples = 3, .repairs = { 1, 0, 0, 1, 1, 0 } };
 	struct sc_rec_libcall lc = { .proc_id = 1, .addr = 0x7f0000001040ull + salt };
+	struct sc_rec_timeline tl = { .proc_id = 1, .tid = 4243, .base_ns = 1000 + salt, .nitems = 1,
+				      .dropped = 2, .filtered = 3 };
+	static const uint8_t tl_items[] = { 0x28, 0x05, 0x04 };   /* a call: +10 ns, 5 ns, node 1 */
 	int ret = 0;
 
 	for (int i = 0; i < 20; i++)
@@ -177,6 +180,7 @@ static int put_all_types(struct sc_writer *w, struct recset *s, uint32_t salt)
 	ret |= put(w, s, SC_REC_THREAD_STATS, &ts, sizeof(ts), NULL, 0);
 	ret |= put(w, s, SC_REC_THREAD_MORE, &tm, sizeof(tm), NULL, 0);
 	ret |= put(w, s, SC_REC_LIBCALL, &lc, sizeof(lc), "memcpy", 7);
+	ret |= put(w, s, SC_REC_TIMELINE, &tl, sizeof(tl), tl_items, sizeof(tl_items));
 	ret |= put(w, s, SC_REC_STACK, &st, sizeof(st), ips, sizeof(ips));
 	ret |= put(w, s, SC_REC_SAMPLES, &sm, sizeof(sm), NULL, 0);
 	ret |= put(w, s, SC_REC_LOST, &lost, sizeof(lost), NULL, 0);
@@ -914,6 +918,8 @@ static void test_dump(void)
 	ok(strstr(out, "id=5 samples=17"), "dump shows a cct_samples record's node and samples");
 	ok(strstr(out, "libcall proc_id=1 addr=0x7f0000001040 name=\"memcpy\""),
 	   "dump shows a libcall record's address and name");
+	ok(strstr(out, "timeline proc_id=1 tid=4243 base_ns=1000 nitems=1 dropped=2 filtered=3"),
+	   "dump shows a timeline record's thread, items and counts");
 	for (unsigned t = 1; t < SC_REC_MAX; t++) {
 		char name[32];
 		snprintf(name, sizeof(name), "\n  %s ", sc_rec_type_name(t));

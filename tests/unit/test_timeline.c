@@ -1,0 +1,360 @@
+/*
+ * Unit tests of the timeline (SPEC section 12) from the probes to the
+ * view, without a target: the engine (runtime/engine.h) driven on a heap
+ * arena with known times, its threads emitted as the recorder does
+ * (record/cct_emit.c: chunks copied, SC_TL_TICKS with a conversion, the
+ * frames still open), read back and built into a timeline
+ * (analysis/timeline.c):
+ *  - every call with its exact start and duration (ticks * ns_per_tick),
+ *    in start order, outer calls first at a tie, depths from the nodes,
+ *    an OS event inside its call, a repair and an open call flagged;
+ *  - a chunk boundary crossed (thousands of calls), the order still exact;
+ *  - the record-time filters: min ticks, depth, only (a node marked);
+ *  - the size limit: items dropped and counted, those kept still decode;
+ *  - view filters and an_timeline_check; damaged items end a record
+ *    without a crash; a profile without a timeline is -ENOENT;
+ *  - sc_varint_put8 codes exactly as sc_varint_put.
+ */
+#include "analysis/timeline.h"
+#include "format/varint.h"
+#include "record/cct_emit.h"
+#include "runtime/engine.h"
+#include "tap.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+
+/* function i at 0x1000 * i, named f<i> */
+static int fake_resolve(void *ctx, uint32_t proc_id, uint64_t addr, bool is_return,
+			struct sym_frame *out, int max)
+{
+	static char names[64][8];
+	uint64_t i = (is_return ? addr - 1 : addr) / 0x1000;
+
+	(void)ctx;
+	(void)proc_id;
+	if (i >= 64 || max < 1)
+		return 0;
+	snprintf(names[i], sizeof(names[i]), "f%u", (unsigned)i);
+	out[0] = (struct sym_frame){ .function = names[i], .module = "/app", .module_offset = i * 0x1000 };
+	return 1;
+}
+
+static const struct an_resolver fake = { fake_resolve, NULL, NULL };
+#define F(i) (0x1000ull * (i))
+
+struct rig {
+	void *buf;
+	size_t len;
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t;
+	uint64_t left;
+};
+
+static void rig_start(struct rig *g, uint64_t budget, uint64_t min, uint32_t depth, int only)
+{
+	g->len = 64 << 20;
+	g->buf = calloc(1, g->len);
+	sc_eng_arena_init(&g->a, g->buf, g->len);
+	g->left = budget;
+	g->a.tl_left = budget ? &g->left : NULL;
+	g->t = sc_eng_thread_new(&g->a, 7, 1000);
+	sc_eng_tl_start(g->t, min, min, depth, only);
+}
+
+/* Emit the rig's thread (ticks are half nanoseconds) and build its timeline. */
+static struct an_timeline *rig_timeline(struct rig *g, struct an_profile **pp, const struct an_tl_filter *f)
+{
+	struct sc_tick_conv conv = { 0, 0, 0.5 };
+	struct sc_writer *w;
+	uint64_t off[4];
+	struct an_timeline *tl = NULL;
+	char err[256];
+
+	*pp = an_profile_new(&fake);
+	if (sc_writer_open(path, SC_FEAT_INSTRUMENT, &w) || sc_cct_threads(g->buf, g->len, off, 4) != 1 ||
+	    sc_cct_emit_thread(w, g->buf, g->len, off[0], 1, &conv, NULL) || sc_writer_close(w))
+		return NULL;
+	if (an_profile_load(*pp, path, NULL, err, sizeof(err)) ||
+	    an_timeline_build(*pp, f, &tl, err, sizeof(err))) {
+		printf("# %s\n", err);
+		return NULL;
+	}
+	return tl;
+}
+
+static const struct an_tl_item *nth_call(const struct an_timeline *tl, size_t k)
+{
+	for (size_t i = 0; i < tl->threads[0].nitems; i++)
+		if (tl->threads[0].items[i].kind == AN_TL_CALL && !k--)
+			return &tl->threads[0].items[i];
+	return NULL;
+}
+
+static void test_order(void)
+{
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+	const struct an_tl_item *c;
+	char why[256];
+
+	rig_start(&g, 0, 0, 0, 0);
+	/* in ticks: f1 [1000, 1400] { f2 [1100, 1200] { f3 [1100, 1150] }, a
+	 * system call at 1240-1280, f3 [1300, 1350] }, f4 [1500, 1700] { f5
+	 * [1600, 1700] closed by f4's exit }, f6 from 1800, open */
+	sc_eng_enter(g.t, F(1), 0, 1000);
+	sc_eng_enter(g.t, F(2), 0, 1100);
+	sc_eng_enter(g.t, F(3), 0, 1100);
+	sc_eng_exit(g.t, F(3), 1150);
+	sc_eng_exit(g.t, F(2), 1200);
+	sc_eng_tl_os(g.t, 620, 20, SC_OS_SYSCALL, 0);   /* ns: ticks 1240-1280 */
+	sc_eng_enter(g.t, F(3), 0, 1300);
+	sc_eng_exit(g.t, F(3), 1350);
+	sc_eng_exit(g.t, F(1), 1400);
+	sc_eng_enter(g.t, F(4), 0, 1500);
+	sc_eng_enter(g.t, F(5), 0, 1600);
+	sc_eng_exit(g.t, F(4), 1700);                    /* f5 closed by a repair */
+	sc_eng_enter(g.t, F(6), 0, 1800);                /* open at the end */
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->nthreads == 1, "one thread's timeline");
+	if (!tl)
+		return;
+	is_u64(tl->threads[0].calls, 7, "7 calls (5 returned, 1 closed by a repair, 1 open)");
+	ok(an_timeline_check(tl, why, sizeof(why)) == 0, "an_timeline_check: %s", why);
+	{
+		static const char *want[] = { "f1", "f2", "f3", "f3", "f4", "f5", "f6" };
+		static const uint64_t start[] = { 500, 550, 550, 650, 750, 800, 900 };
+		static const uint64_t dur[] = { 200, 50, 25, 25, 100, 50, 0 };
+		static const uint32_t depth[] = { 0, 1, 2, 1, 0, 1, 0 };
+		int good = 1;
+
+		for (size_t k = 0; k < 7; k++) {
+			c = nth_call(tl, k);
+			if (!c || strcmp(an_tl_name(tl, c->func), want[k]) || c->depth != depth[k] ||
+			    c->start_ns + tl->t0_ns != start[k] || (k < 6 && c->dur_ns != dur[k])) {
+				printf("# call %zu: %s start %llu dur %llu depth %u\n", k,
+				       c ? an_tl_name(tl, c->func) : "-",
+				       c ? (unsigned long long)(c->start_ns + tl->t0_ns) : 0ull,
+				       c ? (unsigned long long)c->dur_ns : 0ull, c ? c->depth : 0);
+				good = 0;
+			}
+		}
+		ok(good, "calls in start order, outer first, exact starts, durations and depths");
+	}
+	c = nth_call(tl, 5);
+	ok(c && (c->flags & AN_TL_REPAIRED), "the call a deeper exit closed is flagged repaired");
+	c = nth_call(tl, 6);
+	ok(c && (c->flags & AN_TL_OPEN) && c->start_ns + tl->t0_ns == 900, "the call still open is flagged open");
+	{
+		const struct an_tl_item *os = NULL;
+
+		for (size_t i = 0; i < tl->threads[0].nitems; i++)
+			if (tl->threads[0].items[i].kind == AN_TL_OS)
+				os = &tl->threads[0].items[i];
+		ok(os && os->start_ns + tl->t0_ns == 620 && os->dur_ns == 20 && os->depth == 1 &&
+		   os->sysno == 0 && !strcmp(an_tl_syscall_name(os->sysno), "read"),
+		   "the OS event: its time, inside f1 (depth 1), system call 0 is read");
+	}
+	an_timeline_free(tl);
+	{
+		struct an_tl_filter f = AN_TL_FILTER_ALL;
+
+		f.max_depth = 1;
+		f.min_ns = 40;
+		tl = an_timeline_build(p, &f, &tl, why, sizeof(why)) ? NULL : tl;
+		ok(tl && tl->threads[0].calls == 2, "view filter: depth < 1 and 40 ns or more: f1 and f4 (%llu)",
+		   tl ? (unsigned long long)tl->threads[0].calls : 0ull);
+		an_timeline_free(tl);
+	}
+	an_profile_free(p);
+	free(g.buf);
+}
+
+static void test_many(void)
+{
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+	uint64_t now = 2000;
+	int good = 1;
+	char why[256];
+
+	/* 100,000 calls of f1 > f2: several 256 KiB chunks (even ticks: whole ns) */
+	rig_start(&g, 0, 0, 0, 0);
+	for (int i = 0; i < 100000; i++) {
+		sc_eng_enter(g.t, F(1), 0, now);
+		sc_eng_enter(g.t, F(2), 0, now + 10 + 2 * (i % 7));
+		sc_eng_exit(g.t, F(2), now + 30 + 2 * (i % 5));
+		sc_eng_exit(g.t, F(1), now + 40);
+		now += 50 + 2 * (i % 3);
+	}
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->threads[0].calls == 200000, "200,000 calls across chunks");
+	now = 2000;
+	for (int i = 0; tl && i < 100000 && good; i++) {
+		const struct an_tl_item *a = &tl->threads[0].items[2 * i], *b = a + 1;
+
+		good = a->func != b->func && a->depth == 0 && b->depth == 1 &&
+		       (a->start_ns + tl->t0_ns) * 2 == now && a->dur_ns * 2 == 40 &&
+		       (b->start_ns + tl->t0_ns) * 2 == now + 10 + 2 * (i % 7) &&
+		       (int64_t)b->dur_ns * 2 == 20 + 2 * (i % 5) - 2 * (i % 7);
+		if (!good)
+			printf("# call %d\n", i);
+		now += 50 + 2 * (i % 3);
+	}
+	ok(good, "each call's start and duration exact after the chunk boundaries");
+	ok(tl && an_timeline_check(tl, why, sizeof(why)) == 0, "an_timeline_check");
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+
+	/* the size limit: one chunk */
+	rig_start(&g, SC_ENG_TL_CHUNK, 0, 0, 0);
+	now = 2000;
+	for (int i = 0; i < 100000; i++) {
+		sc_eng_enter(g.t, F(1), 0, now);
+		sc_eng_exit(g.t, F(1), now + 40);
+		now += 50;
+	}
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->threads[0].calls > 10000 && tl->threads[0].calls < 100000 &&
+	   tl->threads[0].calls + tl->threads[0].dropped == 100000,
+	   "a 256 KiB limit: %llu calls kept, %llu dropped, 100,000 in all",
+	   tl ? (unsigned long long)tl->threads[0].calls : 0ull,
+	   tl ? (unsigned long long)tl->threads[0].dropped : 0ull);
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+}
+
+static int match_f2(struct sc_eng_arena *a, uint64_t func)
+{
+	(void)a;
+	return func == F(2);
+}
+
+static void test_filters(void)
+{
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+
+	/* min 100 ticks: f1 (300) kept, f2 (50) not */
+	rig_start(&g, 0, 100, 0, 0);
+	sc_eng_enter(g.t, F(1), 0, 1000);
+	sc_eng_enter(g.t, F(2), 0, 1100);
+	sc_eng_exit(g.t, F(2), 1150);
+	sc_eng_exit(g.t, F(1), 1300);
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->threads[0].calls == 1 && tl->threads[0].filtered == 1 &&
+	   !strcmp(an_tl_name(tl, tl->threads[0].items[0].func), "f1"), "min-time: the short call filtered, counted");
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+
+	/* depth 1: only the outermost calls */
+	rig_start(&g, 0, 0, 1, 0);
+	sc_eng_enter(g.t, F(1), 0, 1000);
+	sc_eng_enter(g.t, F(2), 0, 1100);
+	sc_eng_enter(g.t, F(3), 0, 1110);
+	sc_eng_exit(g.t, F(3), 1120);
+	sc_eng_exit(g.t, F(2), 1150);
+	sc_eng_exit(g.t, F(1), 1300);
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->threads[0].calls == 1 && tl->threads[0].filtered == 2, "depth 1: f1 only, 2 filtered");
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+
+	/* only f2: f2 and what it calls */
+	rig_start(&g, 0, 0, 0, 1);
+	g.a.tl_match = match_f2;
+	sc_eng_enter(g.t, F(1), 0, 1000);
+	sc_eng_enter(g.t, F(2), 0, 1100);
+	sc_eng_enter(g.t, F(3), 0, 1110);
+	sc_eng_exit(g.t, F(3), 1120);
+	sc_eng_exit(g.t, F(2), 1150);
+	sc_eng_enter(g.t, F(3), 0, 1200);
+	sc_eng_exit(g.t, F(3), 1210);
+	sc_eng_exit(g.t, F(1), 1300);
+	tl = rig_timeline(&g, &p, NULL);
+	ok(tl && tl->threads[0].calls == 2 && tl->threads[0].filtered == 2 &&
+	   !strcmp(an_tl_name(tl, tl->threads[0].items[0].func), "f2") &&
+	   !strcmp(an_tl_name(tl, tl->threads[0].items[1].func), "f3"),
+	   "only f2: f2 and the f3 it calls; f1 and the other f3 filtered");
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+}
+
+static void test_damage(void)
+{
+	struct an_profile *p = an_profile_new(&fake);
+	struct an_timeline *tl = NULL;
+	struct sc_rec_cct_node root = { .proc_id = 1, .tid = 9, .id = 0, .parent = UINT32_MAX };
+	struct sc_rec_cct_node n1 = { .proc_id = 1, .tid = 9, .id = 1, .parent = 0, .func = F(1), .calls = 2 };
+	struct {
+		struct sc_rec_timeline h;
+		uint8_t d[16];
+	} r = { { .proc_id = 1, .tid = 9, .base_ns = 100, .nitems = 3 },
+		/* a good call, one of node 7 (none), then more bytes */
+		{ 0x28, 0x05, 0x04, 0x28, 0x05, 0x1c, 0x28, 0x05, 0x04 } };
+	struct sc_record rec;
+	char err[256];
+
+	ok(an_timeline_build(p, NULL, &tl, err, sizeof(err)) == -ENOENT && strstr(err, "--timeline"),
+	   "no timeline: -ENOENT, says to record with --timeline");
+	rec = (struct sc_record){ SC_REC_CCT_NODE, sizeof(root), &root };
+	an_profile_add(p, &rec);
+	rec = (struct sc_record){ SC_REC_CCT_NODE, sizeof(n1), &n1 };
+	an_profile_add(p, &rec);
+	rec = (struct sc_record){ SC_REC_TIMELINE, sizeof(r.h) + 9, &r };
+	an_profile_add(p, &rec);
+	r.h.nitems = SC_TL_ALL;
+	r.d[0] = 0x83;                       /* a varint cut by the record's end */
+	rec = (struct sc_record){ SC_REC_TIMELINE, sizeof(r.h) + 1, &r };
+	an_profile_add(p, &rec);
+	ok(an_timeline_build(p, NULL, &tl, err, sizeof(err)) == 0 && tl->threads[0].calls == 1 &&
+	   tl->damaged_items == 3, "a bad node id and a cut varint end their records: 1 call kept, %llu damaged",
+	   tl ? (unsigned long long)tl->damaged_items : 0ull);
+	an_timeline_free(tl);
+	an_profile_free(p);
+}
+
+static void test_varint(void)
+{
+	uint8_t a[32], b[32];
+	int good = 1;
+
+	for (int k = 0; k < 64 && good; k++)
+		for (uint64_t j = 0; j < 300 && good; j++) {
+			uint64_t v = j < 130 ? j : (0x9e3779b97f4a7c15ull * j) >> k;
+			uint8_t *e1 = sc_varint_put(a, v), *e2 = sc_varint_put8(b, v);
+			const uint8_t *q = b;
+			uint64_t w;
+
+			good = e1 - a == e2 - b && !memcmp(a, b, (size_t)(e1 - a)) &&
+			       !sc_varint_get(&q, e2, &w) && w == v && q == e2;
+		}
+	ok(good, "sc_varint_put8 codes as sc_varint_put, sc_varint_get reads both");
+	good = sc_unzigzag(sc_zigzag(-5)) == -5 && sc_zigzag(-1) == 1 && sc_zigzag(1) == 2;
+	ok(good, "zigzag");
+}
+
+int main(void)
+{
+	snprintf(path, sizeof(path), "/tmp/sc-test-timeline.%d.data", (int)getpid());
+	test_varint();
+	test_order();
+	test_many();
+	test_filters();
+	test_damage();
+	unlink(path);
+	return tap_done();
+}
