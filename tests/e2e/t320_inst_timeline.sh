@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares call durations with the program's own clock)
 # The timeline (SPEC section 12, record --timeline), recorded from real
 # runs of e2e_timeline.c (threads A, B and main, each making N steps of
 # known order and duration, a nap() with a system call after each but the
