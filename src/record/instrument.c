@@ -1416,6 +1416,12 @@ int record_instrument(const struct record_opts *opts)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
+	/* the session starts here, after the calibration (on a loaded
+	 * machine it took long enough to pass a fifth of a short run's
+	 * duration, which the session's EI is checked against) */
+	c0 = clock_pair_now();
+	free(env[3]);
+	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
 	ret = launch_prepare(&l, opts->argv, env);
