@@ -194,8 +194,10 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 
 				if (e < 0 || dn > e)
 					goto damaged;
-				it.dur_ns = (uint64_t)(dn + 0.5);
-				it.start_ns = (uint64_t)(e + 0.5) - it.dur_ns;
+				/* start and end each rounded: a call that starts on
+				 * its caller's tick never starts before it */
+				it.start_ns = (uint64_t)(e - dn + 0.5);
+				it.dur_ns = (uint64_t)(e + 0.5) - it.start_ns;
 			} else {
 				if (a > t)
 					goto damaged;
