@@ -65,11 +65,6 @@
 
 #define PAGE 4096ul
 
-/* A library-call stub: [0, 35) as patch.h's per-function stub, then
- * `jmp *target(%rip)`, then the target. */
-#define LC_STUB_JMP     SC_PATCH_STUB_LEN
-#define LC_STUB_TARGET  48
-#define LC_STUB_SIZE    64
 #define LC_MAX_OBJS     512
 
 int sc_libcall_mode;
@@ -405,12 +400,12 @@ static void obj_hook(struct obj *o)
 		}
 	if (!want)
 		goto out;
-	len = (16 + want * LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
+	len = (16 + want * SC_LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
 	region = (uint64_t)rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				   -1, 0);
 	if (rt_mmap_failed((long)region))
 		goto out;
-	*(uint64_t *)region = sc_patch_arch_entry();
+	*(uint64_t *)region = sc_patch_arch_lc_entry();
 	/* the slots to hook, at the region's end: the stubs are all written
 	 * and executable before the first slot points to one (a function
 	 * called meanwhile may go through any slot of the object: a
@@ -426,15 +421,10 @@ static void obj_hook(struct obj *o)
 			if ((type != R_X86_64_JUMP_SLOT && (type != R_X86_64_GLOB_DAT || !refs.n)) ||
 			    !slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &refs, &s))
 				continue;
-			sc_patch_arch_stub(p, s.fn, (const uint64_t *)region);
-			p[LC_STUB_JMP] = 0xff;          /* jmp *target(%rip) */
-			p[LC_STUB_JMP + 1] = 0x25;
-			p[LC_STUB_JMP + 2] = LC_STUB_TARGET - (LC_STUB_JMP + 6);
-			p[LC_STUB_JMP + 3] = p[LC_STUB_JMP + 4] = p[LC_STUB_JMP + 5] = 0;
-			*(uint64_t *)(p + LC_STUB_TARGET) = s.target;
-			s.stub = at + SC_PATCH_STUB_CODE;
+			sc_patch_arch_lc_stub(p, s.fn, s.target, (const uint64_t *)region);
+			s.stub = at + SC_LC_STUB_CODE;
 			done[ndone++] = s;
-			at += LC_STUB_SIZE;
+			at += SC_LC_STUB_SIZE;
 		}
 	names_add(done, ndone);
 	if (rt_sys3(SYS_mprotect, region, len, PROT_READ | PROT_EXEC)) {

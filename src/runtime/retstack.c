@@ -41,11 +41,8 @@
  */
 #pragma GCC target("general-regs-only")
 
-#include "runtime/patch.h"
+#include "runtime/rt.h"
 #include "runtime/dynsym.h"
-#include "runtime/engine.h"
-#include "runtime/shm.h"
-#include "runtime/sys.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -66,8 +63,12 @@ struct rs_entry {
 	uint64_t fn;
 };
 
-/* rs_entry.orig: the original is back in the slot (a reader runs) */
+/* rs_entry.orig: the original is back in the slot (a reader runs); the
+ * frame returns through the library calls' trampoline (else the patched
+ * functions'); the original itself */
 #define RS_RESTORED (1ull << 63)
+#define RS_LC       (1ull << 62)
+#define RS_ORIG     (~(RS_RESTORED | RS_LC))
 
 struct rs_stack {
 	uint32_t n;                     /* entries in use */
@@ -78,10 +79,10 @@ struct rs_stack {
 
 static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
 static uint64_t rs_tramp;           /* the return trampoline's address */
+static uint64_t rs_lc_tramp;        /* the library calls' */
 static pthread_key_t rs_key;
 static int rs_key_ok;
 
-void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_rt_unwind_note(int caught, uintptr_t sp);
 void sc_patch_retstack_init(void);
 static void rs_resolve(void);
@@ -102,6 +103,7 @@ static void rs_thread_end(void *arg)
 void sc_patch_retstack_init(void)
 {
 	rs_tramp = sc_patch_arch_return();
+	rs_lc_tramp = sc_patch_arch_lc_return();
 	rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;
@@ -152,9 +154,26 @@ static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *s
 	return n;
 }
 
-struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
+static inline int rs_is_tramp(uint64_t x)
 {
-	uint64_t fn = *(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN);
+	return x == rs_tramp || x == rs_lc_tramp;
+}
+
+/* The trampoline entry e's frame returns through. */
+static inline uint64_t rs_tramp_of(const struct rs_entry *e)
+{
+	return e->orig & RS_LC ? rs_lc_tramp : rs_tramp;
+}
+
+/*
+ * The entry of fn whose return address is at slot, returning through the
+ * trampoline of kind (RS_LC or 0): {fn, call site} as sc_patch_enter().
+ * kind RS_LC: called from code that keeps no vector register (the library
+ * calls' entry), so the probes go through sc_rt_vsafe().
+ */
+static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint64_t fn, uint64_t *slot,
+									   uint64_t kind)
+{
 	uint64_t ret = *slot, site = ret;
 	struct rs_stack *s = rs_tls;
 	uint32_t n;
@@ -166,10 +185,10 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
-	n = rs_trim(s, s->n, slot, ret == rs_tramp);
-	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot) {
+	n = rs_trim(s, s->n, slot, rs_is_tramp(ret));
+	if (unlikely(rs_is_tramp(ret)) && n && s->e[n - 1].slot == slot) {
 		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
-		uint64_t top_orig = s->e[n - 1].orig & ~RS_RESTORED;
+		uint64_t top_orig = s->e[n - 1].orig & RS_ORIG;
 
 		if (top_fn == fn) {
 			/* a jump back to its own entry: a loop inside the call
@@ -182,7 +201,10 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		 * before the entry is given up: a signal handler may reuse it */
 		barrier();
 		s->n = --n;
-		sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
+		if (kind)
+			sc_rt_vsafe((const void *)sc_rt_exit, top_fn, top_site, (uintptr_t)slot, 0);
+		else
+			sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
 		site = top_site;
 		ret = top_orig;
 		*slot = ret;                /* for the probe, as at any entry */
@@ -192,21 +214,26 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		rs_unhooked();
 		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 	}
-	if (unlikely(ret == rs_tramp) && n) {
+	if (unlikely(rs_is_tramp(ret)) && n) {
 		/* the trampoline in a slot whose entry is gone (a frame left
 		 * unhooked below it): nested in the frame on top */
 		site = s->e[n - 1].site;
 		*slot = site;
 	}
-	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	s->e[n] = (struct rs_entry){ slot, ret | kind, site, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
 	barrier();
 	/* a handler that ran between the two stores above pushed and popped
 	 * at n itself: the entry is ours again only now */
-	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != ret))
-		s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | kind)))
+		s->e[n] = (struct rs_entry){ slot, ret | kind, site, fn };
 	return (struct sc_patch_pair){ fn, site };
+}
+
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
+{
+	return rs_enter(*(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN), slot, 0);
 }
 
 static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
@@ -239,10 +266,104 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 		rs_lost();
 	e = &s->e[n - 1];
 	fn = e->fn;
-	orig = e->orig & ~RS_RESTORED;
+	orig = e->orig & RS_ORIG;
 	barrier();                      /* read before a handler may reuse it */
 	s->n = n - 1;
 	return (struct sc_patch_pair){ fn, orig };
+}
+
+/* ---- library calls ------------------------------------------------------ */
+
+/*
+ * The probes of a library call (libcall.c), from sc_lc_entry_asm and
+ * sc_lc_return_asm (patch_x86_64.c), which keep the argument and the
+ * return registers only: the fast paths of probe.c's sc_rt_enter and
+ * sc_rt_exit_at, in code that uses no vector register, with the return
+ * stack's entry and exit in the same call.  Anything else (a thread's
+ * first event, a signal handler's events queued, the kernel's records to
+ * read, a new calling context or call site, the clock off) goes to
+ * probe.c's own probes through sc_rt_vsafe(), before anything is changed.
+ */
+static inline void lc_probe_done(struct sc_eng_thread *t)
+{
+	barrier();
+	if (unlikely(tls.npending)) {
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
+}
+
+static inline void lc_enter_probe(uint64_t fn, uint64_t site, uintptr_t sp)
+{
+	struct sc_eng_thread *t = tls.t;
+	struct sc_eng_node *n;
+	struct sc_eng_cs *cs;
+	uint64_t cfa;
+
+	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
+	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen)) {
+		sc_rt_vsafe((const void *)sc_rt_enter, fn, site, sp, 0);
+		return;
+	}
+	tls.busy = sp;
+	barrier();
+	n = sc_eng_enter_find(t, fn, site, sp, &cs, &cfa);
+	if (unlikely(!n)) {
+		sc_rt_vsafe((const void *)sc_rt_enter_busy, fn, site, sp, 0);
+		return;
+	}
+	sc_eng_enter_commit(t, n, cs, __builtin_ia32_rdtsc(), cfa, ((const uint64_t *)sp)[-1]);
+	lc_probe_done(t);
+}
+
+struct sc_patch_pair sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+{
+	uint64_t target = stub[SC_LC_STUB_TARGET / 8];
+	struct sc_patch_pair p = rs_enter(stub[SC_LC_STUB_FN / 8], slot, RS_LC);
+
+	if (unlikely(!p.a))
+		return (struct sc_patch_pair){ target, 0 };
+	lc_enter_probe(p.a & ~SC_PATCH_NO_RETURN, p.b, (uintptr_t)slot);
+	if (unlikely(p.a & SC_PATCH_NO_RETURN))
+		return (struct sc_patch_pair){ target, 0 };
+	*slot = rs_lc_tramp;
+	return (struct sc_patch_pair){ target, 1 };
+}
+
+void sc_lc_leave(uint64_t cfa)
+{
+	uint64_t *slot = (uint64_t *)cfa - 1, now = 0;
+	struct sc_patch_pair p;
+	struct sc_eng_thread *t;
+	struct sc_eng_node *m;
+	uint32_t fenced = sc_rt_clk.fence, off = sc_rt_clk.off;
+
+	if (likely(!off)) {
+		/* first: the function's last instructions inside its interval */
+		if (fenced)
+			__asm__ __volatile__("lfence" ::: "memory");
+		now = __builtin_ia32_rdtsc();
+	}
+	p = sc_patch_leave(cfa);
+	*slot = p.b;
+	t = tls.t;
+	if (unlikely(off || !t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
+		     t->top->node->func != p.a)) {
+		sc_rt_vsafe((const void *)sc_rt_exit_at, p.a, 0, (uintptr_t)slot, now);
+		return;
+	}
+	sc_rt_clk.fence = 1;
+	tls.busy = (uintptr_t)slot;
+	barrier();
+	m = t->top->node;
+	if (fenced && t->prev_exit)
+		rt_tail_learn(t, m, now);
+	sc_eng_pop(t, sc_eng_now(t, now, 1));
+	m = t->top->node;
+	sc_rt_clk.fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
+	lc_probe_done(t);
 }
 
 /* ---- readers of return addresses --------------------------------------- */
@@ -270,8 +391,8 @@ static void rs_restore(uintptr_t slot)
 	for (i = n; i > 0; i--) {
 		struct rs_entry *e = &s->e[i - 1];
 
-		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp) {
-			*e->slot = e->orig;
+		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp_of(e)) {
+			*e->slot = e->orig & RS_ORIG;
 			e->orig |= RS_RESTORED;
 		}
 	}
@@ -286,7 +407,7 @@ static void rs_reinstall(void)
 	for (uint32_t i = 0; s && i < s->n; i++) {
 		if (s->e[i].orig & RS_RESTORED) {
 			s->e[i].orig &= ~RS_RESTORED;
-			*s->e[i].slot = rs_tramp;
+			*s->e[i].slot = rs_tramp_of(&s->e[i]);
 		}
 	}
 }
@@ -466,8 +587,8 @@ static void rs_unhook_all(void)
 		struct rs_entry *e = &s->e[s->n - 1];
 
 		/* (a slot that holds anything else is no longer this frame's) */
-		if (*e->slot == rs_tramp)
-			*e->slot = e->orig & ~RS_RESTORED;
+		if (*e->slot == rs_tramp_of(e))
+			*e->slot = e->orig & RS_ORIG;
 		barrier();
 		s->n--;
 		rs_unhooked();
