@@ -127,9 +127,10 @@ uint64_t sc_patch_arch_lc_return(void);
 /* f(a, b, c, d) with the vector registers kept (for code built for general
  * registers only, calling code that may use them). */
 void sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
-/* The library-call probes, from sc_lc_entry_asm and sc_lc_return_asm:
- * {target, 1 if the return goes through the trampoline}; and the exit. */
-struct sc_patch_pair sc_lc_enter(const uint64_t *stub, uint64_t *slot);
-void sc_lc_leave(uint64_t cfa);
+/* The library-call probes (retstack.c), from sc_lc_entry_asm (1: the
+ * return now goes through the trampoline) and sc_lc_return_asm (the clock
+ * read at now). */
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot);
+void sc_lc_leave(uint64_t cfa, uint64_t now);
 
 #endif

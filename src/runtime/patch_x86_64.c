@@ -285,8 +285,7 @@ __asm__(".text\n"
 	"\tmov %r11, %rdi\n"
 	"\tlea 72(%rsp), %rsi\n"         /* the return address slot, CFA-8 */
 	"\tcall sc_lc_enter\n"
-	"\tmov %rax, %r11\n"
-	"\tmov %rdx, %r10\n"
+	"\tmov %rax, %r10\n"
 	"\tlea 8(%rsp), %rsp\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r9\n"
@@ -303,8 +302,9 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rax\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
-	"\tlea 8(%rsp), %rsp\n"          /* rsp = CFA-8: the return address */
+	"\tpop %r11\n"                   /* the stub; rsp = CFA-8 */
 	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tmov 8(%r11), %r11\n"          /* its target */
 	"\ttest %r10, %r10\n"
 	"\tjz 1f\n"
 	"\tcall 2f\n"                    /* see above: never returned to */
@@ -324,6 +324,21 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rdx\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
+	/* the clock first, as __cyg_profile_func_exit reads it (probe.c) */
+	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n"
+	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */
+	"\txor %esi, %esi\n"
+	"\ttest %rcx, %rcx\n"
+	"\tje 3f\n"
+	"\tcmp $1, %rcx\n"
+	"\tjne 4f\n"                     /* the TSC is off: 0 */
+	"\tlfence\n"
+	"3:\n"
+	"\trdtsc\n"
+	"\tshl $32, %rdx\n"
+	"\tor %rdx, %rax\n"
+	"\tmov %rax, %rsi\n"
+	"4:\n"
 	"\tlea -8(%rsp), %rsp\n"         /* CFA-32: aligned */
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tlea 32(%rsp), %rdi\n"         /* CFA */

@@ -247,7 +247,7 @@ static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
 		rt_sys1(SYS_exit_group, 134);
 }
 
-struct sc_patch_pair sc_patch_leave(uint64_t cfa)
+static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint64_t cfa)
 {
 	uint64_t *slot = (uint64_t *)cfa - 1, fn, orig;
 	struct rs_stack *s = rs_tls;
@@ -272,6 +272,11 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 	return (struct sc_patch_pair){ fn, orig };
 }
 
+struct sc_patch_pair sc_patch_leave(uint64_t cfa)
+{
+	return rs_leave(cfa);
+}
+
 /* ---- library calls ------------------------------------------------------ */
 
 /*
@@ -284,74 +289,117 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
  * read, a new calling context or call site, the clock off) goes to
  * probe.c's own probes through sc_rt_vsafe(), before anything is changed.
  */
-static inline void lc_probe_done(struct sc_eng_thread *t)
+/* After the entry probe: the return through the trampoline (1), or left
+ * alone (0: the return stack is full). */
+static inline uint64_t lc_redirect(uint64_t fn, uint64_t *slot)
 {
-	barrier();
-	if (unlikely(tls.npending)) {
-		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
-}
-
-static inline void lc_enter_probe(uint64_t fn, uint64_t site, uintptr_t sp)
-{
-	struct sc_eng_thread *t = tls.t;
-	struct sc_eng_node *n;
-	struct sc_eng_cs *cs;
-	uint64_t cfa;
-
-	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
-	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen)) {
-		sc_rt_vsafe((const void *)sc_rt_enter, fn, site, sp, 0);
-		return;
-	}
-	tls.busy = sp;
-	barrier();
-	n = sc_eng_enter_find(t, fn, site, sp, &cs, &cfa);
-	if (unlikely(!n)) {
-		sc_rt_vsafe((const void *)sc_rt_enter_busy, fn, site, sp, 0);
-		return;
-	}
-	sc_eng_enter_commit(t, n, cs, __builtin_ia32_rdtsc(), cfa, ((const uint64_t *)sp)[-1]);
-	lc_probe_done(t);
-}
-
-struct sc_patch_pair sc_lc_enter(const uint64_t *stub, uint64_t *slot)
-{
-	uint64_t target = stub[SC_LC_STUB_TARGET / 8];
-	struct sc_patch_pair p = rs_enter(stub[SC_LC_STUB_FN / 8], slot, RS_LC);
-
-	if (unlikely(!p.a))
-		return (struct sc_patch_pair){ target, 0 };
-	lc_enter_probe(p.a & ~SC_PATCH_NO_RETURN, p.b, (uintptr_t)slot);
-	if (unlikely(p.a & SC_PATCH_NO_RETURN))
-		return (struct sc_patch_pair){ target, 0 };
+	if (unlikely(fn & SC_PATCH_NO_RETURN))
+		return 0;
 	*slot = rs_lc_tramp;
-	return (struct sc_patch_pair){ target, 1 };
+	return 1;
 }
 
-void sc_lc_leave(uint64_t cfa)
+/* The entry's probe by probe.c (sc_rt_enter, or sc_rt_enter_busy once
+ * tls.busy is set), or the events a signal handler queued meanwhile. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_slow(const void *probe, uint64_t fn, uint64_t site,
+							      uint64_t *slot)
 {
-	uint64_t *slot = (uint64_t *)cfa - 1, now = 0;
-	struct sc_patch_pair p;
-	struct sc_eng_thread *t;
-	struct sc_eng_node *m;
-	uint32_t fenced = sc_rt_clk.fence, off = sc_rt_clk.off;
+	sc_rt_vsafe(probe, fn & ~SC_PATCH_NO_RETURN, site, (uintptr_t)slot, 0);
+	return lc_redirect(fn, slot);
+}
 
-	if (likely(!off)) {
-		/* first: the function's last instructions inside its interval */
-		if (fenced)
-			__asm__ __volatile__("lfence" ::: "memory");
-		now = __builtin_ia32_rdtsc();
-	}
-	p = sc_patch_leave(cfa);
-	*slot = p.b;
+static __attribute__((noinline, cold)) uint64_t lc_enter_replay(struct sc_eng_thread *t, uint64_t fn,
+								uint64_t *slot)
+{
+	sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	return lc_redirect(fn, slot);
+}
+
+/* Everything but the common case: no return stack yet, a trampoline in
+ * the slot (a tail call from a patched function, a frame left unhooked
+ * below), the stack full. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	if (!p.a)
+		return 0;
+	return lc_enter_slow((const void *)sc_rt_enter, p.a, p.b, slot);
+}
+
+/*
+ * The entry: its return stack entry (rs_enter's common case), then
+ * sc_rt_enter's fast path; 1 if the return now goes through the
+ * trampoline.  The rare cases are tail calls, so that the common one
+ * needs no stack frame.
+ */
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+{
+	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
+	struct rs_stack *s = rs_tls;
+	struct sc_eng_thread *t;
+	struct sc_eng_node *node;
+	struct sc_eng_cs *cs;
+	uint32_t n;
+
+	if (unlikely(!s || rs_is_tramp(ret)))
+		return lc_enter_cold(fn, slot);
+	n = rs_trim(s, s->n, slot, 0);
+	if (unlikely(n >= SC_RS_MAX))
+		return lc_enter_cold(fn, slot);
+	s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+	barrier();
+	s->n = n + 1;                   /* a signal handler's frames go above */
+	barrier();
+	/* a handler that ran between the two stores above pushed and popped
+	 * at n itself: the entry is ours again only now */
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | RS_LC)))
+		s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+
+	/* the probe */
 	t = tls.t;
-	if (unlikely(off || !t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
+	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
+	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen))
+		return lc_enter_slow((const void *)sc_rt_enter, fn, ret, slot);
+	tls.busy = (uintptr_t)slot;
+	barrier();
+	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
+	if (unlikely(!node))
+		return lc_enter_slow((const void *)sc_rt_enter_busy, fn, ret, slot);
+	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
+	barrier();
+	if (unlikely(tls.npending))
+		return lc_enter_replay(t, fn, slot);
+	barrier();
+	tls.busy = 0;
+	*slot = rs_lc_tramp;
+	return 1;
+}
+
+/* The exit's probe by probe.c, its clock read. */
+static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t *slot, uint64_t now)
+{
+	sc_rt_vsafe((const void *)sc_rt_exit_at, fn, 0, (uintptr_t)slot, now);
+}
+
+/*
+ * The exit, its clock read at `now` by the trampoline (after an lfence if
+ * sc_rt_clk.fence said so; 0 with the clock off): the return stack's
+ * entry popped, its original return address at CFA-8, then
+ * sc_rt_exit_at's fast path.
+ */
+void sc_lc_leave(uint64_t cfa, uint64_t now)
+{
+	struct sc_patch_pair p = rs_leave(cfa);
+	uint64_t *slot = (uint64_t *)cfa - 1;
+	struct sc_eng_thread *t = tls.t;
+	uint32_t fenced = sc_rt_clk.fence;
+	struct sc_eng_node *m;
+
+	*slot = p.b;
+	if (unlikely(!t || sc_rt_clk.off || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
 		     t->top->node->func != p.a)) {
-		sc_rt_vsafe((const void *)sc_rt_exit_at, p.a, 0, (uintptr_t)slot, now);
+		lc_leave_slow(p.a, slot, now);
 		return;
 	}
 	sc_rt_clk.fence = 1;
@@ -363,7 +411,13 @@ void sc_lc_leave(uint64_t cfa)
 	sc_eng_pop(t, sc_eng_now(t, now, 1));
 	m = t->top->node;
 	sc_rt_clk.fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
-	lc_probe_done(t);
+	barrier();
+	if (unlikely(tls.npending)) {
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
 }
 
 /* ---- readers of return addresses --------------------------------------- */
