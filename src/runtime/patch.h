@@ -125,8 +125,8 @@ void sc_patch_arch_lc_stub(uint8_t *stub, uint64_t fn, uint64_t target, const ui
 uint64_t sc_patch_arch_lc_entry(void);
 uint64_t sc_patch_arch_lc_return(void);
 /* f(a, b, c, d) with the vector registers kept (for code built for general
- * registers only, calling code that may use them). */
-void sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+ * registers only, calling code that may use them); its value. */
+uint64_t sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 /* The library-call probes (retstack.c), from sc_lc_entry_asm (1: the
  * return now goes through the trampoline) and sc_lc_return_asm (the clock
  * read at now). */

@@ -179,7 +179,9 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 	uint32_t n;
 
 	if (unlikely(!s)) {
-		s = rs_new();
+		/* (from a library call's entry, vector registers unsaved:
+		 * pthread_setspecific is the C library's) */
+		s = kind ? (struct rs_stack *)(uintptr_t)sc_rt_vsafe((const void *)rs_new, 0, 0, 0, 0) : rs_new();
 		if (!s) {
 			rs_unhooked();
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
@@ -256,7 +258,10 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 
 	if (unlikely(!s || !s->n))
 		rs_lost();
-	n = rs_trim(s, s->n, slot, 1);
+	n = s->n;
+	if (likely(s->e[n - 1].slot == slot))
+		goto found;                /* the common case: this slot's on top */
+	n = rs_trim(s, n, slot, 1);
 	/* entries above this slot that are not its own are frames gone in a
 	 * way no wrapper saw (a handler on another stack left by siglongjmp,
 	 * a context switched by hand): never return to theirs */
@@ -264,6 +269,7 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 		n--;
 	if (unlikely(!n))
 		rs_lost();
+found:
 	e = &s->e[n - 1];
 	fn = e->fn;
 	orig = e->orig & RS_ORIG;
@@ -315,6 +321,38 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_replay(struct sc_eng_th
 	return lc_redirect(fn, slot);
 }
 
+/* The fast path found no node with tls.busy set and events queued: the
+ * return stack's entry, then the rest of the probe by probe.c. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_slow_push(uint64_t fn, uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	if (!p.a) {
+		/* (not reached: rs_enter's loop case needs a trampoline in
+		 * the slot, which the fast path has ruled out) */
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)tls.t, 0, 0, 0);
+		return 0;
+	}
+	return lc_enter_slow((const void *)sc_rt_enter_busy, p.a, p.b, slot);
+}
+
+/* After the entry's probe: the return stack's entry where there is no
+ * stack yet (the thread's first) or it is full (the return left alone). */
+static __attribute__((noinline, cold)) uint64_t lc_enter_push_slow(struct sc_eng_thread *t, uint64_t fn,
+								   uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	barrier();
+	if (unlikely(tls.npending)) {
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
+	return lc_redirect(p.a, slot);
+}
+
 /* Everything but the common case: no return stack yet, a trampoline in
  * the slot (a tail call from a patched function, a frame left unhooked
  * below), the stack full. */
@@ -328,25 +366,49 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint6
 }
 
 /*
- * The entry: its return stack entry (rs_enter's common case), then
- * sc_rt_enter's fast path; 1 if the return now goes through the
- * trampoline.  The rare cases are tail calls, so that the common one
- * needs no stack frame.
+ * The entry: sc_rt_enter's fast path, then the return stack's entry
+ * (rs_enter's common case: its stores after the clock read, beside the
+ * function's first instructions, as the probe's own stores are); 1 if the
+ * return now goes through the trampoline.  The rare cases are tail calls,
+ * decided before anything is changed, so that the common one needs no
+ * stack frame.
  */
-uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+#define LC_FAST
+
+LC_FAST uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 {
 	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
 	struct rs_stack *s = rs_tls;
-	struct sc_eng_thread *t;
+	struct sc_eng_thread *t = tls.t;
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
 	uint32_t n;
 
-	if (unlikely(!s || rs_is_tramp(ret)))
+	if (unlikely(rs_is_tramp(ret)))
 		return lc_enter_cold(fn, slot);
+	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
+	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen))
+		return lc_enter_cold(fn, slot);
+	tls.busy = (uintptr_t)slot;
+	barrier();
+	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
+	if (unlikely(!node)) {
+		barrier();
+		if (likely(!tls.npending)) {
+			tls.busy = 0;      /* nothing changed: all again, slowly */
+			return lc_enter_cold(fn, slot);
+		}
+		/* a signal handler's events are queued: the slow probe
+		 * applies them after this entry */
+		return lc_enter_slow_push(fn, slot);
+	}
+	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
+	/* the return stack's entry */
+	if (unlikely(!s))
+		return lc_enter_push_slow(t, fn, slot);
 	n = rs_trim(s, s->n, slot, 0);
 	if (unlikely(n >= SC_RS_MAX))
-		return lc_enter_cold(fn, slot);
+		return lc_enter_push_slow(t, fn, slot);
 	s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
@@ -355,18 +417,6 @@ uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 	 * at n itself: the entry is ours again only now */
 	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | RS_LC)))
 		s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
-
-	/* the probe */
-	t = tls.t;
-	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
-	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen))
-		return lc_enter_slow((const void *)sc_rt_enter, fn, ret, slot);
-	tls.busy = (uintptr_t)slot;
-	barrier();
-	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
-	if (unlikely(!node))
-		return lc_enter_slow((const void *)sc_rt_enter_busy, fn, ret, slot);
-	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
 	barrier();
 	if (unlikely(tls.npending))
 		return lc_enter_replay(t, fn, slot);
@@ -388,7 +438,7 @@ static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t 
  * entry popped, its original return address at CFA-8, then
  * sc_rt_exit_at's fast path.
  */
-void sc_lc_leave(uint64_t cfa, uint64_t now)
+LC_FAST void sc_lc_leave(uint64_t cfa, uint64_t now)
 {
 	struct sc_patch_pair p = rs_leave(cfa);
 	uint64_t *slot = (uint64_t *)cfa - 1;
