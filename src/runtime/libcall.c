@@ -6,12 +6,16 @@
  * a slot of the caller's global offset table: a PLT entry's `jmp *slot`
  * (R_X86_64_JUMP_SLOT), or, built with -fno-plt, `call *slot(%rip)` itself
  * (R_X86_64_GLOB_DAT).  Each such slot of an object we hook gets the
- * address of a stub of its own, laid out as a patched function's stub
- * (patch.h: the function's address, the code that enters the shared entry
- * trampoline) whose "trampoline" is a jump to the real target.  The call
- * then runs the entry probe and has its return redirected through the
- * return stack (retstack.c) exactly as a patched function's: one machinery
- * for both, with the same care for longjmp, exceptions and signals.
+ * address of a stub of its own (patch.h, patch_x86_64.c: the function's
+ * address, the real target, two instructions into the shared library-call
+ * entry).  The call then runs the entry probe and has its return
+ * redirected through the return stack (retstack.c) as a patched
+ * function's: one stack for both, with the same care for longjmp,
+ * exceptions and signals.  The library-call entry and return trampolines
+ * keep only the argument and the return registers (a call into another
+ * object may clobber the rest), and their probes do the return stack's
+ * work and the probe's fast path in one call: a library call costs about
+ * what a compiled-in hook's function probes cost (bench/libcalls.sh).
  *
  * Which objects (STACKCLOCK_LIBCALLS): "program", the objects with probes
  * (hooks compiled in, or patched by a plan); "all", every object but the

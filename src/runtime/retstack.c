@@ -36,8 +36,15 @@
  *
  * Full stack (SC_RS_MAX deep): the frame is counted by its entry but its
  * return is left alone (its exit is then inferred by the engine) and the
- * loss is counted.  No vector register is used here: the trampolines save
- * only the argument and return registers.
+ * loss is counted.  No vector register is used here (built for general
+ * registers only).
+ *
+ * Library calls (libcall.c) use the same stack, with a return trampoline
+ * of their own (sc_lc_return_asm; an entry's RS_LC bit says which one its
+ * slot holds): their probes, sc_lc_enter and sc_lc_leave, are here too,
+ * each one call doing the return stack's work and the fast path of the
+ * probe, so that their trampolines need keep only the argument and the
+ * return registers (patch_x86_64.c).
  */
 #pragma GCC target("general-regs-only")
 
@@ -373,9 +380,7 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint6
  * decided before anything is changed, so that the common one needs no
  * stack frame.
  */
-#define LC_FAST
-
-LC_FAST uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 {
 	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
 	struct rs_stack *s = rs_tls;
@@ -438,7 +443,7 @@ static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t 
  * entry popped, its original return address at CFA-8, then
  * sc_rt_exit_at's fast path.
  */
-LC_FAST void sc_lc_leave(uint64_t cfa, uint64_t now)
+void sc_lc_leave(uint64_t cfa, uint64_t now)
 {
 	struct sc_patch_pair p = rs_leave(cfa);
 	uint64_t *slot = (uint64_t *)cfa - 1;
