@@ -131,6 +131,6 @@ uint64_t sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t
  * return now goes through the trampoline) and sc_lc_return_asm (the clock
  * read at now). */
 uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot);
-void sc_lc_leave(uint64_t cfa, uint64_t now);
+void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk);
 
 #endif

@@ -280,14 +280,11 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r9\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tlea -8(%rsp), %rsp\n"         /* CFA-80: aligned as at the call */
-	"\t.cfi_adjust_cfa_offset 8\n"
+	/* CFA-72: the C half needs no alignment (its slow paths realign) */
 	"\tmov %r11, %rdi\n"
-	"\tlea 72(%rsp), %rsi\n"         /* the return address slot, CFA-8 */
+	"\tlea 64(%rsp), %rsi\n"         /* the return address slot, CFA-8 */
 	"\tcall sc_lc_enter\n"
 	"\tmov %rax, %r10\n"
-	"\tlea 8(%rsp), %rsp\n"
-	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r9\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r8\n"
@@ -339,12 +336,9 @@ __asm__(".text\n"
 	"\tor %rdx, %rax\n"
 	"\tmov %rax, %rsi\n"
 	"4:\n"
-	"\tlea -8(%rsp), %rsp\n"         /* CFA-32: aligned */
-	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tlea 32(%rsp), %rdi\n"         /* CFA */
+	"\tmov %rcx, %rdx\n"             /* the word read, for the C half */
+	"\tlea 24(%rsp), %rdi\n"         /* CFA */
 	"\tcall sc_lc_leave\n"
-	"\tlea 8(%rsp), %rsp\n"
-	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rdx\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rax\n"

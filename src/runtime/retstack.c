@@ -84,7 +84,7 @@ struct rs_stack {
 	struct rs_entry e[];
 };
 
-static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
+#define rs_tls (tls.rs)             /* beside the probes' own state */
 static uint64_t rs_tramp;           /* the return trampoline's address */
 static uint64_t rs_lc_tramp;        /* the library calls' */
 static pthread_key_t rs_key;
@@ -266,8 +266,15 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 	if (unlikely(!s || !s->n))
 		rs_lost();
 	n = s->n;
-	if (likely(s->e[n - 1].slot == slot))
-		goto found;                /* the common case: this slot's on top */
+	e = &s->e[n - 1];
+	if (likely(e->slot == slot)) {
+		/* the common case: this slot's entry on top */
+		fn = e->fn;
+		orig = e->orig & RS_ORIG;
+		barrier();
+		s->n = n - 1;
+		return (struct sc_patch_pair){ fn, orig };
+	}
 	n = rs_trim(s, n, slot, 1);
 	/* entries above this slot that are not its own are frames gone in a
 	 * way no wrapper saw (a handler on another stack left by siglongjmp,
@@ -276,7 +283,6 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 		n--;
 	if (unlikely(!n))
 		rs_lost();
-found:
 	e = &s->e[n - 1];
 	fn = e->fn;
 	orig = e->orig & RS_ORIG;
@@ -439,20 +445,20 @@ static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t 
 
 /*
  * The exit, its clock read at `now` by the trampoline (after an lfence if
- * sc_rt_clk.fence said so; 0 with the clock off): the return stack's
- * entry popped, its original return address at CFA-8, then
- * sc_rt_exit_at's fast path.
+ * sc_rt_clk.fence said so; 0 with the clock off), clk the word of
+ * sc_rt_clk it read: the return stack's entry popped, its original return
+ * address at CFA-8, then sc_rt_exit_at's fast path.
  */
-void sc_lc_leave(uint64_t cfa, uint64_t now)
+void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk)
 {
 	struct sc_patch_pair p = rs_leave(cfa);
 	uint64_t *slot = (uint64_t *)cfa - 1;
 	struct sc_eng_thread *t = tls.t;
-	uint32_t fenced = sc_rt_clk.fence;
+	uint32_t fenced = (uint32_t)clk;
 	struct sc_eng_node *m;
 
 	*slot = p.b;
-	if (unlikely(!t || sc_rt_clk.off || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
+	if (unlikely(!t || (clk >> 32) || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
 		     t->top->node->func != p.a)) {
 		lc_leave_slow(p.a, slot, now);
 		return;

@@ -118,6 +118,7 @@ struct rt_tls {
 	uintptr_t busy;                /* stack pointer of the probe running, 0 */
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
+	struct rs_stack *rs;           /* retstack.c's return stack, or NULL */
 	uint32_t npending;             /* events in pending[] */
 	int state;                     /* RT_* */
 	uint64_t pending_lost;
