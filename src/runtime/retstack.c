@@ -389,7 +389,7 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint6
 uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 {
 	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
-	struct rs_stack *s = rs_tls;
+	struct rs_stack *s;
 	struct sc_eng_thread *t = tls.t;
 	struct sc_eng_node *node;
 	struct sc_eng_cs *cs;
@@ -414,7 +414,10 @@ uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 		return lc_enter_slow_push(fn, slot);
 	}
 	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
-	/* the return stack's entry */
+	/* the return stack's entry (fn and the stack read again: fewer
+	 * registers held across the probe, no stack frame before the clock) */
+	fn = node->func;
+	s = rs_tls;
 	if (unlikely(!s))
 		return lc_enter_push_slow(t, fn, slot);
 	n = rs_trim(s, s->n, slot, 0);
