@@ -139,13 +139,25 @@ static void node_frames(struct tl_build *b, const struct node_info *ni, size_t n
 	}
 }
 
+/*
+ * A thread's items are decoded twice: first only their starts (key: start
+ * << 1 | 1 if not a call), from which their order is found (dest: where
+ * each goes), then whole, each written where it goes.  Two passes over
+ * the coded bytes cost less than a second array of items to move them
+ * from (on a VM, fresh memory's faults and zeroing were most of a replay).
+ */
 struct decode_out {
+	uint64_t *key;            /* pass 1 */
+	size_t n, akey;
+	uint32_t *dest;           /* pass 2 */
+	size_t adest, k;
 	struct an_tl_item *items;
-	size_t n, alloc;
+	size_t nitems, alloc;
+	uint64_t t0;
 };
 
-/* Decode one record's items (absolute times: t0 is not known yet). */
-static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct decode_out *o)
+/* Decode one record's items: pass 1 their keys, pass 2 the items. */
+static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct decode_out *o, int pass)
 {
 	const uint8_t *q = r->data, *end = r->data + r->len;
 	const struct node_info *ni = NULL;
@@ -216,6 +228,8 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 				goto damaged;
 			it.kind = AN_TL_SAMPLE;
 			it.start_ns = t;
+			if (pass == 1)
+				break;
 			if (ni)
 				node_frames(b, ni, nni, a, &it);
 			else
@@ -224,13 +238,19 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		default:
 			goto damaged;
 		}
-		if (o->n == o->alloc)
-			big_grow((void **)&o->items, &o->alloc, o->n + 1, sizeof(*o->items));
-		o->items[o->n++] = it;
+		if (pass == 1) {
+			if (o->n == o->akey)
+				big_grow((void **)&o->key, &o->akey, o->n + 1, sizeof(*o->key));
+			o->key[o->n++] = it.start_ns << 1 | (it.kind != AN_TL_CALL);
+		} else {
+			it.start_ns -= o->t0;
+			o->items[o->dest[o->k++]] = it;
+		}
 	}
 	return;
 damaged:
-	b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems - k;
+	if (pass == 2)
+		b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems - k;
 }
 
 /*
@@ -276,37 +296,34 @@ static int other_cmp(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static void sort_items(struct an_tl_item **itp, size_t *allocp, size_t n)
+static void order_items(struct decode_out *o)
 {
-	struct an_tl_item *it = *itp, *out = NULL;
-	size_t aout = 0;
+	const uint64_t *key = o->key;
+	size_t n = o->n, nst = 0, ast = 0, nother = 0, aother = 0, i, k;
 	uint32_t *next = NULL, *dest, first = UINT32_MAX, last = UINT32_MAX;
 	struct other *other = NULL;
 	struct sub *st = NULL;
-	size_t nst = 0, ast = 0, nother = 0, aother = 0, i, o;
 	bool sorted = true;
-	size_t anext = 0;
 
-	big_grow((void **)&next, &anext, n, sizeof(*next));
+	big_grow((void **)&next, &o->adest, n, sizeof(*next));
 	populate(next, n * sizeof(*next));
 	for (i = 0; i < n; i++) {
 		struct sub c;
 
-		if (it[i].kind != AN_TL_CALL) {
+		if (key[i] & 1) {
 			ALLOC_GROW(other, nother + 1, aother);
-			other[nother] = (struct other){ it[i].start_ns, (uint32_t)i };
+			other[nother] = (struct other){ key[i] >> 1, (uint32_t)i };
 			sorted &= !nother || other[nother - 1].start <= other[nother].start;
 			nother++;
 			continue;
 		}
 		c.head = c.tail = (uint32_t)i;
-		c.start = it[i].start_ns;
+		c.start = key[i] >> 1;
 		next[i] = UINT32_MAX;
 		/* the subtrees that start within it are its callees: their
 		 * lists follow it, in the order they were made */
 		if (nst && st[nst - 1].start >= c.start) {
-			size_t k = nst;
-
+			k = nst;
 			while (k && st[k - 1].start >= c.start)
 				k--;
 			next[c.head] = st[k].head;
@@ -328,30 +345,20 @@ static void sort_items(struct an_tl_item **itp, size_t *allocp, size_t n)
 	free(st);
 	if (!sorted)
 		qsort(other, nother, sizeof(*other), other_cmp);
-	/* where each item goes (the calls' list merged with the rest), then
-	 * the moves, cycle by cycle, in place */
+	/* where each item goes: the calls' list merged with the rest */
 	dest = next;               /* next[x] is read before dest[x] is set */
-	for (i = 0, o = 0; i < n; i++) {
-		if (first != UINT32_MAX && (o == nother || it[first].start_ns <= other[o].start)) {
+	for (i = 0, k = 0; i < n; i++) {
+		if (first != UINT32_MAX && (k == nother || key[first] >> 1 <= other[k].start)) {
 			uint32_t x = first;
 
 			first = next[x];
 			dest[x] = (uint32_t)i;
 		} else {
-			dest[other[o++].idx] = (uint32_t)i;
+			dest[other[k++].idx] = (uint32_t)i;
 		}
 	}
 	free(other);
-	/* scattered into a new array: no chain of dependent loads, as moving
-	 * them in place cycle by cycle would be */
-	big_grow((void **)&out, &aout, n, sizeof(*out));
-	populate(out, n * sizeof(*out));
-	for (i = 0; i < n; i++)
-		out[dest[i]] = it[i];
-	big_free(it, *allocp, sizeof(*it));
-	*itp = out;
-	*allocp = aout;
-	big_free(next, anext, sizeof(*next));
+	o->dest = dest;
 }
 
 static int thread_cmp(const void *x, const void *y)
@@ -433,6 +440,7 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 	b.tl = tl;
 	b.ninfo = xcalloc(p->nthreads + 1, sizeof(*b.ninfo));
 	b.nninfo = xcalloc(p->nthreads + 1, sizeof(*b.nninfo));
+	/* pass 1: the threads, their items' starts and kinds */
 	for (i = 0; i < p->ntlrecs; i++) {
 		const struct an_tlrec *r = &p->tlrecs[i];
 		bool found;
@@ -451,48 +459,50 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
 			nthr++;
 		}
-		if (!dec[k].alloc) {
-			/* the thread's items in one allocation: growing by
-			 * copies costs more than the decoding (page faults) */
-			size_t total = 0;
-
-			for (size_t q = i; q < p->ntlrecs; q++)
-				if (p->tlrecs[q].proc_id == r->proc_id && p->tlrecs[q].tid == r->tid &&
-				    p->tlrecs[q].inst == r->inst)
-					/* an item takes 3 bytes at least */
-					total += p->tlrecs[q].nitems == SC_TL_ALL ? p->tlrecs[q].len / 3
-						 : p->tlrecs[q].nitems;
-			if (total) {
-				big_grow((void **)&dec[k].items, &dec[k].alloc, total,
-					 sizeof(*dec[k].items));
-				populate(dec[k].items, total * sizeof(*dec[k].items));
-			}
-		}
-		decode_rec(&b, r, &dec[k]);
+		decode_rec(&b, r, &dec[k], 1);
 		/* the counts are cumulative: the last record's is the total */
 		tl->threads[k].dropped = r->dropped;
 		tl->threads[k].filtered = r->filtered;
 	}
 	for (i = 0; i < nthr; i++)
 		for (j = 0; j < dec[i].n; j++)
-			if (dec[i].items[j].start_ns < t0)
-				t0 = dec[i].items[j].start_ns;
+			if (dec[i].key[j] >> 1 < t0)
+				t0 = dec[i].key[j] >> 1;
 	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
+	/* the order, then pass 2: each item where it goes */
+	for (i = 0; i < nthr; i++) {
+		struct decode_out *o = &dec[i];
+
+		if (f->tid && tl->threads[i].tid != f->tid)
+			continue;
+		order_items(o);
+		big_free(o->key, o->akey, sizeof(*o->key));
+		o->key = NULL;
+		if (o->n) {
+			big_grow((void **)&o->items, &o->alloc, o->n, sizeof(*o->items));
+			populate(o->items, o->n * sizeof(*o->items));
+		}
+		o->t0 = tl->t0_ns;
+	}
+	for (i = 0; i < p->ntlrecs; i++) {
+		const struct an_tlrec *r = &p->tlrecs[i];
+		uint32_t k = an_map_get(&tmap, (uint64_t)r->proc_id << 32 | r->tid, r->inst);
+
+		if (k != AN_NONE && dec[k].dest)
+			decode_rec(&b, r, &dec[k], 2);
+	}
 	for (i = 0; i < nthr; i++) {
 		struct an_tl_thread *th = &tl->threads[i];
 		struct an_tl_item *it = dec[i].items;
-		size_t n = dec[i].n, m = 0;
+		size_t n = dec[i].dest ? dec[i].n : 0, m = 0;
 
 		tl->dropped += th->dropped;
 		tl->filtered += th->filtered;
-		for (j = 0; j < n; j++)
-			it[j].start_ns -= tl->t0_ns;
-		if (n > 1)
-			sort_items(&it, &dec[i].alloc, n);
+		if (dec[i].dest)
+			big_free(dec[i].dest, dec[i].adest, sizeof(*dec[i].dest));
+		big_free(dec[i].key, dec[i].akey, sizeof(*dec[i].key));
 		if (dec_has_other(it, n))
 			set_depths(it, n);
-		if (f->tid && th->tid != f->tid)
-			n = 0;
 		if (f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth) {
 			for (j = 0; j < n; j++) {
 				if (!keep(&it[j], f))

@@ -136,7 +136,7 @@ static void ob_flush(struct obuf *o)
 	o->n = 0;
 }
 
-static void ob_mem(struct obuf *o, const char *s, size_t len)
+static inline void ob_mem(struct obuf *o, const char *s, size_t len)
 {
 	if (o->n + len > OBUF_SIZE)
 		ob_flush(o);
@@ -153,44 +153,61 @@ static void ob_str(struct obuf *o, const char *s)
 	ob_mem(o, s, strlen(s));
 }
 
-/* v right-aligned in width (zero-padded if zero), at most 20 digits;
- * two digits per division */
-static void ob_u64(struct obuf *o, uint64_t v, int width, bool zero)
+/* The digits of v right-aligned in width (padded with pad), at most 20
+ * digits; two digits per division, written straight into the buffer. */
+static inline char *put_u64(char *p, uint64_t v, int width, char pad)
 {
 	static const char pairs[] =
 		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 		"8081828384858687888990919293949596979899";
-	char t[24];
-	int k = 24;
+	static const uint64_t p10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+	};
+	/* the number of digits from the number of bits: log10(2) ~ 1233/4096 */
+	int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	int digits = t + (v >= p10[t]);
+	char *e;
 
+	if (!digits)
+		digits = 1;
+	for (; width > digits; width--)
+		*p++ = pad;
+	e = p + digits;
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 
 		v /= 100;
-		t[--k] = pairs[2 * r + 1];
-		t[--k] = pairs[2 * r];
+		*--e = pairs[2 * r + 1];
+		*--e = pairs[2 * r];
 	}
 	if (v >= 10) {
-		t[--k] = pairs[2 * v + 1];
-		t[--k] = pairs[2 * v];
+		*--e = pairs[2 * v + 1];
+		*--e = pairs[2 * v];
 	} else {
-		t[--k] = (char)('0' + v);
+		*--e = (char)('0' + v);
 	}
+	return p + digits;
+}
+
+static inline void ob_room(struct obuf *o)
+{
 	if (o->n + OBUF_ROOM > OBUF_SIZE)
 		ob_flush(o);
-	for (; width > 24 - k; width--)
-		o->b[o->n++] = zero ? '0' : ' ';
-	memcpy(o->b + o->n, t + k, (size_t)(24 - k));
-	o->n += (size_t)(24 - k);
 }
 
 /* "   12.345 ms": 8 columns of number, 3 decimals, then the unit */
-static void ob_dur(struct obuf *o, uint64_t ns)
+static inline void ob_dur(struct obuf *o, uint64_t ns)
 {
+	char *p;
 	uint64_t v;
 	const char *unit;
 
+	ob_room(o);
+	p = o->b + o->n;
 	if (ns >= 1000000000) {
 		v = (ns + 500000) / 1000000;
 		unit = " s ";
@@ -201,14 +218,16 @@ static void ob_dur(struct obuf *o, uint64_t ns)
 		v = ns;
 		unit = " us";
 	} else {
-		ob_u64(o, ns, 8, false);
-		ob_mem(o, " ns", 3);
+		p = put_u64(p, ns, 8, ' ');
+		memcpy(p, " ns", 3);
+		o->n = (size_t)(p + 3 - o->b);
 		return;
 	}
-	ob_u64(o, v / 1000, 4, false);
-	ob_mem(o, ".", 1);
-	ob_u64(o, v % 1000, 3, true);
-	ob_mem(o, unit, 3);
+	p = put_u64(p, v / 1000, 4, ' ');
+	*p++ = '.';
+	p = put_u64(p, v % 1000, 3, '0');
+	memcpy(p, unit, 3);
+	o->n = (size_t)(p + 3 - o->b);
 }
 
 static void ob_indent(struct obuf *o, uint32_t n)
@@ -224,12 +243,17 @@ static void ob_indent(struct obuf *o, uint32_t n)
 }
 
 /* The start column: seconds since the first event, to the microsecond. */
-static void ob_start(struct obuf *o, uint64_t ns)
+static inline void ob_start(struct obuf *o, uint64_t ns)
 {
-	ob_u64(o, ns / 1000000000, 6, false);
-	ob_mem(o, ".", 1);
-	ob_u64(o, ns / 1000 % 1000000, 6, true);
-	ob_mem(o, "  ", 2);
+	char *p;
+
+	ob_room(o);
+	p = put_u64(o->b + o->n, ns / 1000000000, 6, ' ');
+	*p++ = '.';
+	p = put_u64(p, ns / 1000 % 1000000, 6, '0');
+	*p++ = ' ';
+	*p++ = ' ';
+	o->n = (size_t)(p - o->b);
 }
 
 static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)

@@ -22,29 +22,6 @@ static inline uint8_t *sc_varint_put(uint8_t *p, uint64_t v)
 	return p;
 }
 
-/*
- * The same without a branch on the length (v below 2^56, else the loop):
- * 8 bytes are stored at p whatever the length, so p must have that room.
- * A probe writes three varints per call; the loop's exit, which depends
- * on the value, mispredicted about once a call.
- */
-static inline uint8_t *sc_varint_put8(uint8_t *p, uint64_t v)
-{
-	uint64_t packed, cont;
-	unsigned len;
-
-	if (__builtin_expect(v >> 56 != 0, 0))
-		return sc_varint_put(p, v);
-	packed = (v & 0x7full) | (v & 0x3f80ull) << 1 | (v & 0x1fc000ull) << 2 |
-		 (v & 0xfe00000ull) << 3 | (v & 0x7f0000000ull) << 4 | (v & 0x3f800000000ull) << 5 |
-		 (v & 0x1fc0000000000ull) << 6 | (v & 0xfe000000000000ull) << 7;
-	len = (unsigned)(70 - __builtin_clzll(v | 1)) / 7;
-	cont = 0x8080808080808080ull & ((1ull << (8 * (len - 1))) - 1);
-	packed |= cont;
-	__builtin_memcpy(p, &packed, 8);
-	return p + len;
-}
-
 /* Read a varint from [*pp, end) into *v; 0, or -1 if it runs past end or
  * past 64 bits (*pp then unchanged). */
 static inline int sc_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *v)

@@ -136,8 +136,7 @@
 
 /* The timeline (SPEC section 12; sc_eng_tl_start) */
 #define SC_ENG_TL_CHUNK     (256u << 10)       /* bytes of a chunk, header included */
-#define SC_ENG_TL_ROOM      (3 * SC_VARINT_MAX + 8) /* the longest item, and
-						     sc_varint_put8's spill */
+#define SC_ENG_TL_ROOM      (3 * SC_VARINT_MAX) /* the longest item */
 /* sc_eng_thread.tl_filter */
 #define SC_ENG_TL_MIN       (1u << 0)          /* calls at least tl_min ticks */
 #define SC_ENG_TL_DEPTH     (1u << 1)          /* calls at depth < tl_depth */
@@ -1078,9 +1077,9 @@ SC_ENG_HOT void sc_eng_tl_call(struct sc_eng_thread *t, const struct sc_eng_fram
 		return;
 	if (unlikely(p >= t->tl_end) && !(p = sc_eng_tl_grow(t)))
 		return;
-	p = sc_varint_put8(p, sc_zigzag((int64_t)(now - t->tl_last)) << 2 | SC_TL_CALL);
-	p = sc_varint_put8(p, dur);
-	p = sc_varint_put8(p, (uint64_t)f->node->id << 2 | fl);
+	p = sc_varint_put(p, sc_zigzag((int64_t)(now - t->tl_last)) << 2 | SC_TL_CALL);
+	p = sc_varint_put(p, dur);
+	p = sc_varint_put(p, (uint64_t)f->node->id << 2 | fl);
 	t->tl_cur = p;
 	t->tl_last = now;
 }

@@ -11,14 +11,13 @@
 #include "runtime/calib.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -207,16 +206,20 @@ static char **early_environ(void)
 	return vars;
 }
 
-/* The main program's load bias, from its program headers (auxv). */
+/* The main program's load bias: the loader lists it first. */
+static int first_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr;
+	return 1;
+}
+
 static uint64_t exe_bias(void)
 {
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
-	unsigned long n = getauxval(AT_PHNUM);
+	uint64_t bias = 0;
 
-	for (unsigned long i = 0; ph && i < n; i++)
-		if (ph[i].p_type == PT_PHDR)
-			return (uint64_t)(uintptr_t)ph - ph[i].p_vaddr;
-	return 0;
+	dl_iterate_phdr(first_bias, &bias);
+	return bias;
 }
 
 /* Timeline --only (engine.h): one of the functions named? */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial (compares call durations with the program's own clock)
 # The timeline (SPEC section 12, record --timeline), recorded from real
 # runs of e2e_timeline.c (threads A, B and main, each making N steps of
 # known order and duration, a nap() with a system call after each but the
@@ -56,10 +57,14 @@ P=$TMP/tl_gcc
 "$STACKCLOCK" record -m instrument --timeline --min-time 1200us -o "$TMP/mt.data" -- $P $N >"$TMP/mt.out" 2>"$TMP/mt.err"
 "$STACKCLOCK" replay -i "$TMP/mt.data" --format json >"$TMP/mt.json"
 check "--min-time 1200us: every call and OS event lasts 1.2 ms or more" -- tl mintime "$TMP/mt.json" 1200000
-# steps of ms(i) = 2 or 3 last 2-3 ms; of 1, about 1.05 ms: out
-want=$(awk '$2 == "step" && $4 - $3 >= 1200000' "$TMP/mt.out" | wc -l)
+# steps of ms(i) = 2 or 3 last 2-3 ms; of 1, about 1.05 ms: out, but for
+# the first step of a thread, which also holds the runtime's first-time
+# work (new calling contexts) and may pass 1.2 ms
+lo=$(awk '$2 == "step" && $4 - $3 >= 1200000' "$TMP/mt.out" | wc -l)
+hi=$((lo + 3))
 got=$(python3 -c "import json; print(sum(1 for t in json.load(open('$TMP/mt.json'))['threads'] for e in t['events'] if e.get('function') == 'step'))")
-check "--min-time: the $want steps of 1.2 ms or more are kept ($got)" -- test "$got" = "$want"
+check "--min-time: the $lo steps of 1.2 ms or more are kept, at most the 3 first steps more ($got)" -- \
+	test "$got" -ge "$lo" -a "$got" -le "$hi"
 check "--min-time: record says how many calls were left out" -- grep -q "calls left out by --min-time" "$TMP/mt.err"
 "$STACKCLOCK" report -i "$TMP/mt.data" --format json >"$TMP/mt_rep.json"
 check "--min-time: kept + left out = every call" -- python3 -c "

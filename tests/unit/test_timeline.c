@@ -13,7 +13,7 @@
  *  - the size limit: items dropped and counted, those kept still decode;
  *  - view filters and an_timeline_check; damaged items end a record
  *    without a crash; a profile without a timeline is -ENOENT;
- *  - sc_varint_put8 codes exactly as sc_varint_put.
+ *  - varints and zigzag read back.
  */
 #include "analysis/timeline.h"
 #include "format/varint.h"
@@ -329,20 +329,19 @@ static void test_damage(void)
 
 static void test_varint(void)
 {
-	uint8_t a[32], b[32];
+	uint8_t a[32];
 	int good = 1;
 
 	for (int k = 0; k < 64 && good; k++)
 		for (uint64_t j = 0; j < 300 && good; j++) {
-			uint64_t v = j < 130 ? j : (0x9e3779b97f4a7c15ull * j) >> k;
-			uint8_t *e1 = sc_varint_put(a, v), *e2 = sc_varint_put8(b, v);
-			const uint8_t *q = b;
-			uint64_t w;
+			uint64_t v = j < 130 ? j : (0x9e3779b97f4a7c15ull * j) >> k, w;
+			uint8_t *e = sc_varint_put(a, v);
+			const uint8_t *q = a, *q2 = a;
 
-			good = e1 - a == e2 - b && !memcmp(a, b, (size_t)(e1 - a)) &&
-			       !sc_varint_get(&q, e2, &w) && w == v && q == e2;
+			good = !sc_varint_get(&q, e, &w) && w == v && q == e &&
+			       (e - a == 1 || sc_varint_get(&q2, e - 1, &w) < 0);
 		}
-	ok(good, "sc_varint_put8 codes as sc_varint_put, sc_varint_get reads both");
+	ok(good, "varints read back; one cut short is refused");
 	good = sc_unzigzag(sc_zigzag(-5)) == -5 && sc_zigzag(-1) == 1 && sc_zigzag(1) == 2;
 	ok(good, "zigzag");
 }
