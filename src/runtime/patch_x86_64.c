@@ -249,12 +249,16 @@ __asm__(".text\n"
  *
  * The entry leaves the stub's address at CFA-16, the word unique to the
  * call's function that the engine takes as its "pc", calls sc_lc_enter()
- * (rax = the target, rdx = 1 if the return was redirected), restores the
- * arguments and jumps to the target, through a `call` whose pushed address
- * (the return trampoline, dropped again) primes the return predictor as
- * the patched entry does.  The return trampoline, sc_lc_return_asm, keeps
- * rax and rdx and calls sc_lc_leave(), which reads the clock, puts the
- * original return address at CFA-8 and runs the exit probe.
+ * (rax = 1 if the return now goes through the trampoline), restores the
+ * arguments and jumps to the stub's target, through a `call` whose pushed
+ * address (the return trampoline, dropped again) primes the return
+ * predictor as the patched entry does.  The return trampoline,
+ * sc_lc_return_asm, keeps rax and rdx, reads the clock as the compiled-in
+ * exit hook does (an lfence first when sc_rt_clk.fence says so) and calls
+ * sc_lc_leave(), which puts the original return address at CFA-8 and runs
+ * the exit probe.  Neither C half is called with the stack aligned to 16
+ * bytes: they are built for general registers only, and their slow paths
+ * go through sc_rt_vsafe(), which aligns it.
  */
 __asm__(".text\n"
 	".globl sc_lc_entry_asm\n"
