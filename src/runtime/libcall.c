@@ -6,12 +6,16 @@
  * a slot of the caller's global offset table: a PLT entry's `jmp *slot`
  * (R_X86_64_JUMP_SLOT), or, built with -fno-plt, `call *slot(%rip)` itself
  * (R_X86_64_GLOB_DAT).  Each such slot of an object we hook gets the
- * address of a stub of its own, laid out as a patched function's stub
- * (patch.h: the function's address, the code that enters the shared entry
- * trampoline) whose "trampoline" is a jump to the real target.  The call
- * then runs the entry probe and has its return redirected through the
- * return stack (retstack.c) exactly as a patched function's: one machinery
- * for both, with the same care for longjmp, exceptions and signals.
+ * address of a stub of its own (patch.h, patch_x86_64.c: the function's
+ * address, the real target, two instructions into the shared library-call
+ * entry).  The call then runs the entry probe and has its return
+ * redirected through the return stack (retstack.c) as a patched
+ * function's: one stack for both, with the same care for longjmp,
+ * exceptions and signals.  The library-call entry and return trampolines
+ * keep only the argument and the return registers (a call into another
+ * object may clobber the rest), and their probes do the return stack's
+ * work and the probe's fast path in one call: a library call costs about
+ * what a compiled-in hook's function probes cost (bench/libcalls.sh).
  *
  * Which objects (STACKCLOCK_LIBCALLS): "program", the objects with probes
  * (hooks compiled in, or patched by a plan); "all", every object but the
@@ -65,11 +69,6 @@
 
 #define PAGE 4096ul
 
-/* A library-call stub: [0, 35) as patch.h's per-function stub, then
- * `jmp *target(%rip)`, then the target. */
-#define LC_STUB_JMP     SC_PATCH_STUB_LEN
-#define LC_STUB_TARGET  48
-#define LC_STUB_SIZE    64
 #define LC_MAX_OBJS     512
 
 int sc_libcall_mode;
@@ -405,12 +404,12 @@ static void obj_hook(struct obj *o)
 		}
 	if (!want)
 		goto out;
-	len = (16 + want * LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
+	len = (16 + want * SC_LC_STUB_SIZE + want * sizeof(struct slot) + PAGE - 1) & ~(PAGE - 1);
 	region = (uint64_t)rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				   -1, 0);
 	if (rt_mmap_failed((long)region))
 		goto out;
-	*(uint64_t *)region = sc_patch_arch_entry();
+	*(uint64_t *)region = sc_patch_arch_lc_entry();
 	/* the slots to hook, at the region's end: the stubs are all written
 	 * and executable before the first slot points to one (a function
 	 * called meanwhile may go through any slot of the object: a
@@ -426,15 +425,10 @@ static void obj_hook(struct obj *o)
 			if ((type != R_X86_64_JUMP_SLOT && (type != R_X86_64_GLOB_DAT || !refs.n)) ||
 			    !slot_of(o, &sets[k][i], type == R_X86_64_GLOB_DAT, &refs, &s))
 				continue;
-			sc_patch_arch_stub(p, s.fn, (const uint64_t *)region);
-			p[LC_STUB_JMP] = 0xff;          /* jmp *target(%rip) */
-			p[LC_STUB_JMP + 1] = 0x25;
-			p[LC_STUB_JMP + 2] = LC_STUB_TARGET - (LC_STUB_JMP + 6);
-			p[LC_STUB_JMP + 3] = p[LC_STUB_JMP + 4] = p[LC_STUB_JMP + 5] = 0;
-			*(uint64_t *)(p + LC_STUB_TARGET) = s.target;
-			s.stub = at + SC_PATCH_STUB_CODE;
+			sc_patch_arch_lc_stub(p, s.fn, s.target, (const uint64_t *)region);
+			s.stub = at + SC_LC_STUB_CODE;
 			done[ndone++] = s;
-			at += LC_STUB_SIZE;
+			at += SC_LC_STUB_SIZE;
 		}
 	names_add(done, ndone);
 	if (rt_sys3(SYS_mprotect, region, len, PROT_READ | PROT_EXEC)) {

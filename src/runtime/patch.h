@@ -115,4 +115,22 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot);
 struct sc_patch_pair sc_patch_leave(uint64_t cfa);
 #define SC_PATCH_NO_RETURN  (1ull << 63)
 
+/* Library calls (libcall.c): a stub of SC_LC_STUB_SIZE bytes per slot,
+ * the slot pointing at its code; the shared entry and return trampoline. */
+#define SC_LC_STUB_FN      0       /* uint64_t: the row's function */
+#define SC_LC_STUB_TARGET  8       /* uint64_t: the slot's own target */
+#define SC_LC_STUB_CODE    16
+#define SC_LC_STUB_SIZE    32
+void sc_patch_arch_lc_stub(uint8_t *stub, uint64_t fn, uint64_t target, const uint64_t *slot);
+uint64_t sc_patch_arch_lc_entry(void);
+uint64_t sc_patch_arch_lc_return(void);
+/* f(a, b, c, d) with the vector registers kept (for code built for general
+ * registers only, calling code that may use them); its value. */
+uint64_t sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+/* The library-call probes (retstack.c), from sc_lc_entry_asm (1: the
+ * return now goes through the trampoline) and sc_lc_return_asm (the clock
+ * read at now). */
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot);
+void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk);
+
 #endif

@@ -225,6 +225,198 @@ __asm__(".text\n"
 	"\t.cfi_endproc\n"
 	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n");
 
+/*
+ * Library calls (libcall.c).  A hooked GOT slot points at stub+16 of a
+ * stub of its own:
+ *
+ *	stub+0:   .quad fn                   the row's function
+ *	stub+8:   .quad target               where the slot pointed
+ *	stub+16:  lea stub(%rip), %r11
+ *	          jmp *entry_slot(%rip)      to sc_lc_entry_asm (shared)
+ *
+ * A call through a GOT slot crosses into another object, so its caller
+ * expects every caller-saved register clobbered (-fipa-ra knows nothing of
+ * another object's code): the entry keeps only the argument registers
+ * (rdi, rsi, rdx, rcx, r8, r9, and rax, the vector count of a variadic
+ * call) and the return keeps only the return registers (rax, rdx).  r10
+ * and r11 are free (r11 is the PLT's scratch register; r10, a static
+ * chain, never goes through a slot).  Vector registers (xmm0-7: float
+ * arguments; xmm0-1: float results; x87 st0-1: long double results) are
+ * not saved on the way: the C halves (retstack.c) are built for general
+ * registers only, and call anything else (a slow path: a new calling
+ * context, the kernel's records, a queued signal's events) through
+ * sc_rt_vsafe(), which keeps xmm0-15.  No C code of the runtime uses x87.
+ *
+ * The entry leaves the stub's address at CFA-16, the word unique to the
+ * call's function that the engine takes as its "pc", calls sc_lc_enter()
+ * (rax = 1 if the return now goes through the trampoline), restores the
+ * arguments and jumps to the stub's target, through a `call` whose pushed
+ * address (the return trampoline, dropped again) primes the return
+ * predictor as the patched entry does.  The return trampoline,
+ * sc_lc_return_asm, keeps rax and rdx, reads the clock as the compiled-in
+ * exit hook does (an lfence first when sc_rt_clk.fence says so) and calls
+ * sc_lc_leave(), which puts the original return address at CFA-8 and runs
+ * the exit probe.  Neither C half is called with the stack aligned to 16
+ * bytes: they are built for general registers only, and their slow paths
+ * go through sc_rt_vsafe(), which aligns it.
+ */
+__asm__(".text\n"
+	".globl sc_lc_entry_asm\n"
+	".hidden sc_lc_entry_asm\n"
+	".type sc_lc_entry_asm, @function\n"
+	"sc_lc_entry_asm:\n"
+	"\t.cfi_startproc\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tendbr64\n"
+	"\tpush %r11\n"                  /* CFA-16: the stub */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rax\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rdi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rsi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rdx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rcx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r8\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r9\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	/* CFA-72: the C half needs no alignment (its slow paths realign) */
+	"\tmov %r11, %rdi\n"
+	"\tlea 64(%rsp), %rsi\n"         /* the return address slot, CFA-8 */
+	"\tcall sc_lc_enter\n"
+	"\tmov %rax, %r10\n"
+	"\tpop %r9\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %r8\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rcx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rdx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rsi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rdi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rax\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %r11\n"                   /* the stub; rsp = CFA-8 */
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tmov 8(%r11), %r11\n"          /* its target */
+	"\ttest %r10, %r10\n"
+	"\tjz 1f\n"
+	"\tcall 2f\n"                    /* see above: never returned to */
+	"\t.cfi_endproc\n"
+	".size sc_lc_entry_asm, .-sc_lc_entry_asm\n"
+	/* rsp = the returned frame's CFA; CFA-8 gets the original return
+	 * address (for the unwinder: this frame returns through it) */
+	".globl sc_lc_return_asm\n"
+	".hidden sc_lc_return_asm\n"
+	".type sc_lc_return_asm, @function\n"
+	"sc_lc_return_asm:\n"
+	"\t.cfi_startproc\n"
+	"\t.cfi_def_cfa %rsp, 0\n"
+	"\tlea -8(%rsp), %rsp\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rax\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rdx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	/* the clock first, as __cyg_profile_func_exit reads it (probe.c) */
+	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n"
+	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */
+	"\txor %esi, %esi\n"
+	"\ttest %rcx, %rcx\n"
+	"\tje 3f\n"
+	"\tcmp $1, %rcx\n"
+	"\tjne 4f\n"                     /* the TSC is off: 0 */
+	"\tlfence\n"
+	"3:\n"
+	"\trdtsc\n"
+	"\tshl $32, %rdx\n"
+	"\tor %rdx, %rax\n"
+	"\tmov %rax, %rsi\n"
+	"4:\n"
+	"\tmov %rcx, %rdx\n"             /* the word read, for the C half */
+	"\tlea 24(%rsp), %rdi\n"         /* CFA */
+	"\tcall sc_lc_leave\n"
+	"\tpop %rdx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rax\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size sc_lc_return_asm, .-sc_lc_return_asm\n"
+	"2:\n"
+	"\tlea 8(%rsp), %rsp\n"
+	"1:\n"
+	"\tjmp *%r11\n"
+	/* sc_rt_vsafe(f, a, b, c, d): f(a, b, c, d) with xmm0-15 kept (the
+	 * C halves' way to code that may use vector registers) */
+	".globl sc_rt_vsafe\n"
+	".hidden sc_rt_vsafe\n"
+	".type sc_rt_vsafe, @function\n"
+	"sc_rt_vsafe:\n"
+	"\t.cfi_startproc\n"
+	"\tpush %rbp\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rbp, -16\n"
+	"\tmov %rsp, %rbp\n"
+	"\t.cfi_def_cfa_register %rbp\n"
+	"\tand $-16, %rsp\n"
+	"\tsub $256, %rsp\n"
+	"\tsc_xmm_save\n"
+	"\tmov %rdi, %rax\n"
+	"\tmov %rsi, %rdi\n"
+	"\tmov %rdx, %rsi\n"
+	"\tmov %rcx, %rdx\n"
+	"\tmov %r8, %rcx\n"
+	"\tcall *%rax\n"
+	"\tsc_xmm_restore\n"
+	"\tmov %rbp, %rsp\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa %rsp, 8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size sc_rt_vsafe, .-sc_rt_vsafe\n");
+
+extern char sc_lc_entry_asm[], sc_lc_return_asm[];
+
+uint64_t sc_patch_arch_lc_entry(void)
+{
+	return (uint64_t)(uintptr_t)sc_lc_entry_asm;
+}
+
+uint64_t sc_patch_arch_lc_return(void)
+{
+	return (uint64_t)(uintptr_t)sc_lc_return_asm;
+}
+
+void sc_patch_arch_lc_stub(uint8_t *stub, uint64_t fn, uint64_t target, const uint64_t *slot)
+{
+	static const uint8_t code[] = {
+		0x4c, 0x8d, 0x1d, 0xe9, 0xff, 0xff, 0xff,   /* lea -23(%rip), %r11: the stub */
+		0xff, 0x25, 0, 0, 0, 0,                     /* jmp *slot(%rip) */
+		0xcc, 0xcc, 0xcc,
+	};
+	uint8_t *p = stub + SC_LC_STUB_CODE;
+	int32_t d;
+
+	_Static_assert(SC_LC_STUB_CODE + sizeof(code) == SC_LC_STUB_SIZE, "library-call stub layout");
+	for (int i = 0; i < 8; i++) {
+		stub[SC_LC_STUB_FN + i] = (uint8_t)(fn >> (8 * i));
+		stub[SC_LC_STUB_TARGET + i] = (uint8_t)(target >> (8 * i));
+	}
+	for (unsigned i = 0; i < sizeof(code); i++)
+		p[i] = code[i];
+	d = (int32_t)((int64_t)(uintptr_t)slot - (int64_t)((uintptr_t)p + 13));
+	for (int i = 0; i < 4; i++)
+		p[9 + i] = (uint8_t)((uint32_t)d >> (8 * i));
+}
+
 extern char sc_patch_entry_asm[], sc_patch_return_asm[];
 
 uint64_t sc_patch_arch_entry(void)

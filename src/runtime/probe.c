@@ -28,7 +28,7 @@ extern void *__libc_stack_end;
  * once its entry stub has run: an entry applied later (a signal handler's,
  * queued while a probe ran) finds that there instead of the call site.
  */
-uint64_t rt_ret_tramp;
+uint64_t rt_ret_tramp, rt_lc_tramp;
 
 /*
  * The CFA of func, entered with call site `site` and a probe whose stack
@@ -49,7 +49,7 @@ uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_
 		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
 	if (e->fn == func) {
 		ret = ((const uint64_t *)(sp + e->k))[-1];
-		if (ret == site || (ret == rt_ret_tramp && ret && e->k == 8))
+		if (ret == site || (rt_is_tramp(ret) && e->k == 8))
 			return sp + e->k;
 	}
 	if (end > sp && end < limit)
@@ -60,7 +60,7 @@ uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_
 		 * library call or patched function left one (seen: after_work's
 		 * frame placed below a dead clock_gettime slot, then closed by
 		 * the next call's position) */
-		if (*p == site || (*p == rt_ret_tramp && rt_ret_tramp && p == (const uint64_t *)sp)) {
+		if (*p == site || (rt_is_tramp(*p) && p == (const uint64_t *)sp)) {
 			e->fn = func;
 			e->k = (uint64_t)(p + 1) - sp;
 			return (uint64_t)(p + 1);
@@ -299,19 +299,6 @@ __asm__(".text\n"
  * docs/accuracy.md); the fence it saves is a third of the probes' cost in
  * call-dense code.
  */
-#define RT_TAIL_CHECK 63
-#define RT_TAIL_TICKS 32
-
-static inline void rt_tail_learn(struct sc_eng_thread *t, struct sc_eng_node *m, uint64_t now)
-{
-	uint64_t tail = now > t->last_raw ? now - t->last_raw : 0;
-
-	if (tail > (uint64_t)t->cost[1][1] + RT_TAIL_TICKS)
-		m->flags |= SC_ENG_NODE_TAIL;
-	else
-		m->flags &= ~SC_ENG_NODE_TAIL;
-}
-
 /* hidden: reached only from the trampolines (a direct jump, no PLT) */
 __attribute__((used, visibility("hidden"))) void sc_rt_enter(void *fn, void *site, uintptr_t sp);
 __attribute__((used, visibility("hidden"))) void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now);
@@ -342,6 +329,14 @@ void sc_rt_enter(void *fn, void *site, uintptr_t sp)
 	now = __rdtsc();
 	/* sp again from tls.busy: one register less to keep on the way */
 	probe_slow(t, (uint64_t)fn, (uint64_t)site, now, tls.busy);
+}
+
+/* The rest of an entry whose fast path found no node (tls.busy set):
+ * retstack.c's library-call probe, through sc_rt_vsafe(). */
+void sc_rt_enter_busy(void *fn, void *site, uintptr_t sp)
+{
+	(void)sp;
+	probe_slow(tls.t, (uint64_t)fn, (uint64_t)site, __rdtsc(), tls.busy);
 }
 
 /* An exit whose clock was read (after an lfence) at `now`. */

@@ -413,6 +413,7 @@ static __attribute__((constructor)) void rt_ctor(void)
 	tls.state = RT_SELF;
 	jumps_resolve();
 	rt_ret_tramp = sc_patch_arch_return();
+	rt_lc_tramp = sc_patch_arch_lc_return();
 	if (tsc_refused())
 		sc_rt_clk.off = 1;     /* until thread_start has the engine thread */
 	pthread_once(&rt_once, rt_process_init);

@@ -36,16 +36,20 @@
  *
  * Full stack (SC_RS_MAX deep): the frame is counted by its entry but its
  * return is left alone (its exit is then inferred by the engine) and the
- * loss is counted.  No vector register is used here: the trampolines save
- * only the argument and return registers.
+ * loss is counted.  No vector register is used here (built for general
+ * registers only).
+ *
+ * Library calls (libcall.c) use the same stack, with a return trampoline
+ * of their own (sc_lc_return_asm; an entry's RS_LC bit says which one its
+ * slot holds): their probes, sc_lc_enter and sc_lc_leave, are here too,
+ * each one call doing the return stack's work and the fast path of the
+ * probe, so that their trampolines need keep only the argument and the
+ * return registers (patch_x86_64.c).
  */
 #pragma GCC target("general-regs-only")
 
-#include "runtime/patch.h"
+#include "runtime/rt.h"
 #include "runtime/dynsym.h"
-#include "runtime/engine.h"
-#include "runtime/shm.h"
-#include "runtime/sys.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -66,8 +70,12 @@ struct rs_entry {
 	uint64_t fn;
 };
 
-/* rs_entry.orig: the original is back in the slot (a reader runs) */
+/* rs_entry.orig: the original is back in the slot (a reader runs); the
+ * frame returns through the library calls' trampoline (else the patched
+ * functions'); the original itself */
 #define RS_RESTORED (1ull << 63)
+#define RS_LC       (1ull << 62)
+#define RS_ORIG     (~(RS_RESTORED | RS_LC))
 
 struct rs_stack {
 	uint32_t n;                     /* entries in use */
@@ -76,12 +84,12 @@ struct rs_stack {
 	struct rs_entry e[];
 };
 
-static __thread struct rs_stack *rs_tls __attribute__((tls_model("initial-exec")));
+#define rs_tls (tls.rs)             /* beside the probes' own state */
 static uint64_t rs_tramp;           /* the return trampoline's address */
+static uint64_t rs_lc_tramp;        /* the library calls' */
 static pthread_key_t rs_key;
 static int rs_key_ok;
 
-void sc_rt_exit(void *fn, void *site, uintptr_t sp);
 void sc_rt_unwind_note(int caught, uintptr_t sp);
 void sc_patch_retstack_init(void);
 static void rs_resolve(void);
@@ -102,6 +110,7 @@ static void rs_thread_end(void *arg)
 void sc_patch_retstack_init(void)
 {
 	rs_tramp = sc_patch_arch_return();
+	rs_lc_tramp = sc_patch_arch_lc_return();
 	rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;
@@ -152,24 +161,43 @@ static inline uint32_t rs_trim(struct rs_stack *s, uint32_t n, const uint64_t *s
 	return n;
 }
 
-struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
+static inline int rs_is_tramp(uint64_t x)
 {
-	uint64_t fn = *(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN);
+	return x == rs_tramp || x == rs_lc_tramp;
+}
+
+/* The trampoline entry e's frame returns through. */
+static inline uint64_t rs_tramp_of(const struct rs_entry *e)
+{
+	return e->orig & RS_LC ? rs_lc_tramp : rs_tramp;
+}
+
+/*
+ * The entry of fn whose return address is at slot, returning through the
+ * trampoline of kind (RS_LC or 0): {fn, call site} as sc_patch_enter().
+ * kind RS_LC: called from code that keeps no vector register (the library
+ * calls' entry), so the probes go through sc_rt_vsafe().
+ */
+static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint64_t fn, uint64_t *slot,
+									   uint64_t kind)
+{
 	uint64_t ret = *slot, site = ret;
 	struct rs_stack *s = rs_tls;
 	uint32_t n;
 
 	if (unlikely(!s)) {
-		s = rs_new();
+		/* (from a library call's entry, vector registers unsaved:
+		 * pthread_setspecific is the C library's) */
+		s = kind ? (struct rs_stack *)(uintptr_t)sc_rt_vsafe((const void *)rs_new, 0, 0, 0, 0) : rs_new();
 		if (!s) {
 			rs_unhooked();
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
-	n = rs_trim(s, s->n, slot, ret == rs_tramp);
-	if (unlikely(ret == rs_tramp) && n && s->e[n - 1].slot == slot) {
+	n = rs_trim(s, s->n, slot, rs_is_tramp(ret));
+	if (unlikely(rs_is_tramp(ret)) && n && s->e[n - 1].slot == slot) {
 		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
-		uint64_t top_orig = s->e[n - 1].orig & ~RS_RESTORED;
+		uint64_t top_orig = s->e[n - 1].orig & RS_ORIG;
 
 		if (top_fn == fn) {
 			/* a jump back to its own entry: a loop inside the call
@@ -182,7 +210,10 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		 * before the entry is given up: a signal handler may reuse it */
 		barrier();
 		s->n = --n;
-		sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
+		if (kind)
+			sc_rt_vsafe((const void *)sc_rt_exit, top_fn, top_site, (uintptr_t)slot, 0);
+		else
+			sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
 		site = top_site;
 		ret = top_orig;
 		*slot = ret;                /* for the probe, as at any entry */
@@ -192,21 +223,26 @@ struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
 		rs_unhooked();
 		return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 	}
-	if (unlikely(ret == rs_tramp) && n) {
+	if (unlikely(rs_is_tramp(ret)) && n) {
 		/* the trampoline in a slot whose entry is gone (a frame left
 		 * unhooked below it): nested in the frame on top */
 		site = s->e[n - 1].site;
 		*slot = site;
 	}
-	s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	s->e[n] = (struct rs_entry){ slot, ret | kind, site, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
 	barrier();
 	/* a handler that ran between the two stores above pushed and popped
 	 * at n itself: the entry is ours again only now */
-	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != ret))
-		s->e[n] = (struct rs_entry){ slot, ret, site, fn };
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | kind)))
+		s->e[n] = (struct rs_entry){ slot, ret | kind, site, fn };
 	return (struct sc_patch_pair){ fn, site };
+}
+
+struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
+{
+	return rs_enter(*(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN), slot, 0);
 }
 
 static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
@@ -220,7 +256,7 @@ static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
 		rt_sys1(SYS_exit_group, 134);
 }
 
-struct sc_patch_pair sc_patch_leave(uint64_t cfa)
+static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint64_t cfa)
 {
 	uint64_t *slot = (uint64_t *)cfa - 1, fn, orig;
 	struct rs_stack *s = rs_tls;
@@ -229,7 +265,17 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 
 	if (unlikely(!s || !s->n))
 		rs_lost();
-	n = rs_trim(s, s->n, slot, 1);
+	n = s->n;
+	e = &s->e[n - 1];
+	if (likely(e->slot == slot)) {
+		/* the common case: this slot's entry on top */
+		fn = e->fn;
+		orig = e->orig & RS_ORIG;
+		barrier();
+		s->n = n - 1;
+		return (struct sc_patch_pair){ fn, orig };
+	}
+	n = rs_trim(s, n, slot, 1);
 	/* entries above this slot that are not its own are frames gone in a
 	 * way no wrapper saw (a handler on another stack left by siglongjmp,
 	 * a context switched by hand): never return to theirs */
@@ -239,10 +285,203 @@ struct sc_patch_pair sc_patch_leave(uint64_t cfa)
 		rs_lost();
 	e = &s->e[n - 1];
 	fn = e->fn;
-	orig = e->orig & ~RS_RESTORED;
+	orig = e->orig & RS_ORIG;
 	barrier();                      /* read before a handler may reuse it */
 	s->n = n - 1;
 	return (struct sc_patch_pair){ fn, orig };
+}
+
+struct sc_patch_pair sc_patch_leave(uint64_t cfa)
+{
+	return rs_leave(cfa);
+}
+
+/* ---- library calls ------------------------------------------------------ */
+
+/*
+ * The probes of a library call (libcall.c), from sc_lc_entry_asm and
+ * sc_lc_return_asm (patch_x86_64.c), which keep the argument and the
+ * return registers only: the fast paths of probe.c's sc_rt_enter and
+ * sc_rt_exit_at, in code that uses no vector register, with the return
+ * stack's entry and exit in the same call.  Anything else (a thread's
+ * first event, a signal handler's events queued, the kernel's records to
+ * read, a new calling context or call site, the clock off) goes to
+ * probe.c's own probes through sc_rt_vsafe(), before anything is changed.
+ */
+/* After the entry probe: the return through the trampoline (1), or left
+ * alone (0: the return stack is full). */
+static inline uint64_t lc_redirect(uint64_t fn, uint64_t *slot)
+{
+	if (unlikely(fn & SC_PATCH_NO_RETURN))
+		return 0;
+	*slot = rs_lc_tramp;
+	return 1;
+}
+
+/* The entry's probe by probe.c (sc_rt_enter, or sc_rt_enter_busy once
+ * tls.busy is set), or the events a signal handler queued meanwhile. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_slow(const void *probe, uint64_t fn, uint64_t site,
+							      uint64_t *slot)
+{
+	sc_rt_vsafe(probe, fn & ~SC_PATCH_NO_RETURN, site, (uintptr_t)slot, 0);
+	return lc_redirect(fn, slot);
+}
+
+static __attribute__((noinline, cold)) uint64_t lc_enter_replay(struct sc_eng_thread *t, uint64_t fn,
+								uint64_t *slot)
+{
+	sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	return lc_redirect(fn, slot);
+}
+
+/* The fast path found no node with tls.busy set and events queued: the
+ * return stack's entry, then the rest of the probe by probe.c. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_slow_push(uint64_t fn, uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	if (!p.a) {
+		/* (not reached: rs_enter's loop case needs a trampoline in
+		 * the slot, which the fast path has ruled out) */
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)tls.t, 0, 0, 0);
+		return 0;
+	}
+	return lc_enter_slow((const void *)sc_rt_enter_busy, p.a, p.b, slot);
+}
+
+/* After the entry's probe: the return stack's entry where there is no
+ * stack yet (the thread's first) or it is full (the return left alone). */
+static __attribute__((noinline, cold)) uint64_t lc_enter_push_slow(struct sc_eng_thread *t, uint64_t fn,
+								   uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	barrier();
+	if (unlikely(tls.npending)) {
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
+	return lc_redirect(p.a, slot);
+}
+
+/* Everything but the common case: no return stack yet, a trampoline in
+ * the slot (a tail call from a patched function, a frame left unhooked
+ * below), the stack full. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint64_t *slot)
+{
+	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+
+	if (!p.a)
+		return 0;
+	return lc_enter_slow((const void *)sc_rt_enter, p.a, p.b, slot);
+}
+
+/*
+ * The entry: sc_rt_enter's fast path, then the return stack's entry
+ * (rs_enter's common case: its stores after the clock read, beside the
+ * function's first instructions, as the probe's own stores are); 1 if the
+ * return now goes through the trampoline.  The rare cases are tail calls,
+ * decided before anything is changed, so that the common one needs no
+ * stack frame.
+ */
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+{
+	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
+	struct rs_stack *s;
+	struct sc_eng_thread *t = tls.t;
+	struct sc_eng_node *node;
+	struct sc_eng_cs *cs;
+	uint32_t n;
+
+	if (unlikely(rs_is_tramp(ret)))
+		return lc_enter_cold(fn, slot);
+	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
+	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen))
+		return lc_enter_cold(fn, slot);
+	tls.busy = (uintptr_t)slot;
+	barrier();
+	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
+	if (unlikely(!node)) {
+		barrier();
+		if (likely(!tls.npending)) {
+			tls.busy = 0;      /* nothing changed: all again, slowly */
+			return lc_enter_cold(fn, slot);
+		}
+		/* a signal handler's events are queued: the slow probe
+		 * applies them after this entry */
+		return lc_enter_slow_push(fn, slot);
+	}
+	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
+	/* the return stack's entry (fn and the stack read again: fewer
+	 * registers held across the probe, no stack frame before the clock) */
+	fn = node->func;
+	s = rs_tls;
+	if (unlikely(!s))
+		return lc_enter_push_slow(t, fn, slot);
+	n = rs_trim(s, s->n, slot, 0);
+	if (unlikely(n >= SC_RS_MAX))
+		return lc_enter_push_slow(t, fn, slot);
+	s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+	barrier();
+	s->n = n + 1;                   /* a signal handler's frames go above */
+	barrier();
+	/* a handler that ran between the two stores above pushed and popped
+	 * at n itself: the entry is ours again only now */
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | RS_LC)))
+		s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+	barrier();
+	if (unlikely(tls.npending))
+		return lc_enter_replay(t, fn, slot);
+	barrier();
+	tls.busy = 0;
+	*slot = rs_lc_tramp;
+	return 1;
+}
+
+/* The exit's probe by probe.c, its clock read. */
+static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t *slot, uint64_t now)
+{
+	sc_rt_vsafe((const void *)sc_rt_exit_at, fn, 0, (uintptr_t)slot, now);
+}
+
+/*
+ * The exit, its clock read at `now` by the trampoline (after an lfence if
+ * sc_rt_clk.fence said so; 0 with the clock off), clk the word of
+ * sc_rt_clk it read: the return stack's entry popped, its original return
+ * address at CFA-8, then sc_rt_exit_at's fast path.
+ */
+void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk)
+{
+	struct sc_patch_pair p = rs_leave(cfa);
+	uint64_t *slot = (uint64_t *)cfa - 1;
+	struct sc_eng_thread *t = tls.t;
+	uint32_t fenced = (uint32_t)clk;
+	struct sc_eng_node *m;
+
+	*slot = p.b;
+	if (unlikely(!t || (clk >> 32) || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen ||
+		     t->top->node->func != p.a)) {
+		lc_leave_slow(p.a, slot, now);
+		return;
+	}
+	sc_rt_clk.fence = 1;
+	tls.busy = (uintptr_t)slot;
+	barrier();
+	m = t->top->node;
+	if (fenced && t->prev_exit)
+		rt_tail_learn(t, m, now);
+	sc_eng_pop(t, sc_eng_now(t, now, 1));
+	m = t->top->node;
+	sc_rt_clk.fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
+	barrier();
+	if (unlikely(tls.npending)) {
+		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
+	} else {
+		barrier();
+		tls.busy = 0;
+	}
 }
 
 /* ---- readers of return addresses --------------------------------------- */
@@ -270,8 +509,8 @@ static void rs_restore(uintptr_t slot)
 	for (i = n; i > 0; i--) {
 		struct rs_entry *e = &s->e[i - 1];
 
-		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp) {
-			*e->slot = e->orig;
+		if (!(e->orig & RS_RESTORED) && *e->slot == rs_tramp_of(e)) {
+			*e->slot = e->orig & RS_ORIG;
 			e->orig |= RS_RESTORED;
 		}
 	}
@@ -286,7 +525,7 @@ static void rs_reinstall(void)
 	for (uint32_t i = 0; s && i < s->n; i++) {
 		if (s->e[i].orig & RS_RESTORED) {
 			s->e[i].orig &= ~RS_RESTORED;
-			*s->e[i].slot = rs_tramp;
+			*s->e[i].slot = rs_tramp_of(&s->e[i]);
 		}
 	}
 }
@@ -466,8 +705,8 @@ static void rs_unhook_all(void)
 		struct rs_entry *e = &s->e[s->n - 1];
 
 		/* (a slot that holds anything else is no longer this frame's) */
-		if (*e->slot == rs_tramp)
-			*e->slot = e->orig & ~RS_RESTORED;
+		if (*e->slot == rs_tramp_of(e))
+			*e->slot = e->orig & RS_ORIG;
 		barrier();
 		s->n--;
 		rs_unhooked();

@@ -118,6 +118,7 @@ struct rt_tls {
 	uintptr_t busy;                /* stack pointer of the probe running, 0 */
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
+	struct rs_stack *rs;           /* retstack.c's return stack, or NULL */
 	uint32_t npending;             /* events in pending[] */
 	int state;                     /* RT_* */
 	uint64_t pending_lost;
@@ -258,6 +259,44 @@ __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 /* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
 extern uint64_t rt_ret_tramp;   /* patched functions' return trampoline, or 0 */
+extern uint64_t rt_lc_tramp;    /* library calls' return trampoline, or 0 */
+
+static inline int rt_is_tramp(uint64_t x)
+{
+	return x && (x == rt_ret_tramp || x == rt_lc_tramp);
+}
+
+/* The probes' entry points (trampolines, retstack.c's library-call
+ * probes); sc_rt_enter_busy: an entry whose fast path failed with
+ * tls.busy set, its clock not read yet. */
+void sc_rt_enter(void *fn, void *site, uintptr_t sp);
+void sc_rt_enter_busy(void *fn, void *site, uintptr_t sp);
+void sc_rt_exit_at(void *fn, void *site, uintptr_t sp, uint64_t now);
+void sc_rt_exit(void *fn, void *site, uintptr_t sp);
+
+/*
+ * A caller's exit (its last callee has returned) orders its clock read only
+ * if its work since then is long: a node's flag, learned at its ordered
+ * exits, which are all of them until a short tail is seen and then one call
+ * in RT_TAIL_CHECK + 1, so that a tail that grows is seen again.  Long: over
+ * the exit-to-exit probe cost by RT_TAIL_TICKS (about 10 ns).  An unordered read
+ * can come early by the work not yet done, at most what the processor has
+ * in flight, so a short tail loses a few ns at most to the caller (bench:
+ * docs/accuracy.md); the fence it saves is a third of the probes' cost in
+ * call-dense code.
+ */
+#define RT_TAIL_CHECK 63
+#define RT_TAIL_TICKS 32
+
+static inline void rt_tail_learn(struct sc_eng_thread *t, struct sc_eng_node *m, uint64_t now)
+{
+	uint64_t tail = now > t->last_raw ? now - t->last_raw : 0;
+
+	if (tail > (uint64_t)t->cost[1][1] + RT_TAIL_TICKS)
+		m->flags |= SC_ENG_NODE_TAIL;
+	else
+		m->flags &= ~SC_ENG_NODE_TAIL;
+}
 
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)

@@ -17,7 +17,10 @@
 #    strlen), --libcalls=none removes every library row;
 #  - a 100 us timer whose handler makes library calls while the main thread
 #    makes them: signals inside the probes, counts exact;
-#  - a C++ exception thrown by qsort's comparator through qsort's frame.
+#  - a C++ exception thrown by qsort's comparator through qsort's frame;
+#  - floats, long doubles, a variadic call with doubles, a complex and a
+#    structure result: the values the program prints are the same recorded
+#    (the library-call stubs keep only the argument and return registers).
 # san: skip (the runtime and the targets are never sanitized)
 . "$(dirname "$0")/lib.sh"
 
@@ -41,7 +44,7 @@ for v in "${variants[@]}"; do
 	IFS=: read -r name cc flags <<<"$v"
 	command -v $cc >/dev/null || { ok 0 "# SKIP $name: no $cc"; continue; }
 	$cc -O1 -g -fno-builtin -pthread $flags -o "$TMP/lc_$name" "$PROGS/e2e_libcalls.c" \
-		-L"$TMP" -lplain -Wl,-rpath,"$TMP" -ldl || exit 1
+		-L"$TMP" -lplain -Wl,-rpath,"$TMP" -ldl -lm || exit 1
 	rec "$TMP/lc.data" "$TMP/lc.out" "$TMP/lc.err" "$TMP/lc_$name" $N "$TMP/libhooked.so"
 	check "$name: recorded, status 0, the program's own checks ($(tr '\n' ' ' <"$TMP/lc.out"))" -- \
 		sh -c "[ \$(cat '$TMP/rc') = 0 ] && grep -qx 'identity 1' '$TMP/lc.out' && grep -q 'handler 5 jumps 3' '$TMP/lc.out'"
@@ -65,6 +68,20 @@ for v in "${variants[@]}"; do
 	report_json "$TMP/lc.data" "$TMP/lct.json" --tree --threshold 0
 	check "$name: callbacks under the library call that runs them (raise > on_usr1 > getpid, qsort > cmp_int, exit > at_exit_fn > getppid, lib_work > strlen)" -- \
 		q "$TMP/lct.json" "exit(0 if ($miss or node('main', 'raise', 'on_usr1', 'getpid')['calls'] == 5) and node('main', 'qsort', 'cmp_int')['calls'] > 0 and node('main', 'jump_through_qsort', 'qsort', 'cmp_int')['calls'] == 3 and node('main', 'exit', 'at_exit_fn')['calls'] == 1 and ($miss or node('main', 'exit', 'at_exit_fn', 'getppid')['calls'] == 1) and node('main', 'lib_work', 'strlen')['calls'] == 12 and ($miss or node('thread_fn', 'getppid')['calls'] == 200) else 1)"
+done
+
+# float, long double, variadic, complex and structure arguments and results:
+# the same values recorded as not, every call counted
+for name in gcc-lazy gcc-noplt clang-lazy patched-gcc-now patched-clang-noplt; do
+	[ -x "$TMP/lc_$name" ] || continue
+	"$TMP/lc_$name" values 300 >"$TMP/val.plain" 2>&1
+	rec "$TMP/val.data" "$TMP/val.out" "$TMP/val.err" "$TMP/lc_$name" values 300
+	check "$name values: status 0, the printed values identical recorded ($(head -1 "$TMP/val.out"))" -- \
+		sh -c "[ \$(cat '$TMP/rc') = 0 ] && grep -q '^values 0x' '$TMP/val.plain' && cmp -s '$TMP/val.plain' '$TMP/val.out'"
+	report_json "$TMP/val.data" "$TMP/val.json" --top 0
+	miss=0; case $name in *clang-noplt*) miss=1 ;; esac
+	check "$name values: pow, powf, sqrtl, fmal, ldexp, snprintf 300 each, cexp and ldiv 1 ($(q "$TMP/val.json" "[next((x['calls'] for x in rows if x['function'] == f), None) for f in ('pow', 'powf', 'sqrtl', 'fmal', 'ldexp', 'snprintf', 'cexp', 'ldiv')]")$([ $miss = 1 ] && echo ', or no row where clang hoisted the slot'))" -- \
+		q "$TMP/val.json" "exit(0 if all(next((x['calls'] for x in rows if x['function'] == f), None) in ((e, None) if $miss else (e,)) for f, e in (('pow', 300), ('powf', 300), ('sqrtl', 300), ('fmal', 300), ('ldexp', 300), ('snprintf', 300), ('cexp', 1), ('ldiv', 1))) else 1)"
 done
 
 # the views: caller/callee, folded stacks, diff of two runs

@@ -27,8 +27,20 @@
  *   getppid() N times.
  * Usage: e2e_libcalls abort N   getppid() N times, then abort() from
  *   inside a function of the program (the process dies of SIGABRT).
+ *
+ * Usage: e2e_libcalls values N   library calls taking and returning floats
+ *   (pow, powf, ldexp: xmm arguments and results), long doubles (sqrtl,
+ *   fmal: arguments on the stack, the result in x87's st0), a variadic
+ *   call with more doubles than vector argument registers and a long
+ *   double (snprintf: al counts the vector registers used, the rest on the
+ *   stack), a complex result (cexp: xmm0 and xmm1), a structure returned
+ *   in rax:rdx (ldiv), N times each (ldiv and cexp once); prints the
+ *   results exactly (hexadecimal floats), which must not change when
+ *   recorded.
  */
+#include <complex.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -113,6 +125,36 @@ static int ends(const char *how, int n)
 	return 0;
 }
 
+static int values(int n)
+{
+	volatile double x = 1.25, y = 0.5;
+	volatile float xf = 1.5f;
+	volatile long double xl = 1.0000000000000000001L;
+	double acc = 0, keep = x * 3;        /* live across the calls */
+	float accf = 0;
+	long double accl = 0;
+	char buf[256] = "";
+	long len = 0;
+	double complex z;
+	ldiv_t d;
+
+	for (int i = 0; i < n; i++) {
+		acc += pow(x + i, y);
+		accf += powf(xf + (float)i, 0.25f);
+		accl += sqrtl(xl + i);
+		accl += fmal(xl, (long double)i, xl);
+		acc += ldexp(x, i & 7) * keep;
+		len += snprintf(buf, sizeof(buf), "%.17g %g %d %.21Lg %s %.9g %.9g %.9g %.9g %.9g %.9g %.9g", acc,
+				y * i, i, accl, "s", x, y, x * 2, y * 2, x * 3, y * 3, x * 4 + i);
+	}
+	z = cexp(x + y * I);
+	d = ldiv(1000003L * n, 7);
+	printf("values %a %a %La %ld\n", acc, (double)accf, accl, len);
+	printf("last %s\n", buf);
+	printf("cexp %a %a ldiv %ld %ld\n", creal(z), cimag(z), d.quot, d.rem);
+	return 0;
+}
+
 __attribute__((noinline)) static void *thread_fn(void *arg)
 {
 	(void)arg;
@@ -154,6 +196,8 @@ int main(int argc, char **argv)
 		return signals(atoi(argv[2]));
 	if (!strcmp(argv[1], "vfork") || !strcmp(argv[1], "abort"))
 		return ends(argv[1], atoi(argv[2]));
+	if (!strcmp(argv[1], "values"))
+		return values(atoi(argv[2]));
 	atexit(at_exit_fn);
 	for (int i = 0; i < n; i++)
 		sink += getppid();
