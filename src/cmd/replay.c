@@ -269,13 +269,6 @@ static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)
 	return buf;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path ? path : "?";
-}
-
 #define COL_FUNC 27               /* where the function column starts */
 
 /* Function names and their lengths, looked up once per function. */
@@ -372,7 +365,7 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 			ob_str(o, " /* closed by a repair */");
 		if (it->flags & AN_TL_LIBCALL) {
 			ob_str(o, " /* ");
-			ob_str(o, base_name(an_tl_module(tl, it->func)));
+			ob_str(o, out_base_name(an_tl_module(tl, it->func), "?"));
 			ob_str(o, " */");
 		}
 		ob_mem(o, "\n", 1);

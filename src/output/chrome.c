@@ -146,11 +146,8 @@ static const struct fentry *fcache_get(struct fcache *c, const struct an_timelin
 		memset(c->v + old, 0, (c->alloc - old) * sizeof(*c->v));
 	}
 	if (!c->v[i].name.s) {
-		const char *mod = i ? an_tl_module(tl, func) : NULL;
-		const char *slash = mod ? strrchr(mod, '/') : NULL;
-
 		c->v[i].name = jstr_make(i ? an_tl_name(tl, func) : NULL);
-		c->v[i].module = jstr_make(slash ? slash + 1 : mod ? mod : "");
+		c->v[i].module = jstr_make(out_base_name(i ? an_tl_module(tl, func) : NULL, ""));
 	}
 	return &c->v[i];
 }
@@ -326,12 +323,9 @@ static void ev_meta(struct chrome *c, const char *what, uint32_t pid, uint64_t t
 
 static const char *thread_label(const struct an_tl_thread *th)
 {
-	const char *slash;
-
 	if (th->name && *th->name)
 		return th->name;
-	slash = th->exe ? strrchr(th->exe, '/') : NULL;
-	return slash ? slash + 1 : th->exe ? th->exe : "thread";
+	return out_base_name(th->exe, "thread");
 }
 
 static void ev_call(struct chrome *c, const struct an_tl_item *it, uint32_t pid, uint64_t tid,
@@ -566,10 +560,7 @@ static int write_chrome(FILE *f, struct an_profile *p, const struct exp_options 
 		const struct an_tl_thread *th = &tl->threads[i];
 
 		if (!i || th->pid != last_pid) {
-			const char *exe = th->exe ? strrchr(th->exe, '/') : NULL;
-
-			ev_meta(&c, "process_name", th->pid, th->pid,
-				exe ? exe + 1 : th->exe ? th->exe : "process", "");
+			ev_meta(&c, "process_name", th->pid, th->pid, out_base_name(th->exe, "process"), "");
 			last_pid = th->pid;
 		}
 		write_thread(&c, th, tr);

@@ -172,3 +172,10 @@ int out_finish(FILE *f)
 		return errno ? -errno : -EIO;
 	return 0;
 }
+
+const char *out_base_name(const char *path, const char *fallback)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s && s[1] ? s + 1 : path ? path : fallback;
+}

@@ -72,6 +72,9 @@ void out_fmt_time(char *buf, size_t len, uint64_t ns);
 
 /* Write s as a JSON string literal (quotes, escapes, invalid UTF-8 as U+FFFD). */
 void out_json_string(FILE *f, const char *s);
+/* The file name of a path (after its last '/', unless that ends it), the
+ * path itself without one, or fallback for NULL. */
+const char *out_base_name(const char *path, const char *fallback);
 
 /* A diff value as an integer (counts, times; delta may be negative). */
 int64_t out_diff_int(const struct an_diff_row *row, enum an_col c, enum an_diff_part part);

@@ -112,13 +112,6 @@ static void fit_name(char *dst, size_t w, const char *s)
 	sym_shorten(s ? s : "?", dst, (unsigned)(w + 1));
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s && s[1] ? s + 1 : path ? path : "?";
-}
-
 static void fmt_pct4(char *b, size_t len, double v)
 {
 	if (v >= 99.95)
@@ -476,7 +469,7 @@ static char *label(size_t w, const struct an_report *r, const struct an_row *row
 		return fitted(w, a, fit_tail, str_or(row, AN_COL_EXECUTABLE, "?"));
 	case AN_BY_LINE:
 		if (row->v[AN_COL_FILE].present)
-			snprintf(a, sizeof(a), "%.100s:%" PRIu64 " ", base_name(row->v[AN_COL_FILE].s),
+			snprintf(a, sizeof(a), "%.100s:%" PRIu64 " ", out_base_name(row->v[AN_COL_FILE].s, "?"),
 				 row->v[AN_COL_LINE].u);
 		else
 			snprintf(a, sizeof(a), "?? ");
@@ -592,7 +585,7 @@ static void sample_rows(FILE *f, const struct an_report *r, size_t n, unsigned w
 
 	if (module) {
 		for (size_t i = 0; i < n; i++) {
-			size_t len = strlen(base_name(str_or(&r->rows[i], AN_COL_MODULE, "?")));
+			size_t len = strlen(out_base_name(str_or(&r->rows[i], AN_COL_MODULE, "?"), "?"));
 
 			if (len > mw)
 				mw = len;
@@ -630,7 +623,7 @@ static void sample_rows(FILE *f, const struct an_report *r, size_t n, unsigned w
 		name = label(module ? (width ? fw : 0) : w, r, row);
 		if (module) {
 			char *mod = fitted(width ? mw : 0, "", fit_tail,
-					   base_name(str_or(row, AN_COL_MODULE, "?")));
+					   out_base_name(str_or(row, AN_COL_MODULE, "?"), "?"));
 
 			fprintf(f, "%-*s %s\n", (int)fw, name, mod);
 			free(mod);
@@ -929,7 +922,7 @@ static int write_table_callers(FILE *f, const struct an_callers *c, const struct
 		struct an_callers_entry *e = &c->fn[i];
 		char mod[32], *name, *title;
 
-		fit_tail(mod, 24, base_name(str_or(&e->self, AN_COL_MODULE, "?")));
+		fit_tail(mod, 24, out_base_name(str_or(&e->self, AN_COL_MODULE, "?"), "?"));
 		name = fitted(o->width ? (width > strlen(mod) + 8 ? width - strlen(mod) - 8 : 8) : 0, "",
 			      fit_name, str_or(&e->self, AN_COL_FUNCTION, "?"));
 		fputc('\n', f);

@@ -458,7 +458,7 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 			 const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
 {
 	const uint8_t *base = arena;
-	uint64_t off = more->tl_head_off, cur_off, steps = 0, items = 0, bytes = 0;
+	uint64_t off = more->tl_head_off, cur_off, steps = 0, bytes = 0;
 	struct sc_rec_timeline r = {
 		.proc_id = proc_id, .tid = t->tid, .flags = SC_TL_TICKS,
 		.dropped = more->tl_dropped, .filtered = more->tl_filtered,
@@ -525,7 +525,6 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 				if (p - buf > (long)sizeof(buf) - 3 * SC_VARINT_MAX || i == 1) {
 					r.nitems = n;
 					ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), buf, (size_t)(p - buf));
-					items += n;
 					bytes += (uint64_t)(p - buf);
 					r.base_tick = tick;
 					p = buf;
@@ -536,17 +535,14 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 		if (n && !ret) {
 			r.nitems = n;
 			ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), buf, (size_t)(p - buf));
-			items += n;
 			bytes += (uint64_t)(p - buf);
 		}
 	}
-	if (!items && !bytes && !ret && (r.dropped || r.filtered)) {
+	if (!bytes && !ret && (r.dropped || r.filtered)) {
 		r.nitems = 0;
 		ret = sc_writer_add(w, SC_REC_TIMELINE, &r, sizeof(r));
 	}
 	if (tot) {
-		/* the items are not counted here: about 4.3 bytes a call */
-		tot->tl_items = items;
 		tot->tl_bytes = bytes;
 		tot->tl_dropped = r.dropped;
 		tot->tl_filtered = r.filtered;

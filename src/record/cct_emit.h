@@ -46,7 +46,7 @@ struct sc_cct_totals {
 	uint64_t samples;         /* CPU-clock samples (SPEC 14), all */
 	uint64_t probe_samples;   /* of those, in the probes' code */
 	uint64_t repair_by[4];    /* repairs by SC_REPAIR_* cause, the first four */
-	uint64_t tl_items, tl_bytes;        /* timeline kept (file coding) */
+	uint64_t tl_bytes;                  /* timeline kept (the runtime's coding) */
 	uint64_t tl_dropped, tl_filtered;   /* and left out */
 };
 

@@ -304,7 +304,7 @@ struct totals {
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
 	uint32_t fd_base;
 	bool timeline;
-	uint64_t tl_items, tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
+	uint64_t tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
 };
 
 /* What kept the runtime from recording everything, one line per reason. */
@@ -887,7 +887,6 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 				break;
 			tot->samples += ct.samples;
 			tot->probe_samples += ct.probe_samples;
-			tot->tl_items += ct.tl_items;
 			tot->tl_bytes += ct.tl_bytes;
 			tot->tl_dropped += ct.tl_dropped;
 			tot->tl_filtered += ct.tl_filtered;
