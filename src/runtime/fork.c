@@ -29,10 +29,14 @@ void rt_atfork_prepare(void)
 	if (rt.state != RT_ON || rt.sandboxed)
 		return;
 	fd = __atomic_exchange_n(&rt.spare_fd, -1, __ATOMIC_ACQ_REL);
+	if (fd >= 0 && !rt_ext()) {
+		rt_close(fd);              /* no memory to note it in: the child goes without */
+		fd = -1;
+	}
 	if (fd >= 0) {
-		rt_stpcpy(tls.spare_name, rt.spare_name, sizeof(tls.spare_name));
-		tls.spare_id[0] = rt.spare_id[0];
-		tls.spare_id[1] = rt.spare_id[1];
+		rt_stpcpy(tls.x->spare_name, rt.spare_name, sizeof(tls.x->spare_name));
+		tls.x->spare_id[0] = rt.spare_id[0];
+		tls.x->spare_id[1] = rt.spare_id[1];
 		tls.spare = fd + 1;
 	}
 	if (!t)
@@ -113,7 +117,8 @@ void child_start(uintptr_t sp)
 	memcpy(old_name, rt.name, sizeof(old_name));
 	/* the parent's ending threads live in the parent's file: not ours */
 	memset(rt.ending, 0, sizeof(rt.ending));
-	memset(&tls.ring, 0, sizeof(tls.ring));      /* the ring was not inherited */
+	if (tls.x)                                     /* the ring was not inherited */
+		memset(&tls.x->ring, 0, sizeof(tls.x->ring));
 	tls.ring_head = &tls.ring_seen;
 	tls.t = NULL;
 	tls.t_notsc = NULL;

@@ -202,7 +202,7 @@ static int spare_is(int fd, const uint64_t id[2])
 /* A spare taken by a fork: closed if it is still ours. */
 void spare_drop(void)
 {
-	if (tls.spare && spare_is(tls.spare - 1, tls.spare_id))
+	if (tls.spare && spare_is(tls.spare - 1, tls.x->spare_id))
 		rt_close(tls.spare - 1);
 	tls.spare = 0;
 }
@@ -248,9 +248,9 @@ int image_open(const struct sc_shm_header *parent)
 		why(rt.cap < rt.fsize_max ? SC_SHM_WHY_AS : SC_SHM_WHY_FSIZE);
 		return -1;
 	}
-	if (parent && tls.spare && spare_is(tls.spare - 1, tls.spare_id)) {
+	if (parent && tls.spare && spare_is(tls.spare - 1, tls.x->spare_id)) {
 		fd = tls.spare - 1;    /* made ahead by the parent */
-		rt_stpcpy(rt.name, tls.spare_name, sizeof(rt.name));
+		rt_stpcpy(rt.name, tls.x->spare_name, sizeof(rt.name));
 		tls.spare = 0;
 	} else {
 		tls.spare = 0;

@@ -51,8 +51,6 @@ void module_add(uint64_t base, const char *path)
  * area (none if the processor or the kernel has no XSAVE, or the area would
  * not fit).
  */
-#define RT_XSAVE_MAX 4096
-static __thread uint8_t rt_xarea[RT_XSAVE_MAX] __attribute__((aligned(64)));
 static uint64_t rt_xmask = ~0ull;          /* ~0: not known yet */
 
 static uint64_t rt_vec_mask(void)
@@ -72,16 +70,22 @@ static uint64_t rt_vec_mask(void)
 	return rt_xmask;
 }
 
-static inline void rt_vec_save(uint64_t m)
+/* Where the state goes: the thread's rt_tls_ext (none: not kept, m 0). */
+static inline struct rt_tls_ext *rt_vec_save(uint64_t *m)
 {
-	if (m)
-		__asm__ volatile("xsave64 %0" : "+m"(rt_xarea) : "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
+	struct rt_tls_ext *x = *m ? rt_ext() : NULL;
+
+	if (!x)
+		*m = 0;
+	else
+		__asm__ volatile("xsave64 %0" : "+m"(x->xarea) : "a"((uint32_t)*m), "d"((uint32_t)(*m >> 32)));
+	return x;
 }
 
-static inline void rt_vec_restore(uint64_t m)
+static inline void rt_vec_restore(const struct rt_tls_ext *x, uint64_t m)
 {
 	if (m)
-		__asm__ volatile("xrstor64 %0" : : "m"(rt_xarea), "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
+		__asm__ volatile("xrstor64 %0" : : "m"(x->xarea), "a"((uint32_t)m), "d"((uint32_t)(m >> 32)));
 }
 
 /*
@@ -185,6 +189,7 @@ static struct rt_modtab *modtab_make(void)
 	size_t len = (sizeof(struct rt_modtab) + cap * sizeof(struct rt_modrange) + PAGE - 1) & ~(PAGE - 1);
 	long map = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct rt_modtab *m;
+	struct rt_tls_ext *x;
 	uint64_t v = rt_vec_mask();
 
 	if (rt_mmap_failed(map))
@@ -192,9 +197,9 @@ static struct rt_modtab *modtab_make(void)
 	m = (struct rt_modtab *)map;
 	m->cap = cap;
 	m->map_len = len;
-	rt_vec_save(v);
+	x = rt_vec_save(&v);
 	dl_iterate_phdr(modtab_add, m);
-	rt_vec_restore(v);
+	rt_vec_restore(x, v);
 	__atomic_store_n(&rt_mods, m, __ATOMIC_RELEASE);
 	return m;
 }

@@ -43,7 +43,7 @@ static int rt_in_probe(uint64_t ip)
  */
 static uint64_t ns_to_ticks(uint64_t ns)
 {
-	const struct perf_event_mmap_page *pg = tls.ring.pg;
+	const struct perf_event_mmap_page *pg = tls.x ? tls.x->ring.pg : NULL;
 	uint64_t tsc;
 
 	if (pg && pg->cap_user_time && pg->time_mult)
@@ -110,7 +110,7 @@ static uint64_t os_end(struct rt_ring *r, uint64_t ns)
  */
 __attribute__((noinline, cold)) void rt_os_drain(struct sc_eng_thread *t, uint64_t now)
 {
-	struct rt_ring *r = &tls.ring;
+	struct rt_ring *r = &tls.x->ring;   /* the head moved: os_open mapped it */
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = tls.ring_seen, os_ns = 0;
 	int bound = 0, overflow = head - tail > r->mask + 1 - RING_OVERFLOW_FREE;
@@ -258,9 +258,10 @@ void close_events(struct sc_eng_thread *t)
 
 void os_close(struct sc_eng_thread *t)
 {
-	if (tls.ring.pg)
-		rt_sys2(SYS_munmap, tls.ring.pg, tls.ring.map_len);
-	memset(&tls.ring, 0, sizeof(tls.ring));
+	if (tls.x && tls.x->ring.pg)
+		rt_sys2(SYS_munmap, tls.x->ring.pg, tls.x->ring.map_len);
+	if (tls.x)
+		memset(&tls.x->ring, 0, sizeof(tls.x->ring));
 	tls.ring_head = &tls.ring_seen;
 	if (t)
 		close_events(t);
@@ -314,7 +315,7 @@ static int os_add(struct sc_eng_thread *t, int which, uint32_t type, uint64_t co
 	}
 	t->user[which] = user_word(fd, id);
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);
-	tls.ring.id[which] = id;
+	tls.x->ring.id[which] = id;        /* os_open has it */
 	return 0;
 }
 
@@ -327,12 +328,17 @@ void os_open(struct sc_eng_thread *t)
 {
 	uint32_t want = rt.os_mask;
 	struct perf_event_attr a;
-	struct rt_ring *r = &tls.ring;
+	struct rt_tls_ext *x = rt_ext();
+	struct rt_ring *r = x ? &x->ring : NULL;
 	long fd, map, pages;
 
 	tls.ring_head = &tls.ring_seen;
 	if ((!want && !rt.sample_hz) || rt.sandboxed)
 		return;
+	if (!r) {
+		os_refused(want);           /* no memory for the thread's ring */
+		return;
+	}
 	if (__atomic_load_n(&rt.fds_held, __ATOMIC_RELAXED) + NEV > rt.fds_budget) {
 		os_refused(want);           /* so many threads: leave fds to the program */
 		why(SC_SHM_WHY_FDCAP);
@@ -371,7 +377,7 @@ void os_open(struct sc_eng_thread *t)
 		uint64_t id = 0;
 
 		if (!rt_sys3(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id))
-			tls.ring.id[EV_SWITCH] = id;
+			r->id[EV_SWITCH] = id;
 		t->user[EV_SWITCH] = user_word(fd, id);
 	}
 	__atomic_fetch_add(&rt.fds_held, 1, __ATOMIC_RELAXED);

@@ -40,7 +40,8 @@ uint64_t rt_ret_tramp, rt_lc_tramp;
  */
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp)
 {
-	typeof(tls.cfa_cache[0]) *e = &tls.cfa_cache[(func >> 4) % RT_CFA_CACHE];
+	struct rt_tls_ext *x = rt_ext();
+	typeof(x->cfa_cache[0]) none = { 0, 0 }, *e = x ? &x->cfa_cache[(func >> 4) % RT_CFA_CACHE] : &none;
 	uint64_t limit = sp + (16u << 10), end = (uint64_t)__libc_stack_end, ret;
 	const uint64_t *p;
 
@@ -111,7 +112,7 @@ __attribute__((noinline, cold)) void probe_replay(struct sc_eng_thread *t)
 	for (;;) {
 		n = __atomic_load_n(&tls.npending, __ATOMIC_RELAXED);
 		for (; i < n && i < RT_PENDING; i++) {
-			const struct rt_pending *e = &tls.pending[i];
+			const struct rt_pending *e = &tls.x->pending[i];
 			probe_apply(t, e->fn, e->site, e->tsc, e->sp);
 		}
 		if (__atomic_compare_exchange_n(&tls.npending, &n, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -195,11 +196,11 @@ static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t sit
 
 		if (!t || sp < tls.busy || on_alt_stack()) {
 			/* a signal handler inside a probe: queue the event */
-			if (n >= RT_PENDING) {
+			if (n >= RT_PENDING || !tls.x) {
 				tls.pending_lost++;
 				return;
 			}
-			tls.pending[n] = (struct rt_pending){ fn, site, now, is_exit ? 0 : sp };
+			tls.x->pending[n] = (struct rt_pending){ fn, site, now, is_exit ? 0 : sp };
 			barrier();
 			tls.npending = n + 1;
 			return;

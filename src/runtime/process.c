@@ -30,6 +30,37 @@ static volatile uint64_t *rt_alive_page;
 struct rt_state rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
+_Static_assert(sizeof(struct rt_tls) + sizeof(struct sc_rt_clock) <= RT_TLS_STATIC_MAX,
+	       "the runtime's static TLS must fit glibc's surplus for dlopen (rt.h)");
+
+/* ---- a thread's larger state ------------------------------------------- */
+
+/* Raw system calls and plain stores only: called with the program's vector
+ * registers live (modules.c's XSAVE area is in here). */
+struct rt_tls_ext *rt_ext_map(void)
+{
+	size_t len = (sizeof(struct rt_tls_ext) + PAGE - 1) & ~(PAGE - 1);
+	long m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rt_tls_ext *x, *none = NULL;
+
+	if (rt_mmap_failed(m))
+		return NULL;
+	x = (struct rt_tls_ext *)m;
+	x->map_len = len;
+	/* a signal handler's probe may have mapped one meanwhile */
+	if (!__atomic_compare_exchange_n(&tls.x, &none, x, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		rt_sys2(SYS_munmap, m, (long)len);
+		return none;
+	}
+	return x;
+}
+
+void rt_ext_unmap(struct rt_tls_ext *x)
+{
+	if (x)
+		rt_sys2(SYS_munmap, x, (long)x->map_len);
+}
+
 /* ---- descriptors -------------------------------------------------------- */
 
 /*
@@ -127,6 +158,7 @@ static void rt_thread_exit(void *arg)
 
 			if (__atomic_compare_exchange_n(&rt.ending[i].t, &none, t, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+				rt.ending[i].x = tls.x;
 				__atomic_store_n(&rt.ending[i].tid, (uint64_t)t->tid + 1, __ATOMIC_RELEASE);
 				break;
 			}
@@ -155,6 +187,8 @@ static void rt_reap(void)
 		if (!__atomic_compare_exchange_n(&rt.ending[i].t, &t, NULL, 0,
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
+		rt_ext_unmap(rt.ending[i].x);
+		rt.ending[i].x = NULL;
 		__atomic_store_n(&rt.ending[i].tid, 0, __ATOMIC_RELEASE);
 		sc_eng_thread_retire(t);
 	}

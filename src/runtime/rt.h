@@ -126,15 +126,31 @@ struct rt_tls {
 	struct rt_snap *snap;          /* set between fork's prepare and parent/child */
 	int spare;                     /* 1 + the descriptor of the spare image file
 	                                  this thread's fork took, 0 if none */
-	char spare_name[128];          /* its name */
-	uint64_t spare_id[2];          /* its st_dev, st_ino */
 	int exit_round;                /* thread-exit destructor rounds seen */
 	int unwind;                    /* RT_UNWIND_*: an exception in flight */
 	uintptr_t catch_sp;            /* where it was caught (RT_UNWIND_CAUGHT) */
+	struct rt_tls_ext *x;          /* the rest (rt_ext()), or NULL */
+};
+
+/*
+ * What a thread keeps that is too big for the static TLS block: a runtime
+ * loaded by dlopen() (attaching to a running process, SPEC section 13) may
+ * only use glibc's small surplus of it (about 1.5 KB, shared with every
+ * library loaded so), so struct rt_tls stays small and this is mapped at
+ * the thread's first need, with raw system calls (vector registers and
+ * libc untouched), and unmapped when the thread is reaped.
+ */
+#define RT_XSAVE_MAX 4096
+struct rt_tls_ext {
+	uint8_t xarea[RT_XSAVE_MAX] __attribute__((aligned(64)));  /* modules.c's XSAVE */
 	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
+	char spare_name[128];          /* the spare image file fork took: its name */
+	uint64_t spare_id[2];          /* its st_dev, st_ino */
+	size_t map_len;
 };
+#define RT_TLS_STATIC_MAX 256          /* what the static block may take of us */
 enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
 enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
 
@@ -150,6 +166,16 @@ struct sc_rt_clock {
 	uint32_t fence, off;
 };
 extern __thread struct sc_rt_clock sc_rt_clk __attribute__((tls_model("initial-exec"), aligned(8)));
+
+/* The thread's struct rt_tls_ext, mapped now if it has none; NULL when
+ * there is no memory (the callers go without: no cache, no queue). */
+struct rt_tls_ext *rt_ext_map(void);
+static inline struct rt_tls_ext *rt_ext(void)
+{
+	return tls.x ? tls.x : rt_ext_map();
+}
+/* Unmap x (a thread reaped, or a fork child's copy of another thread's) */
+void rt_ext_unmap(struct rt_tls_ext *x);
 
 /* The thread's engine state, whether its TSC is on (tls.t) or off. */
 static inline struct sc_eng_thread *rt_thread(void)
@@ -212,7 +238,7 @@ struct rt_state {
 	uint32_t tl_depth, tl_nonly;
 	uint64_t tl_only[SC_SHM_TL_ONLY_MAX];   /* run-time addresses */
 	/* threads past their last destructor round, retired once gone */
-	struct { struct sc_eng_thread *t; uint64_t tid; } ending[RT_ENDING];
+	struct { struct sc_eng_thread *t; uint64_t tid; struct rt_tls_ext *x; } ending[RT_ENDING];
 };
 extern struct rt_state rt;
 
@@ -340,10 +366,10 @@ void child_start(uintptr_t sp);
 /* Forget what is in the ring now: our own system calls made it. */
 static inline void ring_discard(void)
 {
-	struct rt_ring *r = &tls.ring;
+	struct rt_ring *r = tls.x ? &tls.x->ring : NULL;
 	uint64_t head;
 
-	if (!r->pg)
+	if (!r || !r->pg)
 		return;
 	head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
