@@ -49,7 +49,8 @@ RT_CFLAGS := -std=gnu11 -O2 -g $(CFLAGS) $(WARN) -Isrc -D_GNU_SOURCE -fPIC -fvis
              -ftls-model=initial-exec -fno-stack-protector -fno-omit-frame-pointer \
              -fno-tree-loop-distribute-patterns
 
-all: $(O)/stackclock $(O)/libstackclock.so $(O)/stackclock-calib $(O)/stackclock-calib-patch $(UNIT_BIN)
+all: $(O)/stackclock $(O)/libstackclock.so $(O)/stackclock-calib $(O)/stackclock-calib-patch $(UNIT_BIN) \
+     $(O)/tests/tracee_cli
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,0 +1,160 @@
+/*
+ * attach_loop — a target for the tracee tests (src/record/tracee.h), built
+ * without hooks: three threads in steady loops, each checking its own
+ * invariants, while a tracer attaches, stops them, moves them, writes their
+ * text and loads a library into them.
+ *   spin   calls work() (integer and floating-point) twice per iteration
+ *          and compares; keeps a double that must equal iterations / 2;
+ *   sleep  nanosleep(1 ms) in a loop, a monotonic clock that never goes back;
+ *   read   blocking read() of a pipe the main thread writes 0, 1, 2, ...
+ *          into every 2 ms: each byte must be the next one.
+ * Prints "tids SPIN SLEEP READ" at the start, "tick MS SPIN SLEEP READ"
+ * every 100 ms (the counters), and at the end (after SECONDS, or on
+ * SIGTERM) "ok" or "FAIL what".
+ *   attach_loop SECONDS
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int stop;
+static atomic_long n_spin, n_sleep, n_read;
+static atomic_int failed;
+static char why[128];
+static int pipefd[2];
+static pid_t tids[3];
+
+static void fail(const char *what)
+{
+	if (!atomic_exchange(&failed, 1))
+		snprintf(why, sizeof(why), "%s", what);
+}
+
+__attribute__((noipa)) long work(long seed)
+{
+	long h = seed;
+	double d = (double)seed;
+	for (int k = 0; k < 200; k++) {
+		h = h * 6364136223846793005L + 1442695040888963407L;
+		d = d * 0.5 + (double)(h & 0xff);
+	}
+	return h ^ (long)d;
+}
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	double half = 0;
+	long sum = 0;
+	tids[0] = gettid();
+	for (long i = 0; !atomic_load_explicit(&stop, memory_order_relaxed); i++) {
+		long a = work(i), b = work(i);
+		if (a != b)
+			fail("spin: work() gave two values");
+		sum += a;
+		half += 0.5;
+		if (half != (double)(i + 1) / 2)
+			fail("spin: the double counter drifted");
+		atomic_fetch_add_explicit(&n_spin, 1, memory_order_relaxed);
+	}
+	return (void *)sum;
+}
+
+static long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	long last = now_ns();
+	tids[1] = gettid();
+	while (!atomic_load(&stop)) {
+		struct timespec ts = { 0, 1000000 };
+		if (nanosleep(&ts, NULL) < 0 && errno != EINTR)
+			fail("sleep: nanosleep failed");
+		long t = now_ns();
+		if (t < last)
+			fail("sleep: the clock went back");
+		last = t;
+		atomic_fetch_add(&n_sleep, 1);
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	unsigned char want = 0, c;
+	tids[2] = gettid();
+	for (;;) {
+		ssize_t r = read(pipefd[0], &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;   /* the writer closed it: the end */
+		if (c != want)
+			fail("read: a byte out of sequence");
+		want++;
+		atomic_fetch_add(&n_read, 1);
+	}
+	return NULL;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, 1);
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 5;
+	pthread_t th[3];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGTERM, on_term);
+	if (pipe(pipefd) < 0)
+		return 2;
+	pthread_create(&th[0], NULL, spin, NULL);
+	pthread_create(&th[1], NULL, sleeper, NULL);
+	pthread_create(&th[2], NULL, reader, NULL);
+	while (!tids[0] || !tids[1] || !tids[2])
+		usleep(1000);
+	printf("tids %d %d %d\n", tids[0], tids[1], tids[2]);
+	long start = now_ns(), next_tick = start;
+	unsigned char b = 0;
+	while (!atomic_load(&stop) && now_ns() - start < (long)(seconds * 1e9)) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+		if (write(pipefd[1], &b, 1) == 1)
+			b++;
+		else if (errno != EINTR)
+			fail("main: write to the pipe failed");
+		if (now_ns() >= next_tick) {
+			printf("tick %ld %ld %ld %ld\n", (now_ns() - start) / 1000000, atomic_load(&n_spin),
+			       atomic_load(&n_sleep), atomic_load(&n_read));
+			next_tick += 100000000;
+		}
+	}
+	atomic_store(&stop, 1);
+	close(pipefd[1]);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	printf("end %ld %ld %ld\n", atomic_load(&n_spin), atomic_load(&n_sleep), atomic_load(&n_read));
+	if (atomic_load(&failed)) {
+		printf("FAIL %s\n", why);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
