@@ -28,7 +28,7 @@ static const char record_usage[] =
 	"                         [--kernel] [--timeline[=SIZE] [--min-time DUR]\n"
 	"                         [--depth N] [--only FUNCTION]...]\n"
 	"                         -- PROGRAM [ARGS...]\n"
-	"       stackclock record -p PID [-F HZ] [-o FILE] [--duration SECONDS]\n"
+	"       stackclock record [-m instrument] -p PID [-F HZ] [-o FILE] [--duration SECONDS]\n"
 	"\n"
 	"  -m, --method M      sample (default) or instrument (a program built\n"
 	"                      without -finstrument-functions is patched at run time)\n"
@@ -54,8 +54,10 @@ static const char record_usage[] =
 	"  --depth N           timeline, instrument: only calls less than N deep\n"
 	"  --only FUNCTION     timeline, instrument: only calls of FUNCTION and what\n"
 	"                      they call (repeat, or comma-separated)\n"
-	"  -p, --pid PID       attach to a running process (sampling)\n"
-	"  --duration SECONDS  sample: stop after this long (with -p, or a program)\n";
+	"  -p, --pid PID       attach to a running process: sample it, or with\n"
+	"                      -m instrument patch it in place, and put it back as it\n"
+	"                      was at the end (--duration, Ctrl-C, or its end)\n"
+	"  --duration SECONDS  stop after this long (sampling; -m instrument with -p)\n";
 
 #define MAX_FREQ_HZ   100000
 #define MAX_PID       4194304UL      /* PID_MAX_LIMIT on 64-bit Linux */
@@ -134,10 +136,11 @@ static int check_method_options(const struct record_opts *o, bool freq_given, bo
 	if (o->method == SC_METHOD_INSTRUMENT) {
 		if (o->kernel)
 			misplaced = "--kernel";
-		else if (o->duration_s > 0)
+		else if (o->duration_s > 0 && !o->attach_pid)
 			misplaced = "--duration";
 		if (misplaced) {
-			pr_err("record: %s is for sampling; drop it, or drop '-m instrument'", misplaced);
+			pr_err("record: %s is for sampling (or, with -m instrument, for -p PID); drop it, or "
+			       "drop '-m instrument'", misplaced);
 			return -EINVAL;
 		}
 	} else if (o->frequency_hz == 0) {
@@ -285,10 +288,6 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.attach_pid && !o.argc) {
 		pr_err("record: no program given (usage: stackclock record [OPTIONS] -- PROGRAM [ARGS...])");
-		return RECORD_EXIT_FAILED;
-	}
-	if (o.attach_pid && o.method == SC_METHOD_INSTRUMENT) {
-		pr_err("record: -p attaches by sampling only; drop '-m instrument'");
 		return RECORD_EXIT_FAILED;
 	}
 	if (check_method_options(&o, freq_given, os_given))

@@ -1287,6 +1287,21 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 	return ret;
 }
 
+/* What attaching took and left (SPEC section 13). */
+static void attach_summary(pid_t pid, const struct record_attach_times *a)
+{
+	if (a->target_ended) {
+		fprintf(stderr, "stackclock: process %d ended while attached: its profile up to its end is "
+			"recorded\n", (int)pid);
+		return;
+	}
+	fprintf(stderr, "stackclock: attached to process %d in %.1f ms (%" PRIu64 " code sites, %" PRIu64
+		" GOT slots; %.1f ms with its threads stopped); detached in %.1f ms (%" PRIu64
+		" sites and %" PRIu64 " return addresses put back)\n",
+		(int)pid, (double)a->attach_ns / 1e6, a->sites, a->got_slots, (double)a->patch_ns / 1e6,
+		(double)a->detach_ns / 1e6, a->sites_restored, a->frames_restored);
+}
+
 static void report_status(const char *prog, int status)
 {
 	if (status == -1)
@@ -1316,18 +1331,33 @@ int record_instrument(const struct record_opts *opts)
 	double rate;
 	int ret, status = -1, nims = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
 	struct progress prog_line = { 0 };
+	struct record_attach_times att = { 0 };
+	const bool attach = opts->attach_pid > 0;
+	struct record_opts o = *opts;
+	char *attach_argv[2] = { NULL, NULL }, *prefix = NULL;
+	const char *name = opts->argv ? opts->argv[0] : NULL;
 
-	ret = find_program(opts->argv[0], prog, sizeof(prog));
-	if (ret)
-		return launch_report_exec_error(opts->argv[0], -ret);
+	if (attach) {
+		if (record_attach_exe(opts->attach_pid, prog, sizeof(prog)))
+			return RECORD_EXIT_FAILED;
+		attach_argv[0] = prog;
+		name = prog;
+		o.argv = attach_argv;
+		o.argc = 1;
+		opts = &o;
+	} else {
+		ret = find_program(opts->argv[0], prog, sizeof(prog));
+		if (ret)
+			return launch_report_exec_error(opts->argv[0], -ret);
+	}
 	/* built without hooks: patched at run time (patchenv.c), and so are
 	 * the libraries --patch names */
 	has_hooks = record_elf_has_hooks(prog);
 	if ((has_hooks == 0 || opts->patch) &&
-	    record_patch_env(prog, opts->argv[0], has_hooks == 0, opts->patch, &patch_env[0],
+	    record_patch_env(prog, name, has_hooks == 0, opts->patch, &patch_env[0],
 			     &patch_env[1], &patch_env[2]))
 		return RECORD_EXIT_FAILED;
-	if (opts->timeline && opts->tl_only && !(only = only_addrs(prog, opts->argv[0], opts->tl_only))) {
+	if (opts->timeline && opts->tl_only && !(only = only_addrs(prog, name, opts->tl_only))) {
 		free(patch_env[0]);
 		free(patch_env[1]);
 		free(patch_env[2]);
@@ -1335,7 +1365,7 @@ int record_instrument(const struct record_opts *opts)
 	}
 	if (elf_is_static(prog) == 1) {
 		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
-		       "dynamically, or record it by sampling: omit -m instrument)", opts->argv[0]);
+		       "dynamically, or record it by sampling: omit -m instrument)", name);
 		return RECORD_EXIT_FAILED;
 	}
 	if (find_runtime(runtime, sizeof(runtime))) {
@@ -1363,6 +1393,7 @@ int record_instrument(const struct record_opts *opts)
 	env[0] = xasprintf("LD_PRELOAD=%s%s%s%s", asan, runtime, old_preload && *old_preload ? ":" : "",
 			   old_preload ? old_preload : "");
 	env[1] = xasprintf("%s=%s/%s", SC_SHM_ENV_PREFIX, dir, stem);
+	prefix = xasprintf("%s/%s", dir, stem);
 	env[2] = xasprintf("%s=%u", SC_SHM_ENV_OS, opts->os_events);
 	snprintf(tp, sizeof(tp), "%lu,%lu", (unsigned long)tp_enter, (unsigned long)tp_exit);
 	c0 = clock_pair_now();
@@ -1372,7 +1403,9 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
 	if (opts->frequency_hz)
 		env[i++] = xasprintf("%s=%u", SC_SHM_ENV_SAMPLE_HZ, opts->frequency_hz);
-	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, opts->libcalls ? opts->libcalls : "program");
+	/* attached: no library calls (their GOT slots and their return
+	 * addresses are not put back at detach yet) */
+	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, attach ? "none" : opts->libcalls ? opts->libcalls : "program");
 	if (opts->timeline) {
 		env[i++] = xasprintf("%s=%" PRIu64 ",%" PRIu64 ",%u", SC_SHM_ENV_TIMELINE, opts->tl_size,
 				     opts->tl_min_ns, opts->tl_depth);
@@ -1423,23 +1456,35 @@ int record_instrument(const struct record_opts *opts)
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	start_real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	if (attach) {
+		progress_start(&prog_line, dir, stem, name);
+		ret = record_attach_run(opts, runtime, prefix, env, has_hooks, &stop, &att);
+		progress_stop(&prog_line);
+		if (ret) {
+			unlink_matching(dir, is_image_of, stem);
+			goto out;
+		}
+		l.pid = opts->attach_pid;
+		goto recorded;
+	}
 	ret = launch_prepare(&l, opts->argv, env);
 	if (ret) {
 		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise "
-		       "'ulimit -u' or 'ulimit -n', then retry)", opts->argv[0], strerror(-ret));
+		       "'ulimit -u' or 'ulimit -n', then retry)", name, strerror(-ret));
 		goto out;
 	}
 	ret = launch_go(&l);
 	if (ret) {
-		rc = launch_report_exec_error(opts->argv[0], -ret);
+		rc = launch_report_exec_error(name, -ret);
 		unlink_matching(dir, is_image_of, stem);
 		goto out;
 	}
-	progress_start(&prog_line, dir, stem, opts->argv[0]);
+	progress_start(&prog_line, dir, stem, name);
 	ret = launch_wait_all(&l, &status, &stop, &left);
 	progress_stop(&prog_line);
 	if (ret)
-		pr_warn("waiting for '%s': %s", opts->argv[0], strerror(-ret));
+		pr_warn("waiting for '%s': %s", name, strerror(-ret));
+recorded:
 	c1 = clock_pair_now();
 
 	rate = kernel_ns_per_tick();
@@ -1451,11 +1496,11 @@ int record_instrument(const struct record_opts *opts)
 
 	ims = collect_images(dir, stem, &nims);
 	link_parents(ims, nims);
-	report_status(opts->argv[0], status);
-	if (stop.count)
-		explain_stop(opts->argv[0], stop.sig, ims, nims);
+	report_status(name, status);
+	if (stop.count && !attach)
+		explain_stop(name, stop.sig, ims, nims);
 	if (!nims)
-		explain_no_image(opts->argv[0]);
+		explain_no_image(name);
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
 	 * instead of killing us; the target has its own disposition */
 	signal(SIGXFSZ, SIG_IGN);
@@ -1470,8 +1515,10 @@ int record_instrument(const struct record_opts *opts)
 	unlink_matching(dir, is_image_of, stem);
 	if (!ret) {
 		/* told twice to stop before the target ended: as a shell would say */
-		rc = status == -1 && stop.count ? 128 + stop.sig : record_exit_status(status);
+		rc = attach ? 0 : status == -1 && stop.count ? 128 + stop.sig : record_exit_status(status);
 		print_summary(opts->output, &tot, nims);
+		if (attach)
+			attach_summary(opts->attach_pid, &att);
 	}
 out:
 	if (tp_hold >= 0)
@@ -1483,5 +1530,6 @@ out:
 		free(env[i]);
 	free(dir);
 	free(only);
+	free(prefix);
 	return rc;
 }

@@ -56,6 +56,23 @@ struct record_opts {
 #define RECORD_TL_SIZE_DEFAULT (256ull << 20)   /* --timeline without =SIZE */
 
 int record_instrument(const struct record_opts *opts);
+
+/* record -m instrument -p PID (attach.c, SPEC section 13) */
+struct record_attach_times {
+	uint64_t attach_ns, patch_ns, detach_ns, restore_ns;
+	uint64_t sites, got_slots, sites_restored, frames_restored;
+	int target_ended;
+};
+struct launch_stop;
+/* The program of process pid into out (a one-line error said: -1). */
+int record_attach_exe(pid_t pid, char *out, size_t len);
+/* Load the runtime into process opts->attach_pid with the environment env
+ * (its image files under prefix), patch, record until --duration, a stop
+ * signal (stop->count) or the process's end, and put everything back.
+ * 0, or -errno with the reason said. */
+int record_attach_run(const struct record_opts *opts, const char *runtime, const char *prefix,
+		      char **env, int has_hooks, volatile struct launch_stop *stop,
+		      struct record_attach_times *times);
 int record_sample(const struct record_opts *opts);
 
 /*

@@ -102,6 +102,14 @@ void child_start(uintptr_t sp)
 		snap_free();
 		return;
 	}
+	/* the other threads' states are the parent's: not this process's */
+	for (i = 0; i < RT_EXT_MAX; i++)
+		if (rt_exts[i] && rt_exts[i] != tls.x)
+			rt_exts[i] = NULL;
+	if (rt.attached) {             /* attached to the parent only (attach.c) */
+		sc_attach_child();
+		return;
+	}
 	if (rt.sandboxed)
 		spare_drop();
 	if (rt.sandboxed) {            /* the sandbox is inherited: no calls of ours */

@@ -408,6 +408,9 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 		if (!ok[i])
 			continue;
 		if (rel_jmp(j, e->site + bias, at + SC_PATCH_STUB_CODE)) {
+			if (sc_attach_logging)
+				sc_attach_log(e->site + bias, REL_JMP_LEN, e->site + bias, REL_JMP_LEN,
+					      at + SC_PATCH_STUB_CODE);
 			write_code(e->site + bias, j, REL_JMP_LEN);
 			o->patched++;
 		} else {
@@ -425,6 +428,9 @@ static void plan_apply(const struct dl_phdr_info *info, int is_main, const struc
 
 		if (stubs[g] && d == d32 && in_text(info, c->site + bias, c->len) &&
 		    call_dest(c, bias) == c->target + bias) {
+			if (sc_attach_logging)
+				sc_attach_log(c->site + bias + c->rel_off, 4, c->site + bias, c->len,
+					      stubs[g] + SC_PATCH_STUB_CODE);
 			write_code(c->site + bias + c->rel_off, (const uint8_t *)&d32, 4);
 			written++;
 		}
@@ -544,7 +550,7 @@ void sc_patch_loaded(void)
 		return;
 	while (__atomic_exchange_n(&pt.lock, 1, __ATOMIC_ACQUIRE))
 		rt_sys0(SYS_sched_yield);
-	dl_iterate_phdr(each_obj, &index);
+	sc_phdr_each(each_obj, &index);
 	sc_libcall_loaded();
 	__atomic_store_n(&pt.lock, 0, __ATOMIC_RELEASE);
 }
@@ -795,7 +801,7 @@ void sc_patch_start(char **envp)
 		planner.all = s[0] == 'a' && s[1] == 'l' && s[2] == 'l' && (s[3] == 0 || s[3] == ',');
 	}
 	/* a program exec'd later, such as what a wrapper script runs */
-	dl_iterate_phdr(first_obj, &covered);
+	sc_phdr_each(first_obj, &covered);
 	if (!covered) {
 		char exe[SC_PATCH_PATH_MAX];
 		long n = rt_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
@@ -872,6 +878,24 @@ int sc_patch_obj_probed(const struct dl_phdr_info *info)
 		if (pt.patched_base[i] == info->dlpi_addr)
 			return 1;
 	return obj_has_hooks(info);
+}
+
+int sc_patch_nregions(void)
+{
+	return __atomic_load_n(&pt.nregions, __ATOMIC_ACQUIRE);
+}
+
+void sc_patch_region(int i, uint64_t *lo, uint64_t *hi)
+{
+	*lo = pt.regions[i].lo;
+	*hi = pt.regions[i].hi;
+}
+
+void sc_patch_forget(void)
+{
+	sc_patch_on = 0;
+	__atomic_store_n(&pt.nregions, 0, __ATOMIC_RELEASE);
+	pt.npatched = 0;
 }
 
 int sc_patch_in_stubs(uint64_t ip)

@@ -31,6 +31,7 @@
 #ifndef SC_RUNTIME_PATCH_H
 #define SC_RUNTIME_PATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SC_PATCH_ENV       "STACKCLOCK_PATCH"      /* PLAN[:PLAN...] */
@@ -74,6 +75,27 @@ int sc_patch_lib_is(const char *path, const char *name);
 int sc_patch_never(const char *path);
 /* [lo, hi) holds stubs too (libcall.c's): for sc_patch_in_stubs(). */
 void sc_patch_region_add(uint64_t lo, uint64_t hi);
+/* attach.c: patch.c's writes into the program's code while attaching are
+ * logged, to be put back at detach.  insn/insn_len: the instruction whose
+ * bytes [at, at + n) change; dest: where it goes once changed. */
+extern int sc_attach_logging;
+void sc_attach_log(uint64_t at, int n, uint64_t insn, uint32_t insn_len, uint64_t dest);
+/* dl_iterate_phdr(), or while attaching (attach.c) the list of objects
+ * taken before the threads were stopped: one of them may hold the
+ * loader's lock, which dl_iterate_phdr() takes. */
+struct dl_phdr_info;
+int sc_phdr_each(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* The regions of stubs (attach.c: where no thread may be at detach);
+ * sc_patch_forget(): nothing is patched any more (attach.c restored the
+ * code and releases the regions). */
+int sc_patch_nregions(void);
+void sc_patch_region(int i, uint64_t *lo, uint64_t *hi);
+void sc_patch_forget(void);
+/* retstack.c: every live entry of a thread's return stack s back in its
+ * slot, the stack emptied (the thread stopped, outside the probes);
+ * the count of return addresses put back. */
+struct rs_stack;
+uint64_t sc_patch_unhook_stack(struct rs_stack *s);
 /* Is pc in the runtime's own code (modules.c)? */
 int sc_rt_in_self(uint64_t pc);
 

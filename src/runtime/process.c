@@ -28,6 +28,7 @@ const volatile uint64_t *rt_alive = &rt_alive_const;
 static volatile uint64_t *rt_alive_page;
 
 struct rt_state rt;
+struct rt_tls_ext *rt_exts[RT_EXT_MAX];
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
 _Static_assert(sizeof(struct rt_tls) + sizeof(struct sc_rt_clock) <= RT_TLS_STATIC_MAX,
@@ -52,13 +53,25 @@ struct rt_tls_ext *rt_ext_map(void)
 		rt_sys2(SYS_munmap, m, (long)len);
 		return none;
 	}
+	for (uint32_t i = 0; i < RT_EXT_MAX; i++) {
+		struct rt_tls_ext *free_slot = NULL;
+
+		if (!__atomic_load_n(&rt_exts[i], __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&rt_exts[i], &free_slot, x, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			x->reg = i + 1;
+			break;
+		}
+	}
 	return x;
 }
 
 void rt_ext_unmap(struct rt_tls_ext *x)
 {
-	if (x)
-		rt_sys2(SYS_munmap, x, (long)x->map_len);
+	if (!x)
+		return;
+	if (x->reg)
+		__atomic_store_n(&rt_exts[x->reg - 1], NULL, __ATOMIC_RELEASE);
+	rt_sys2(SYS_munmap, x, (long)x->map_len);
 }
 
 /* ---- descriptors -------------------------------------------------------- */
@@ -283,9 +296,11 @@ void rt_thread_setup(struct sc_eng_thread *t)
 	}
 }
 
+static char **rt_envp;          /* attach.c's environment, else NULL */
+
 static void rt_process_init(void)
 {
-	char **envp = __environ ? __environ : early_environ();
+	char **envp = rt_envp ? rt_envp : __environ ? __environ : early_environ();
 	const char *prefix = rt_getenv(envp, SC_SHM_ENV_PREFIX), *s, *slash = NULL, *end;
 	struct rlimit lim;
 	size_t len;
@@ -448,6 +463,11 @@ static __attribute__((constructor)) void rt_ctor(void)
 	jumps_resolve();
 	rt_ret_tramp = sc_patch_arch_return();
 	rt_lc_tramp = sc_patch_arch_lc_return();
+	if (__environ && !rt_getenv(__environ, SC_SHM_ENV_PREFIX)) {
+		tls.state = saved;     /* loaded by dlopen, not for a recording (yet:
+					  rt_attach_init may follow) */
+		return;
+	}
 	if (tsc_refused())
 		sc_rt_clk.off = 1;     /* until thread_start has the engine thread */
 	pthread_once(&rt_once, rt_process_init);
@@ -456,6 +476,23 @@ static __attribute__((constructor)) void rt_ctor(void)
 	if (rt.state == RT_ON)
 		sc_patch_start(__environ);     /* a program built without hooks */
 	tls.state = saved;
+}
+
+/* Set up from envp in a process already running (attach.c): as the
+ * constructor would have, without fork's handlers (attached to this
+ * process only) and without patching yet.  0, or -1 if the runtime is off. */
+int rt_attach_init(char **envp)
+{
+	int saved = tls.state;
+
+	if (rt.state != RT_NEW)
+		return rt.state == RT_ON ? 0 : -1;
+	tls.state = RT_SELF;
+	rt_envp = envp;
+	rt.attached = 1;
+	pthread_once(&rt_once, rt_process_init);
+	tls.state = saved;
+	return rt.state == RT_ON ? 0 : -1;
 }
 
 /* A thread's first event: its engine state, its OS-event ring. */
@@ -489,6 +526,8 @@ struct sc_eng_thread *thread_start(uintptr_t sp)
 	os_open(t);
 	fd_room_end(room, &lim);
 	pthread_setspecific(rt.key, t);
+	if (rt_ext())
+		tls.x->t = t;
 	tls.t = t;
 	tls.sp_first = sp;
 	tls.state = RT_ON;

@@ -102,6 +102,8 @@ static void rs_thread_end(void *arg)
 
 	if (s && s == rs_tls) {
 		rs_tls = NULL;
+		if (tls.x)
+			tls.x->rs = NULL;
 		rt_sys2(SYS_munmap, s, s->map_len);
 	}
 }
@@ -109,6 +111,10 @@ static void rs_thread_end(void *arg)
 /* Once, from sc_patch_start (single-threaded). */
 void sc_patch_retstack_init(void)
 {
+	static int done;
+
+	if (done++)
+		return;            /* (attach.c's entry did it, with the threads running) */
 	rs_tramp = sc_patch_arch_return();
 	rs_lc_tramp = sc_patch_arch_lc_return();
 	rs_resolve();
@@ -137,6 +143,8 @@ static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
 	s = (struct rs_stack *)m;
 	s->map_len = len;
 	rs_tls = s;
+	if (rt_ext())
+		tls.x->rs = s;
 	if (rs_key_ok)
 		pthread_setspecific(rs_key, s);
 	return s;
@@ -711,6 +719,23 @@ static void rs_unhook_all(void)
 		s->n--;
 		rs_unhooked();
 	}
+}
+
+uint64_t sc_patch_unhook_stack(struct rs_stack *s)
+{
+	uint64_t put = 0;
+
+	while (s && s->n) {
+		struct rs_entry *e = &s->e[s->n - 1];
+
+		if (*e->slot == rs_tramp_of(e)) {
+			*e->slot = e->orig & RS_ORIG;
+			put++;
+		}
+		barrier();
+		s->n--;
+	}
+	return put;
 }
 
 int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)

@@ -148,8 +148,15 @@ struct rt_tls_ext {
 	struct rt_ring ring;
 	char spare_name[128];          /* the spare image file fork took: its name */
 	uint64_t spare_id[2];          /* its st_dev, st_ino */
+	struct sc_eng_thread *t;       /* the thread's engine state, once it has one */
+	struct rs_stack *rs;           /* retstack.c's stack, once it has one */
+	uint32_t reg;                  /* 1 + its index in rt_exts[], 0 if not there */
 	size_t map_len;
 };
+/* Every thread's rt_tls_ext (NULL: free), for attach.c's detach, which
+ * restores the return addresses of every thread. */
+#define RT_EXT_MAX 8192
+extern struct rt_tls_ext *rt_exts[RT_EXT_MAX];
 #define RT_TLS_STATIC_MAX 256          /* what the static block may take of us */
 enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
 enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
@@ -237,6 +244,7 @@ struct rt_state {
 	uint64_t tl_size, tl_min_ns;
 	uint32_t tl_depth, tl_nonly;
 	uint64_t tl_only[SC_SHM_TL_ONLY_MAX];   /* run-time addresses */
+	int attached;                  /* loaded into a running process (attach.c) */
 	/* threads past their last destructor round, retired once gone */
 	struct { struct sc_eng_thread *t; uint64_t tid; struct rt_tls_ext *x; } ending[RT_ENDING];
 };
@@ -360,6 +368,14 @@ void rt_atfork_child(void);
 /* The first moment in a new process (fork's handler, or a probe that finds
  * rt_alive zero): the child's own image, the forking thread's stack. */
 void child_start(uintptr_t sp);
+
+/* ---- attach.c ---- */
+
+/* A fork child of a process attached to: the code put back as it was (the
+ * recorder follows the parent only), the probes off. */
+void sc_attach_child(void);
+/* process.c: the runtime set up from envp in a running process */
+int rt_attach_init(char **envp);
 
 /* ---- os_ring.c ---- */
 

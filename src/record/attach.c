@@ -1,0 +1,388 @@
+/*
+ * attach — `record -m instrument -p PID` (SPEC section 13): the recorder's
+ * half of runtime/attach.h.  The runtime is loaded into the running
+ * process and set up by its entry (tracee.h does the loading); the threads
+ * are stopped while the plans are applied and again while everything is
+ * put back; in between they run free of ptrace, as under a launched
+ * recording.  The data file is written from the image like a launched
+ * program's (instrument.c).
+ */
+#include "record/record.h"
+#include "record/plan_file.h"
+#include "record/tracee.h"
+#include "runtime/attach.h"
+#include "runtime/patch.h"
+#include "runtime/shm.h"
+#include "symbols/symbols.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALL_TIMEOUT_MS  20000
+#define STATE_TIMEOUT_MS 20000
+#define STEP_ROUNDS      50
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int record_attach_exe(pid_t pid, char *out, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, out, len - 1);
+	if (n < 0) {
+		if (errno == ENOENT)
+			pr_err("record: no process %d (check the PID with 'ps')", (int)pid);
+		else
+			pr_err("record: cannot read %s: %s (attaching needs the rights ptrace needs: the "
+			       "same user, or root)", link, strerror(errno));
+		return -1;
+	}
+	out[n] = 0;
+	if (n > 10 && !strcmp(out + n - 10, " (deleted)")) {
+		pr_err("record: the program of process %d was deleted or replaced since it started (%s); "
+		       "its plan cannot be made from the file: restart it, or record it by sampling",
+		       (int)pid, out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the entries the threads must not be stopped inside ---------------- */
+
+struct ranges {
+	struct sc_range *r;
+	size_t n, alloc;
+};
+
+static void range_add(struct ranges *rs, uint64_t lo, uint64_t hi)
+{
+	if (hi <= lo)
+		return;
+	ALLOC_GROW(rs->r, rs->n + 1, rs->alloc);
+	rs->r[rs->n].lo = lo;
+	rs->r[rs->n].hi = hi;
+	rs->n++;
+}
+
+/* The load bias of the object mapped from path in pid (its mapping at file
+ * offset 0 less its first segment's page), or -1. */
+static int64_t map_bias(pid_t pid, const char *path, uint64_t first_vaddr)
+{
+	char maps[64], line[PATH_MAX + 128];
+	int64_t bias = -1;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+		char perms[8], *file;
+		int pos = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
+			continue;
+		file = line + pos;
+		while (*file == ' ')
+			file++;
+		file[strcspn(file, "\n")] = 0;
+		if (off == 0 && !strcmp(file, path)) {
+			bias = (int64_t)(lo - (first_vaddr & ~4095ul));
+			break;
+		}
+	}
+	fclose(f);
+	return bias;
+}
+
+/* Each r-x file mapping of pid: the plan in plans[] made for it (by
+ * build-id), its entries' bytes after the first as ranges. */
+static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges *rs)
+{
+	char maps[64], line[PATH_MAX + 128], done[64][PATH_MAX];
+	int ndone = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && ndone < 64) {
+		unsigned long lo, hi, off;
+		char perms[8], *file;
+		uint8_t bid[64];
+		unsigned bid_len;
+		int pos = 0, seen = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos ||
+		    perms[2] != 'x')
+			continue;
+		file = line + pos;
+		while (*file == ' ')
+			file++;
+		file[strcspn(file, "\n")] = 0;
+		if (file[0] != '/')
+			continue;
+		for (int i = 0; i < ndone && !seen; i++)
+			seen = !strcmp(done[i], file);
+		if (seen)
+			continue;
+		snprintf(done[ndone++], PATH_MAX, "%s", file);
+		bid_len = sym_file_build_id(file, bid);
+		for (int k = 0; k < nplans; k++) {
+			int fd = open(plans[k], O_RDONLY | O_CLOEXEC);
+			struct stat st;
+			const struct plan_file_header *h;
+			const struct plan_file_entry *v;
+			void *m;
+			size_t n;
+			int64_t bias;
+
+			if (fd < 0)
+				continue;
+			if (fstat(fd, &st) || !st.st_size) {
+				close(fd);
+				continue;
+			}
+			m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			close(fd);
+			if (m == MAP_FAILED)
+				continue;
+			h = m;
+			v = plan_file_check(h, (uint64_t)st.st_size, &n);
+			if (v && h->build_id_len == bid_len && bid_len && !memcmp(h->build_id, bid, bid_len) &&
+			    (bias = map_bias(pid, file, 0)) >= 0) {
+				for (size_t i = 0; i < n; i++)
+					range_add(rs, v[i].entry.site + (uint64_t)bias + 1,
+						  v[i].entry.site + (uint64_t)bias + v[i].entry.len);
+			}
+			munmap(m, (size_t)st.st_size);
+		}
+	}
+	fclose(f);
+}
+
+/* ---- the control file --------------------------------------------------- */
+
+static int wait_state(volatile struct sc_attach_ctl *ctl, uint32_t want, pid_t pid, int timeout_ms)
+{
+	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000u;
+
+	for (;;) {
+		uint32_t s = __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE);
+
+		if (s == want)
+			return 0;
+		if (s == SC_ATT_FAILED)
+			return -EIO;
+		if (kill(pid, 0) && errno == ESRCH)
+			return -ESRCH;
+		if (mono_ns() > end)
+			return -ETIMEDOUT;
+		usleep(500);
+	}
+}
+
+static char *file_in(const char *prefix, const char *suffix)
+{
+	return xasprintf("%s-%s", prefix, suffix);
+}
+
+static int write_cfg(const char *path, char *const *env)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	for (int i = 0; env[i]; i++)
+		fwrite(env[i], 1, strlen(env[i]) + 1, f);
+	if (fclose(f))
+		return -EIO;
+	chmod(path, 0644);
+	return 0;
+}
+
+/* The pid of a process that ended while attached: no more to wait for. */
+static int gone(pid_t pid)
+{
+	return kill(pid, 0) && errno == ESRCH;
+}
+
+/*
+ * Stop every thread but the watchdog, move them out of rs, ask for cmd and
+ * wait for want.  The threads are resumed whatever happens.
+ */
+static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl, pid_t pid,
+			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what)
+{
+	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
+	int ret, left;
+
+	ret = sc_tracee_stop(t, &wd, wd ? 1 : 0);
+	if (ret) {
+		pr_err("record: cannot stop the threads of process %d to %s: %s", (int)pid, what,
+		       strerror(-ret));
+		return ret;
+	}
+	left = sc_tracee_step_out(t, rs->r, rs->n, STEP_ROUNDS);
+	if (left) {
+		sc_tracee_resume(t);
+		pr_err("record: %d thread(s) of process %d stayed inside the code to %s; not done "
+		       "(retry when it is less busy)", left < 0 ? 0 : left, (int)pid, what);
+		return -EBUSY;
+	}
+	__atomic_store_n(&ctl->cmd, cmd, __ATOMIC_RELEASE);
+	ret = wait_state(ctl, want, pid, STATE_TIMEOUT_MS);
+	sc_tracee_resume(t);
+	if (ret)
+		pr_err("record: the runtime in process %d did not %s: %s%s%s", (int)pid, what,
+		       ret == -ETIMEDOUT ? "no answer in 20 s" : strerror(-ret),
+		       ctl->msg[0] ? ": " : "", (const char *)ctl->msg);
+	return ret;
+}
+
+int record_attach_run(const struct record_opts *opts, const char *runtime, const char *prefix,
+		      char **env, int has_hooks, volatile struct launch_stop *stop,
+		      struct record_attach_times *times)
+{
+	pid_t pid = opts->attach_pid;
+	char *cfg = file_in(prefix, "attach.cfg"), *ctl_path = file_in(prefix, "attach.ctl");
+	char err[512] = "", *full_env[40], *plans[SC_PATCH_MAX_PLANS];
+	struct sc_attach_ctl *ctl = MAP_FAILED;
+	struct sc_tracee *t = NULL;
+	struct ranges entries = { 0 }, inside = { 0 };
+	int ret, n = 0, nplans = 0, callret = 0, fd = -1;
+	uint64_t t0, end;
+
+	memset(times, 0, sizeof(*times));
+	for (int i = 0; env[i] && n < 36; i++)
+		full_env[n++] = env[i];
+	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_CTL, ctl_path);
+	full_env[n++] = xasprintf("%s=%d", SC_ATTACH_ENV_PID, (int)getpid());
+	full_env[n] = NULL;
+	ret = write_cfg(cfg, full_env);
+	if (!ret) {
+		fd = open(ctl_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		ret = fd < 0 ? -errno : 0;
+	}
+	if (!ret) {
+		fchmod(fd, 0666);      /* the target may run as another user */
+		ret = ftruncate(fd, (off_t)sizeof(*ctl)) ? -errno : 0;
+	}
+	if (!ret) {
+		ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ret = ctl == MAP_FAILED ? -errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		pr_err("record: cannot write the attach files %s*: %s (set STACKCLOCK_SHM_DIR to a "
+		       "writable directory)", prefix, strerror(-ret));
+		goto out;
+	}
+	ctl->magic = SC_ATTACH_MAGIC;
+	ctl->version = SC_ATTACH_VERSION;
+	ctl->hooks = has_hooks == 1;
+
+	/* where the plans' entries are: no thread may be stopped in them */
+	for (int i = 0; env[i]; i++) {
+		size_t len = strlen(SC_PATCH_ENV);
+		char *s, *save = NULL, *list;
+
+		if (strncmp(env[i], SC_PATCH_ENV, len) || env[i][len] != '=')
+			continue;
+		list = xstrdup(env[i] + len + 1);
+		for (s = strtok_r(list, ":", &save); s && nplans < SC_PATCH_MAX_PLANS; s = strtok_r(NULL, ":", &save))
+			plans[nplans++] = xstrdup(s);
+		free(list);
+	}
+
+	t0 = mono_ns();
+	ret = sc_tracee_seize(pid, &t, err, sizeof(err));
+	if (ret) {
+		pr_err("record: cannot attach to process %d: %s", (int)pid, err);
+		goto out;
+	}
+	ret = sc_tracee_call(t, runtime, SC_ATTACH_ENTRY, cfg, CALL_TIMEOUT_MS, &callret, err, sizeof(err));
+	if (ret || callret) {
+		pr_err("record: cannot load the runtime into process %d: %s%s%s", (int)pid,
+		       ret ? err : strerror(callret < 0 ? -callret : callret), ctl->msg[0] ? ": " : "",
+		       ctl->msg);
+		if (!ret)
+			ret = -EIO;
+		goto release;
+	}
+	plan_ranges(pid, plans, nplans, &entries);
+	ret = stopped_step(t, ctl, pid, &entries, SC_ATT_CMD_PATCH, SC_ATT_PATCHED, "apply the plans");
+	if (ret)
+		goto release;
+	times->attach_ns = mono_ns() - t0;
+	times->patch_ns = ctl->patch_ns;
+	times->sites = ctl->sites;
+	times->got_slots = ctl->got_slots;
+	/* no ptrace while recording: a signal to the target would wait for us */
+	sc_tracee_release(t);
+	t = NULL;
+
+	/* record: --duration, Ctrl-C (stop), or the process's end */
+	end = opts->duration_s > 0 ? mono_ns() + (uint64_t)(opts->duration_s * 1e9) : UINT64_MAX;
+	while (!stop->count && mono_ns() < end && !gone(pid))
+		usleep(2000);
+	if (gone(pid)) {
+		times->target_ended = 1;
+		ret = 0;
+		goto release;
+	}
+	t0 = mono_ns();
+	for (uint32_t i = 0; i < ctl->nranges && i < SC_ATTACH_RANGES; i++)
+		range_add(&inside, ctl->ranges[i].lo, ctl->ranges[i].hi);
+	ret = sc_tracee_seize(pid, &t, err, sizeof(err));
+	if (ret) {
+		pr_err("record: cannot attach to process %d again to detach: %s (its runtime puts the "
+		       "code back by itself when this recorder ends)", (int)pid, err);
+		goto release;
+	}
+	ret = stopped_step(t, ctl, pid, &inside, SC_ATT_CMD_DETACH, SC_ATT_DETACHED, "detach");
+	times->detach_ns = mono_ns() - t0;
+	times->restore_ns = ctl->restore_ns;
+	times->sites_restored = ctl->sites_restored;
+	times->frames_restored = ctl->frames_restored;
+release:
+	if (t)
+		sc_tracee_release(t);
+out:
+	if (ctl != MAP_FAILED)
+		munmap(ctl, sizeof(*ctl));
+	unlink(cfg);
+	unlink(ctl_path);
+	free(cfg);
+	free(ctl_path);
+	free(full_env[n - 1]);
+	free(full_env[n - 2]);
+	for (int i = 0; i < nplans; i++)
+		free(plans[i]);
+	free(entries.r);
+	free(inside.r);
+	return ret;
+}

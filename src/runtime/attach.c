@@ -1,0 +1,701 @@
+/*
+ * attach — the runtime loaded into a process already running (attach.h has
+ * the protocol with the recorder): its entry, its own thread (the
+ * watchdog), the log of every byte patched while attached, and the way
+ * back: the code as it was, the return addresses as they were, the
+ * threads' perf events closed, the runtime off.
+ *
+ * Putting code back while threads may run it (the recorder gone, or a
+ * fork child's code): each site's instruction gets an int3 on its first
+ * byte, then its other bytes, then its first byte, with every core's
+ * instruction stream synchronised in between (membarrier's SYNC_CORE) — the
+ * order the kernel writes live text in.  A thread that meets the int3
+ * meanwhile gets a SIGTRAP whose handler does what the instruction does in
+ * either form (jump or call to its stub, which stays mapped; a conditional
+ * jump by the flags).  With the threads stopped by the recorder, nobody
+ * meets it; the same code serves both.
+ */
+#include "runtime/rt.h"
+
+#include "runtime/attach.h"
+#include "runtime/dynsym.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ucontext.h>
+#include <time.h>
+#include <linux/membarrier.h>
+
+#define HOOK __attribute__((visibility("default")))
+
+#define ENV_MAX   64
+#define CFG_MAX   (64u << 10)
+
+enum { K_JMP, K_CALL, K_JCC, K_GOT };
+
+/* One place written while attached: [at, at + n) of the instruction at
+ * insn (insn_len bytes; its first byte op0 before anything was written),
+ * which goes to dest once written.  K_GOT: an 8-byte GOT slot. */
+struct att_site {
+	uint64_t at, insn, dest;
+	uint8_t n, insn_len, kind, op0;
+	uint8_t old[8], new[8];
+};
+
+static struct {
+	char cfg[CFG_MAX];
+	char *envp[ENV_MAX + 1];
+	struct sc_attach_ctl *ctl;
+	int recorder_pidfd;
+	struct att_site *sites;        /* sorted by insn before a restore */
+	size_t nsites, cap, map_len;
+	struct { uint64_t lo, hi; int prot; } text[64];   /* objects' code written */
+	int ntext;
+	struct sigaction old_trap;
+	struct dl_phdr_info objs[512]; /* the loaded objects, taken at the entry */
+	int nobjs, snap;
+	int restoring;                 /* the SIGTRAP handler is ours */
+	pthread_t watchdog;
+} at;
+
+int sc_attach_logging;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	rt_sys2(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void say(const char *msg)
+{
+	if (at.ctl)
+		rt_stpcpy(at.ctl->msg, msg, sizeof(at.ctl->msg));
+}
+
+/* ---- the objects -------------------------------------------------------- */
+
+static int snap_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (at.nobjs < (int)(sizeof(at.objs) / sizeof(at.objs[0])))
+		at.objs[at.nobjs++] = *info;
+	return 0;
+}
+
+int sc_phdr_each(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	int r = 0;
+
+	if (!at.snap)
+		return dl_iterate_phdr(cb, arg);
+	for (int i = 0; i < at.nobjs && !r; i++)
+		r = cb(&at.objs[i], sizeof(at.objs[i]), arg);
+	return r;
+}
+
+/* ---- the log ------------------------------------------------------------ */
+
+static struct att_site *site_new(void)
+{
+	if (at.nsites == at.cap) {
+		size_t cap = at.cap ? at.cap * 2 : 4096;
+		size_t len = (cap * sizeof(struct att_site) + PAGE - 1) & ~(PAGE - 1);
+		long m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (rt_mmap_failed(m))
+			return NULL;
+		if (at.sites) {
+			memcpy((void *)m, at.sites, at.nsites * sizeof(struct att_site));
+			rt_sys2(SYS_munmap, at.sites, (long)at.map_len);
+		}
+		at.sites = (struct att_site *)m;
+		at.cap = cap;
+		at.map_len = len;
+	}
+	return &at.sites[at.nsites++];
+}
+
+/* The executable mapping holding a (from /proc/self/maps' view: the
+ * loader's segments), noted once so that a restore can make it writable. */
+static int text_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t a = *(uint64_t *)arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+		uint64_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
+
+		if (ph->p_type != PT_LOAD || a < lo || a >= hi)
+			continue;
+		if (at.ntext < (int)(sizeof(at.text) / sizeof(at.text[0]))) {
+			at.text[at.ntext].lo = lo;
+			at.text[at.ntext].hi = hi;
+			at.text[at.ntext].prot = (ph->p_flags & PF_R ? PROT_READ : 0) |
+						 (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+						 (ph->p_flags & PF_X ? PROT_EXEC : 0);
+			at.ntext++;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void text_note(uint64_t a)
+{
+	for (int i = 0; i < at.ntext; i++)
+		if (a >= at.text[i].lo && a < at.text[i].hi)
+			return;
+	sc_phdr_each(text_of, &a);
+}
+
+/* Before patch.c writes n bytes at a (their old content still there). */
+void sc_attach_log(uint64_t a, int n, uint64_t insn, uint32_t insn_len, uint64_t dest)
+{
+	const uint8_t *p = (const uint8_t *)insn;
+	struct att_site *s = site_new();
+
+	if (!s)
+		return;
+	s->at = a;
+	s->n = (uint8_t)n;
+	s->insn = insn;
+	s->insn_len = (uint8_t)insn_len;
+	s->dest = dest;
+	s->op0 = p[0];
+	s->kind = a == insn ? K_JMP : p[0] == 0xe8 ? K_CALL : p[0] == 0xe9 ? K_JMP : K_JCC;
+	memcpy(s->old, (const void *)a, (size_t)n);
+	text_note(insn);
+}
+
+/* ---- a hooks build: the program's own probes --------------------------- */
+
+static void got_write(const struct att_site *s, uint64_t v)
+{
+	uint64_t page = s->at & ~(PAGE - 1);
+
+	if (s->op0)
+		rt_sys3(SYS_mprotect, page, PAGE, PROT_READ | PROT_WRITE);
+	__atomic_store_n((uint64_t *)s->at, v, __ATOMIC_RELEASE);
+	if (s->op0)
+		rt_sys3(SYS_mprotect, page, PAGE, PROT_READ);
+}
+
+/* Every GOT slot of the object bound to name: pointed at to (the old
+ * value logged).  Full RELRO makes the slots read-only: written through a
+ * writable window. */
+static void got_hook(const struct dl_phdr_info *info, const char *name, uint64_t to)
+{
+	struct rt_dyn d;
+	const ElfW(Rela) *tabs[2];
+	uint64_t sizes[2], relro_lo = 0, relro_hi = 0;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
+			relro_lo = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr) & ~(PAGE - 1);
+			relro_hi = (info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz) & ~(PAGE - 1);
+		}
+	rt_dyn_read(info, &d);
+	if (!d.symtab || !d.strtab)
+		return;
+	tabs[0] = d.jmprel;
+	sizes[0] = d.jmprel_sz;
+	tabs[1] = d.rela;
+	sizes[1] = d.rela_sz;
+	for (int t = 0; t < 2; t++) {
+		for (uint64_t i = 0; tabs[t] && i < sizes[t] / sizeof(ElfW(Rela)); i++) {
+			const ElfW(Rela) *r = &tabs[t][i];
+			uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+			uint64_t slot = d.base + r->r_offset, page = slot & ~(PAGE - 1);
+			struct att_site *s;
+
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
+			    d.symtab[sym].st_name >= d.strsz || strcmp(d.strtab + d.symtab[sym].st_name, name))
+				continue;
+			s = site_new();
+			if (!s)
+				return;
+			/* op0: the page is read-only (RELRO), writable meanwhile */
+			*s = (struct att_site){ .at = slot, .insn = slot, .n = 8, .kind = K_GOT,
+						.op0 = page >= relro_lo && page < relro_hi };
+			memcpy(s->old, (const void *)slot, 8);
+			got_write(s, to);
+			at.ctl->got_slots++;
+		}
+	}
+}
+
+void sc_patch_retstack_init(void);
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+
+static int hook_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rt_dyn d;
+
+	(void)size;
+	(void)arg;
+	if (sc_patch_never(info->dlpi_name))
+		return 0;
+	rt_dyn_read(info, &d);
+	if (!rt_dyn_imports(&d, "__cyg_profile_func_enter"))
+		return 0;
+	got_hook(info, "__cyg_profile_func_enter", (uint64_t)(uintptr_t)__cyg_profile_func_enter);
+	got_hook(info, "__cyg_profile_func_exit", (uint64_t)(uintptr_t)__cyg_profile_func_exit);
+	return 0;
+}
+
+/* ---- putting code back -------------------------------------------------- */
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct att_site *x = a, *y = b;
+
+	return x->insn < y->insn ? -1 : x->insn > y->insn;
+}
+
+/* By insn, in place (qsort may call malloc, whose lock a stopped thread may
+ * hold). */
+static void sift(struct att_site *a, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct att_site tmp;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && cmp_site(&a[c], &a[c + 1]) < 0)
+			c++;
+		if (cmp_site(&a[i], &a[c]) >= 0)
+			return;
+		tmp = a[i];
+		a[i] = a[c];
+		a[c] = tmp;
+		i = c;
+	}
+}
+
+static void sites_sort(struct att_site *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(a, i, n);
+	for (size_t k = n; k-- > 1;) {
+		struct att_site tmp = a[0];
+
+		a[0] = a[k];
+		a[k] = tmp;
+		sift(a, 0, k);
+	}
+}
+
+static const struct att_site *site_at(uint64_t insn)
+{
+	size_t lo = 0, hi = at.nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (at.sites[mid].insn < insn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < at.nsites && at.sites[lo].insn == insn; lo++)
+		if (at.sites[lo].kind != K_GOT)
+			return &at.sites[lo];
+	return NULL;
+}
+
+/* Is the condition of jcc opcode cc (0x0f 0x80 + cc) true in flags? */
+static int cond_true(unsigned cc, uint64_t f)
+{
+	int cf = f & 1, zf = (f >> 6) & 1, sf = (f >> 7) & 1, of = (f >> 11) & 1, pf = (f >> 2) & 1, r;
+
+	switch (cc >> 1) {
+	case 0: r = of; break;
+	case 1: r = cf; break;
+	case 2: r = zf; break;
+	case 3: r = cf || zf; break;
+	case 4: r = sf; break;
+	case 5: r = pf; break;
+	case 6: r = sf != of; break;
+	default: r = zf || sf != of; break;
+	}
+	return (cc & 1) ? !r : r;
+}
+
+/* A thread met the int3 of a site being put back: what the instruction
+ * does, in its patched form (its stub stays). */
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t ip = (uint64_t)g[REG_RIP] - 1;
+	const struct att_site *s = at.restoring ? site_at(ip) : NULL;
+
+	if (!s) {
+		/* not ours: the program's own int3, to its own handler */
+		g[REG_RIP] = (greg_t)ip;
+		sigaction(SIGTRAP, &at.old_trap, NULL);
+		(void)sig;
+		(void)si;
+		return;
+	}
+	switch (s->kind) {
+	case K_CALL:
+		g[REG_RSP] -= 8;
+		*(uint64_t *)g[REG_RSP] = s->insn + s->insn_len;
+		g[REG_RIP] = (greg_t)s->dest;
+		break;
+	case K_JCC:
+		g[REG_RIP] = (greg_t)(cond_true(((const uint8_t *)s->insn)[1] & 0xf, (uint64_t)g[REG_EFL]) ?
+				      s->dest : s->insn + s->insn_len);
+		break;
+	default:
+		g[REG_RIP] = (greg_t)s->dest;
+		break;
+	}
+}
+
+static void sync_cores(void)
+{
+	if (rt_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0)) {
+		struct timespec ts = { 0, 2000000 };  /* without it: every core has
+							 rescheduled by then, near enough */
+		rt_sys2(SYS_nanosleep, &ts, NULL);
+	}
+}
+
+static void text_writable(int on)
+{
+	for (int i = 0; i < at.ntext; i++)
+		rt_sys3(SYS_mprotect, at.text[i].lo, at.text[i].hi - at.text[i].lo,
+			on ? at.text[i].prot | PROT_WRITE : at.text[i].prot);
+}
+
+/* Does the site still hold what we wrote (not put back, not rewritten by
+ * the program since)? */
+static int site_ours(const struct att_site *s)
+{
+	return memcmp((const void *)s->at, s->old, s->n) != 0;
+}
+
+/*
+ * Every site back to what it held.  live: threads may run (the recorder
+ * is gone, or a fork child with threads of its own); else they are
+ * stopped and the protocol costs three synchronisations only.
+ */
+static uint64_t restore_all(int live)
+{
+	struct sigaction sa;
+	uint64_t put = 0;
+	size_t i;
+
+	if (!at.nsites)
+		return 0;
+	sites_sort(at.sites, at.nsites);
+	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigfillset(&sa.sa_mask);
+	at.restoring = 1;
+	sigaction(SIGTRAP, &sa, &at.old_trap);
+	text_writable(1);
+	/* GOT slots: one aligned word each */
+	for (i = 0; i < at.nsites; i++) {
+		struct att_site *s = &at.sites[i];
+		uint64_t v;
+
+		if (s->kind != K_GOT)
+			continue;
+		memcpy(&v, s->old, 8);
+		got_write(s, v);
+		put++;
+	}
+	for (i = 0; i < at.nsites; i++) {
+		struct att_site *s = &at.sites[i];
+
+		if (s->kind == K_GOT || !site_ours(s))
+			continue;
+		__atomic_store_n((uint8_t *)s->insn, 0xcc, __ATOMIC_RELEASE);
+	}
+	sync_cores();
+	for (i = 0; i < at.nsites; i++) {
+		struct att_site *s = &at.sites[i];
+
+		if (s->kind == K_GOT || ((const uint8_t *)s->insn)[0] != 0xcc)
+			continue;
+		for (int k = 0; k < s->n; k++)
+			if (s->at + (uint64_t)k != s->insn)
+				((volatile uint8_t *)s->at)[k] = s->old[k];
+	}
+	sync_cores();
+	for (i = 0; i < at.nsites; i++) {
+		struct att_site *s = &at.sites[i];
+
+		if (s->kind == K_GOT || ((const uint8_t *)s->insn)[0] != 0xcc)
+			continue;
+		__atomic_store_n((uint8_t *)s->insn, s->op0, __ATOMIC_RELEASE);
+		put++;
+	}
+	sync_cores();
+	text_writable(0);
+	if (live) {
+		/* a trap taken before the last byte went back is being handled */
+		struct timespec ts = { 0, 20000000 };
+
+		rt_sys2(SYS_nanosleep, &ts, NULL);
+	}
+	at.restoring = 0;
+	sigaction(SIGTRAP, &at.old_trap, NULL);
+	(void)live;
+	return put;
+}
+
+/* ---- leaving ------------------------------------------------------------ */
+
+/* Every thread's perf events closed and its ring unmapped, its return
+ * addresses back (the threads stopped); the count put back. */
+static uint64_t threads_release(int stopped)
+{
+	uint64_t put = 0;
+
+	for (int i = 0; i < RT_EXT_MAX; i++) {
+		struct rt_tls_ext *x = __atomic_load_n(&rt_exts[i], __ATOMIC_ACQUIRE);
+
+		if (!x || x == tls.x)
+			continue;
+		at.ctl->threads_seen += x->t != NULL;
+		if (!stopped)
+			continue;
+		if (x->rs)
+			put += sc_patch_unhook_stack(x->rs);
+		if (x->t)
+			close_events(x->t);
+		if (x->ring.pg)
+			rt_sys2(SYS_munmap, x->ring.pg, (long)x->ring.map_len);
+		memset(&x->ring, 0, sizeof(x->ring));
+	}
+	return put;
+}
+
+/* The image is whole: what rt_fini notes at a process's end. */
+static void image_end(void)
+{
+	if (!rt.hdr)
+		return;
+	rt.hdr->end_tsc = rt_clock();
+	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
+}
+
+static void runtime_off(void)
+{
+	rt.state = RT_OFF;
+	pthread_key_delete(rt.key);    /* no thread-exit destructor of ours */
+}
+
+/* The recorder stopped every other thread and asks to go: everything back. */
+static void detach(void)
+{
+	uint64_t t0 = now_ns();
+	int n = sc_patch_nregions();
+
+	at.ctl->sites_restored = restore_all(0);
+	at.ctl->frames_restored = threads_release(1);
+	image_end();
+	runtime_off();
+	for (int i = 0; i < n; i++) {
+		uint64_t lo, hi;
+
+		sc_patch_region(i, &lo, &hi);
+		rt_sys2(SYS_munmap, lo, (long)(hi - lo));
+	}
+	sc_patch_forget();
+	at.ctl->restore_ns = now_ns() - t0;
+	__atomic_store_n(&at.ctl->state, SC_ATT_DETACHED, __ATOMIC_RELEASE);
+}
+
+/* The recorder went away: the code back with the threads running; the
+ * stubs and trampolines stay (returns in flight), the probes off. */
+static void abandon(void)
+{
+	uint64_t t0 = now_ns();
+
+	at.ctl->sites_restored = restore_all(1);
+	threads_release(0);
+	runtime_off();
+	if (rt.dirfd >= 0 && rt.name[0])
+		rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
+	at.ctl->restore_ns = now_ns() - t0;
+	__atomic_store_n(&at.ctl->state, SC_ATT_ABANDONED, __ATOMIC_RELEASE);
+}
+
+void sc_attach_child(void)
+{
+	tls.t = NULL;
+	tls.t_notsc = NULL;
+	rt.state = RT_OFF;
+	tls.state = RT_OFF;
+	at.ctl = NULL;
+	restore_all(0);                /* (one thread: the one fork returned in) */
+}
+
+/* ---- the watchdog ------------------------------------------------------- */
+
+static void ranges_publish(void)
+{
+	int n = sc_patch_nregions(), k = 0;
+
+	sc_rt_in_self(0);
+	at.ctl->ranges[k].lo = rt.self_lo;
+	at.ctl->ranges[k++].hi = rt.self_hi;
+	for (int i = 0; i < n && k < SC_ATTACH_RANGES; i++, k++)
+		sc_patch_region(i, &at.ctl->ranges[k].lo, &at.ctl->ranges[k].hi);
+	at.ctl->nranges = (uint32_t)k;
+}
+
+static void do_patch(void)
+{
+	uint64_t t0 = now_ns();
+
+	sc_attach_logging = 1;
+	sc_patch_start(at.envp);
+	if (at.ctl->hooks)
+		sc_phdr_each(hook_obj, NULL);
+	sc_attach_logging = 0;
+	at.ctl->sites = at.nsites;
+	ranges_publish();
+	at.ctl->patch_ns = now_ns() - t0;
+	__atomic_store_n(&at.ctl->state, SC_ATT_PATCHED, __ATOMIC_RELEASE);
+}
+
+static void *watchdog(void *arg)
+{
+	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+
+	(void)arg;
+	tls.state = RT_SELF;           /* never the program's */
+	__atomic_store_n(&at.ctl->watchdog_tid, (uint32_t)rt_gettid(), __ATOMIC_RELEASE);
+	for (;;) {
+		uint32_t cmd = __atomic_load_n(&at.ctl->cmd, __ATOMIC_ACQUIRE);
+		uint32_t state = __atomic_load_n(&at.ctl->state, __ATOMIC_ACQUIRE);
+
+		if (cmd == SC_ATT_CMD_PATCH && state == SC_ATT_LOADED) {
+			do_patch();
+			continue;
+		}
+		if (cmd == SC_ATT_CMD_DETACH) {
+			detach();
+			break;
+		}
+		/* the recorder is gone (its pidfd readable), or was never known */
+		if (at.recorder_pidfd < 0 || rt_sys3(SYS_poll, &p, 1, 10) > 0) {
+			abandon();
+			break;
+		}
+	}
+	if (at.recorder_pidfd >= 0)
+		rt_close(at.recorder_pidfd);
+	return NULL;
+}
+
+/* ---- the entry ---------------------------------------------------------- */
+
+static int cfg_read(const char *path)
+{
+	long fd = rt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n;
+	size_t got = 0, ne = 0;
+
+	if (fd < 0)
+		return -1;
+	while (got < sizeof(at.cfg) - 1 && (n = rt_sys3(SYS_read, fd, at.cfg + got, sizeof(at.cfg) - 1 - got)) > 0)
+		got += (size_t)n;
+	rt_close((int)fd);
+	at.cfg[got] = 0;
+	for (char *p = at.cfg; p < at.cfg + got && ne < ENV_MAX; p += rt_strlen(p) + 1)
+		if (*p)
+			at.envp[ne++] = p;
+	at.envp[ne] = NULL;
+	return ne ? 0 : -1;
+}
+
+HOOK int sc_rt_attach(const char *config)
+{
+	const char *ctl_path, *pid;
+	sigset_t all, old;
+	uint64_t t0 = now_ns();
+	long fd, m;
+	int err;
+
+	if (at.ctl)
+		return -EALREADY;
+	if (cfg_read(config))
+		return -ENOENT;
+	ctl_path = rt_getenv(at.envp, SC_ATTACH_ENV_CTL);
+	pid = rt_getenv(at.envp, SC_ATTACH_ENV_PID);
+	if (!ctl_path || !pid)
+		return -EINVAL;
+	fd = rt_sys4(SYS_openat, AT_FDCWD, ctl_path, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return (int)fd;
+	m = rt_sys6(SYS_mmap, 0, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)),
+		    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rt_close((int)fd);
+	if (rt_mmap_failed(m))
+		return -ENOMEM;
+	at.ctl = (struct sc_attach_ctl *)m;
+	if (at.ctl->magic != SC_ATTACH_MAGIC || at.ctl->version != SC_ATTACH_VERSION) {
+		say("the control file is not this runtime's version");
+		return -EINVAL;
+	}
+	if (rt.state != RT_NEW) {
+		say("a stackclock runtime already ran in this process (attach once per process)");
+		return -EALREADY;
+	}
+	if (rt_attach_init(at.envp)) {
+		say("the runtime could not set up its image (see the recorder's messages)");
+		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
+		return -EIO;
+	}
+	at.recorder_pidfd = (int)rt_sys2(SYS_pidfd_open, rt_atou(pid, NULL), 0);
+	if (at.recorder_pidfd < 0) {
+		say("pidfd_open refused: the kernel is older than 5.3");
+		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
+		return -ENOSYS;
+	}
+	at.recorder_pidfd = fd_high(at.recorder_pidfd);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&at.watchdog, NULL, watchdog, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		say("cannot start the runtime's thread (pthread_create failed)");
+		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
+		return -err;
+	}
+	pthread_detach(at.watchdog);
+	/* its tid known before we return: the recorder leaves it running */
+	for (int i = 0; i < 100000 && !__atomic_load_n(&at.ctl->watchdog_tid, __ATOMIC_ACQUIRE); i++)
+		rt_sys0(SYS_sched_yield);
+	/* what takes the loader's lock, done now, with the threads running */
+	sc_rt_in_self(0);
+	sc_patch_retstack_init();
+	dl_iterate_phdr(snap_one, NULL);
+	at.snap = 1;
+	at.ctl->setup_ns = now_ns() - t0;
+	__atomic_store_n(&at.ctl->state, SC_ATT_LOADED, __ATOMIC_RELEASE);
+	return 0;
+}
