@@ -238,8 +238,9 @@ static void got_hook(const struct dl_phdr_info *info, const char *name, uint64_t
 }
 
 void sc_patch_retstack_init(void);
-void __cyg_profile_func_enter(void *fn, void *site);
-void __cyg_profile_func_exit(void *fn, void *site);
+/* probe.c's hooks, by names that are never preempted (this runtime came
+ * after libc, which has no-op hooks of the same names) */
+extern char sc_hook_enter[], sc_hook_exit[];
 
 static int hook_obj(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -252,8 +253,8 @@ static int hook_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	rt_dyn_read(info, &d);
 	if (!rt_dyn_imports(&d, "__cyg_profile_func_enter"))
 		return 0;
-	got_hook(info, "__cyg_profile_func_enter", (uint64_t)(uintptr_t)__cyg_profile_func_enter);
-	got_hook(info, "__cyg_profile_func_exit", (uint64_t)(uintptr_t)__cyg_profile_func_exit);
+	got_hook(info, "__cyg_profile_func_enter", (uint64_t)(uintptr_t)sc_hook_enter);
+	got_hook(info, "__cyg_profile_func_exit", (uint64_t)(uintptr_t)sc_hook_exit);
 	return 0;
 }
 
