@@ -52,6 +52,7 @@ struct att_site {
 
 static struct {
 	char cfg[CFG_MAX];
+	char cfg_path[SC_PATCH_PATH_MAX], ctl_path[SC_PATCH_PATH_MAX];
 	char *envp[ENV_MAX + 1];
 	struct sc_attach_ctl *ctl;
 	int recorder_pidfd;
@@ -535,11 +536,14 @@ static void abandon(void)
 {
 	uint64_t t0 = now_ns();
 
+	/* nobody will read them: the image, and the recorder's files */
+	if (rt.dirfd >= 0 && rt.name[0])
+		rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
+	rt_sys3(SYS_unlinkat, AT_FDCWD, at.cfg_path, 0);
+	rt_sys3(SYS_unlinkat, AT_FDCWD, at.ctl_path, 0);
 	at.ctl->sites_restored = restore_all(1);
 	threads_release(0);
 	runtime_off();
-	if (rt.dirfd >= 0 && rt.name[0])
-		rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
 	at.ctl->restore_ns = now_ns() - t0;
 	__atomic_store_n(&at.ctl->state, SC_ATT_ABANDONED, __ATOMIC_RELEASE);
 }
@@ -633,6 +637,41 @@ static int cfg_read(const char *path)
 	return ne ? 0 : -1;
 }
 
+/* A second attach (the runtime is set up once per process): said in the
+ * new control file. */
+static int refuse_again(const char *config)
+{
+	static char buf[CFG_MAX];
+	char *envp[ENV_MAX + 1];
+	const char *ctl_path;
+	long fd, m, n, got = 0;
+	size_t ne = 0, len = (sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1);
+
+	fd = rt_sys4(SYS_openat, AT_FDCWD, config, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -EALREADY;
+	while (got < (long)sizeof(buf) - 1 && (n = rt_sys3(SYS_read, fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	rt_close((int)fd);
+	buf[got] = 0;
+	for (char *p = buf; p < buf + got && ne < ENV_MAX; p += rt_strlen(p) + 1)
+		envp[ne++] = p;
+	envp[ne] = NULL;
+	ctl_path = rt_getenv(envp, SC_ATTACH_ENV_CTL);
+	fd = ctl_path ? rt_sys4(SYS_openat, AT_FDCWD, ctl_path, O_RDWR | O_CLOEXEC, 0) : -1;
+	if (fd < 0)
+		return -EALREADY;
+	m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rt_close((int)fd);
+	if (rt_mmap_failed(m))
+		return -EALREADY;
+	rt_stpcpy(((struct sc_attach_ctl *)m)->msg,
+		  "a stackclock runtime already ran in this process (attach once per process; "
+		  "restart it to attach again)", sizeof(((struct sc_attach_ctl *)m)->msg));
+	rt_sys2(SYS_munmap, m, (long)len);
+	return -EALREADY;
+}
+
 HOOK int sc_rt_attach(const char *config)
 {
 	const char *ctl_path, *pid;
@@ -641,14 +680,16 @@ HOOK int sc_rt_attach(const char *config)
 	long fd, m;
 	int err;
 
-	if (at.ctl)
-		return -EALREADY;
+	if (at.ctl || rt.state != RT_NEW)
+		return refuse_again(config);
 	if (cfg_read(config))
 		return -ENOENT;
 	ctl_path = rt_getenv(at.envp, SC_ATTACH_ENV_CTL);
 	pid = rt_getenv(at.envp, SC_ATTACH_ENV_PID);
 	if (!ctl_path || !pid)
 		return -EINVAL;
+	rt_stpcpy(at.cfg_path, config, sizeof(at.cfg_path));
+	rt_stpcpy(at.ctl_path, ctl_path, sizeof(at.ctl_path));
 	fd = rt_sys4(SYS_openat, AT_FDCWD, ctl_path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
@@ -661,10 +702,6 @@ HOOK int sc_rt_attach(const char *config)
 	if (at.ctl->magic != SC_ATTACH_MAGIC || at.ctl->version != SC_ATTACH_VERSION) {
 		say("the control file is not this runtime's version");
 		return -EINVAL;
-	}
-	if (rt.state != RT_NEW) {
-		say("a stackclock runtime already ran in this process (attach once per process)");
-		return -EALREADY;
 	}
 	if (rt_attach_init(at.envp)) {
 		say("the runtime could not set up its image (see the recorder's messages)");

@@ -383,7 +383,8 @@ static void rt_process_init(void)
 		return;
 	alive_arm();
 	rt.state = RT_ON;
-	spare_make();
+	if (!rt.attached)
+		spare_make();     /* (attached: no fork handlers, no spare for them) */
 }
 
 /*

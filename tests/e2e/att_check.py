@@ -1,0 +1,82 @@
+"""Helpers for t330 (attaching): read a running process's memory as root.
+
+  att_check.py text PID EXE       exit 0 when every byte of EXE's executable
+                                  mappings in PID equals the file's
+  att_check.py counts FILE        the sum of the program's counters (8-byte
+                                  words, NTHREADS + 1 of them)
+  att_check.py got PID EXE SYM    print "libc", "stackclock" or "other": the
+                                  mapping the GOT slot of SYM in PID points into
+"""
+import struct
+import subprocess
+import sys
+
+
+def maps(pid):
+    out = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            path = parts[5].strip() if len(parts) > 5 else ""
+            out.append((lo, hi, parts[1], int(parts[2], 16), path))
+    return out
+
+
+def text(pid, exe):
+    data = open(exe, "rb").read()
+    mem = open(f"/proc/{pid}/mem", "rb")
+    n = 0
+    for lo, hi, perms, off, path in maps(pid):
+        if path != exe or "x" not in perms:
+            continue
+        size = min(hi - lo, len(data) - off)
+        mem.seek(lo)
+        got = mem.read(size)
+        if got != data[off:off + size]:
+            diff = next(i for i in range(size) if got[i] != data[off + i])
+            print(f"differs at {hex(lo + diff)}: {got[diff:diff + 8].hex()} vs "
+                  f"{data[off + diff:off + diff + 8].hex()}")
+            return 1
+        n += size
+    if not n:
+        print("no executable mapping of", exe)
+        return 1
+    return 0
+
+
+def counts(path):
+    raw = open(path, "rb").read(32)
+    print(sum(struct.unpack("<4Q", raw)))
+    return 0
+
+
+def got(pid, exe, sym):
+    rel = subprocess.run(["readelf", "-rW", exe], capture_output=True, text=True).stdout
+    off = None
+    for line in rel.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[4].startswith(sym + "@"):
+            off = int(f[0], 16)
+    m = maps(pid)
+    base = min(lo - o for lo, hi, p, o, path in m if path == exe and o == 0)
+    mem = open(f"/proc/{pid}/mem", "rb")
+    mem.seek(base + off)
+    v = struct.unpack("<Q", mem.read(8))[0]
+    for lo, hi, p, o, path in m:
+        if lo <= v < hi:
+            print("stackclock" if "libstackclock" in path else "libc" if "libc.so" in path else "other")
+            return 0
+    print("other")
+    return 0
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "text":
+        sys.exit(text(int(sys.argv[2]), sys.argv[3]))
+    if cmd == "counts":
+        sys.exit(counts(sys.argv[2]))
+    if cmd == "got":
+        sys.exit(got(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
+    sys.exit(2)

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# san: skip (the runtime is loaded into a running program; no tool code the sanitizers watch runs there)
+# Attaching instrumentation to a running process (SPEC section 13):
+# record -m instrument -p PID on an unmodified program (patched in place) and
+# on one built with the hooks (its GOT slots redirected), threads running and
+# threads born while attached; the counts against the program's own; the
+# code bytes equal to the file's after detach; the program's own checks
+# passing after; the recorder killed (SIGKILL) while attached and before;
+# one-line refusals.
+. "$(dirname "$0")/lib.sh"
+build plain e2e_attach.c -O2 -pthread || exit 1
+build hooks e2e_attach.c -O2 -pthread -finstrument-functions || exit 1
+AT="python3 $E2E_DIR/att_check.py"
+
+start() {	# start PROG: the program running, its pid in $pid, counters in $TMP/cnt
+	"$TMP/$1" "$TMP/cnt" >"$TMP/prog.out" &
+	pid=$!
+	for _ in $(seq 50); do [ -s "$TMP/cnt" ] && break; sleep 0.05; done
+	sleep 0.2
+}
+finish() {	# finish: SIGTERM, its own checks
+	kill -TERM "$pid"
+	wait "$pid"
+	echo $? >"$TMP/prog.rc"
+}
+
+attached() {	# attached NAME PROG: record 1 s attached, check what it gives
+	local name=$1 prog=$2
+	start "$prog"
+	c0=$($AT counts "$TMP/cnt")
+	check "$name: record -m instrument -p PID --duration 1" -- \
+		"$STACKCLOCK" record -m instrument -p "$pid" --duration 1 -o "$TMP/$name.data"
+	c1=$($AT counts "$TMP/cnt")
+	kill -0 "$pid" 2>/dev/null
+	ok $? "$name: the program still runs after the detach"
+	check "$name: the code bytes equal the file's after the detach" -- $AT text "$pid" "$TMP/$prog"
+	report_json "$TMP/$name.data" "$TMP/$name.json"
+	steps=$(q "$TMP/$name.json" "row('step')['calls']")
+	ticks=$(q "$TMP/$name.json" "row('tick')['calls']")
+	threads=$(q "$TMP/$name.json" "len(s.get('threads', [])) if isinstance(s.get('threads'), list) else s.get('threads', 0)")
+	# each step() makes two tick() calls; a call running at attach or at
+	# detach is seen in part (at most two per thread at each end)
+	d=$(( ticks - 2 * steps )); d=${d#-}
+	ok $(( steps > 0 && d <= 24 ? 0 : 1 )) "$name: tick calls = 2 x step calls ($ticks, $steps)"
+	# the window is inside [c0, c1]: at most the program's own count, and
+	# at least a tenth of it (1 s of a window of ~1.5-4 s)
+	ok $(( steps <= c1 - c0 && steps * 10 >= c1 - c0 ? 0 : 1 )) \
+		"$name: step calls within the program's own count over the window ($steps of $((c1 - c0)))"
+	finish
+	ok "$(cat "$TMP/prog.rc")" "$name: the program's own checks pass after the detach ($(cat "$TMP/prog.out"))"
+}
+
+attached patched plain
+"$STACKCLOCK" dump -i "$TMP/patched.data" >"$TMP/p.dump"
+tids=$(grep -o '^ *thread proc_id=[0-9]* tid=[0-9]*' "$TMP/p.dump" | sort -u | wc -l)
+ok $(( tids >= 5 ? 0 : 1 )) "threads running at attach and born while attached recorded ($tids >= 3 + 2)"
+
+attached hooks hooks
+# (the program's GOT slot is its own again: libc's no-op hook)
+start hooks
+"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.3 -o "$TMP/h2.data" 2>/dev/null
+slot=$($AT got "$pid" "$TMP/hooks" __cyg_profile_func_enter)
+ok $([ "$slot" = libc ]; echo $?) "hooks: the GOT slot of __cyg_profile_func_enter points into libc again ($slot)"
+finish
+
+# The recorder killed while attached: the runtime puts the code back by
+# itself and the program goes on.
+for when in 1.6 2.5; do
+	start plain
+	"$STACKCLOCK" record -m instrument -p "$pid" --duration 30 -o "$TMP/k.data" 2>/dev/null &
+	rec=$!
+	sleep "$when"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	back=1
+	for _ in $(seq 40); do
+		$AT text "$pid" "$TMP/plain" >/dev/null && { back=0; break; }
+		sleep 0.1
+	done
+	ok $back "recorder killed after ${when} s: the code bytes equal the file's again"
+	c0=$($AT counts "$TMP/cnt"); sleep 0.2; c1=$($AT counts "$TMP/cnt")
+	ok $(( c1 > c0 ? 0 : 1 )) "recorder killed after ${when} s: the program goes on ($c0 -> $c1)"
+	for _ in $(seq 20); do
+		left=$(ls /dev/shm | grep -c "^stackclock-$rec-" || true)
+		[ "$left" -eq 0 ] && break
+		sleep 0.1
+	done
+	ok $(( left == 0 ? 0 : 1 )) "recorder killed after ${when} s: no file of it left in /dev/shm ($left)"
+	finish
+	ok "$(cat "$TMP/prog.rc")" "recorder killed after ${when} s: the program's own checks pass"
+done
+
+# One-line refusals, non-zero status.
+one_line_fail() {	# one_line_fail MESSAGE PATTERN -- COMMAND...
+	local msg=$1 pat=$2; shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE "$pat" "$TMP/err"; then
+		ok 0 "$msg"
+	else
+		ok 1 "$msg (status $rc)"
+		sed 's/^/#   /' "$TMP/err" | head -5
+	fi
+}
+one_line_fail "a pid that does not exist" "no process 999999" -- \
+	"$STACKCLOCK" record -m instrument -p 999999 --duration 1 -o "$TMP/x.data"
+start plain
+"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.2 -o "$TMP/once.data" 2>/dev/null
+one_line_fail "attaching twice to one process" "already ran in this process" -- \
+	"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.2 -o "$TMP/x.data"
+finish
+ok "$(cat "$TMP/prog.rc")" "after a refused second attach the program's checks pass"
+build static e2e_attach.c -O2 -pthread -static 2>/dev/null && {
+	start static
+	one_line_fail "a statically linked program" "statically linked" -- \
+		"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.2 -o "$TMP/x.data"
+	finish
+}
+one_line_fail "--duration without -p under -m instrument" "for sampling" -- \
+	"$STACKCLOCK" record -m instrument --duration 1 -o "$TMP/x.data" -- "$TMP/plain" "$TMP/cnt"
