@@ -2,11 +2,13 @@
 
   att_check.py text PID EXE       exit 0 when every byte of EXE's executable
                                   mappings in PID equals the file's
-  att_check.py counts FILE        the sum of the program's counters (8-byte
-                                  words, NTHREADS + 1 of them)
+  att_check.py counts FILE [PID]  the sum of the program's counters (8-byte
+                                  words, NTHREADS + 1 of them); with PID, and
+                                  the CPU seconds PID has used
   att_check.py got PID EXE SYM    print "libc", "stackclock" or "other": the
                                   mapping the GOT slot of SYM in PID points into
 """
+import os
 import struct
 import subprocess
 import sys
@@ -45,9 +47,15 @@ def text(pid, exe):
     return 0
 
 
-def counts(path):
+def counts(path, pid=None):
     raw = open(path, "rb").read(32)
-    print(sum(struct.unpack("<4Q", raw)))
+    n = sum(struct.unpack("<4Q", raw))
+    if pid is None:
+        print(n)
+        return 0
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    tck = os.sysconf("SC_CLK_TCK")
+    print(n, (int(f[11]) + int(f[12])) / tck)
     return 0
 
 
@@ -76,7 +84,7 @@ if __name__ == "__main__":
     if cmd == "text":
         sys.exit(text(int(sys.argv[2]), sys.argv[3]))
     if cmd == "counts":
-        sys.exit(counts(sys.argv[2]))
+        sys.exit(counts(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None))
     if cmd == "got":
         sys.exit(got(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
     sys.exit(2)
