@@ -509,6 +509,14 @@ static void runtime_off(void)
 	pthread_key_delete(rt.key);    /* no thread-exit destructor of ours */
 }
 
+/* Does the recorder still hold the other threads stopped (is it alive)? */
+static int recorder_alive(void)
+{
+	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+
+	return at.recorder_pidfd >= 0 && rt_sys3(SYS_poll, &p, 1, 0) == 0;
+}
+
 /* The recorder stopped every other thread and asks to go: everything back. */
 static void detach(void)
 {
@@ -516,6 +524,14 @@ static void detach(void)
 	int n = sc_patch_nregions();
 
 	at.ctl->sites_restored = restore_all(0);
+	if (!recorder_alive()) {
+		/* the threads may run again: their return addresses and the
+		 * stubs stay as they are, as when abandoned */
+		threads_release(0);
+		runtime_off();
+		__atomic_store_n(&at.ctl->state, SC_ATT_ABANDONED, __ATOMIC_RELEASE);
+		return;
+	}
 	at.ctl->frames_restored = threads_release(1);
 	image_end();
 	runtime_off();
@@ -710,9 +726,15 @@ HOOK int sc_rt_attach(const char *config)
 	}
 	at.recorder_pidfd = (int)rt_sys2(SYS_pidfd_open, rt_atou(pid, NULL), 0);
 	if (at.recorder_pidfd < 0) {
-		say("pidfd_open refused: the kernel is older than 5.3");
+		int e = at.recorder_pidfd;
+
+		say(e == -ESRCH ? "the recorder is gone" : "pidfd_open refused: the kernel is older than 5.3");
+		at.recorder_pidfd = -1;
+		if (rt.dirfd >= 0 && rt.name[0])
+			rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
+		runtime_off();
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
-		return -ENOSYS;
+		return e;
 	}
 	at.recorder_pidfd = fd_high(at.recorder_pidfd);
 	sigfillset(&all);
