@@ -233,8 +233,20 @@ static int gone(pid_t pid)
  * Stop every thread but the watchdog, move them out of rs, ask for cmd and
  * wait for want.  The threads are resumed whatever happens.
  */
+static void clocks_now(uint64_t *real, uint64_t *mono)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*real = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	*mono = mono_ns();
+}
+
+/* real, mono: when the threads were stopped (DETACH), or let go
+ * (PATCH): the ends of the window recorded. */
 static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl, pid_t pid,
-			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what)
+			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what,
+			uint64_t *real, uint64_t *mono)
 {
 	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
 	int ret, left;
@@ -252,8 +264,13 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 		       "(retry when it is less busy)", left < 0 ? 0 : left, (int)pid, what);
 		return -EBUSY;
 	}
+	/* (the rounds that moved threads out of rs let them run with probes) */
+	if (cmd == SC_ATT_CMD_DETACH)
+		clocks_now(real, mono);
 	__atomic_store_n(&ctl->cmd, cmd, __ATOMIC_RELEASE);
 	ret = wait_state(ctl, want, pid, STATE_TIMEOUT_MS);
+	if (cmd == SC_ATT_CMD_PATCH)
+		clocks_now(real, mono);
 	sc_tracee_resume(t);
 	if (ret)
 		pr_err("record: the runtime in process %d did not %s: %s%s%s", (int)pid, what,
@@ -273,7 +290,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	struct sc_tracee *t = NULL;
 	struct ranges entries = { 0 }, inside = { 0 };
 	int ret, n = 0, nplans = 0, callret = 0, fd = -1;
-	uint64_t t0, end;
+	uint64_t t0, end, end_real = 0, end_mono = 0;
 
 	memset(times, 0, sizeof(*times));
 	for (int i = 0; env[i] && n < 36; i++)
@@ -334,7 +351,8 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		goto release;
 	}
 	plan_ranges(pid, plans, nplans, &entries);
-	ret = stopped_step(t, ctl, pid, &entries, SC_ATT_CMD_PATCH, SC_ATT_PATCHED, "apply the plans");
+	ret = stopped_step(t, ctl, pid, &entries, SC_ATT_CMD_PATCH, SC_ATT_PATCHED, "apply the plans",
+			   &times->window_real_ns, &times->window_mono_ns);
 	if (ret)
 		goto release;
 	times->attach_ns = mono_ns() - t0;
@@ -349,6 +367,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	end = opts->duration_s > 0 ? mono_ns() + (uint64_t)(opts->duration_s * 1e9) : UINT64_MAX;
 	while (!stop->count && mono_ns() < end && !gone(pid))
 		usleep(2000);
+	times->window_ns = mono_ns() - times->window_mono_ns;
 	if (gone(pid)) {
 		times->target_ended = 1;
 		ret = 0;
@@ -363,7 +382,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		       "code back by itself when this recorder ends)", (int)pid, err);
 		goto release;
 	}
-	ret = stopped_step(t, ctl, pid, &inside, SC_ATT_CMD_DETACH, SC_ATT_DETACHED, "detach");
+	ret = stopped_step(t, ctl, pid, &inside, SC_ATT_CMD_DETACH, SC_ATT_DETACHED, "detach", &end_real,
+			   &end_mono);
+	if (end_mono > times->window_mono_ns)
+		times->window_ns = end_mono - times->window_mono_ns;
 	times->detach_ns = mono_ns() - t0;
 	times->restore_ns = ctl->restore_ns;
 	times->sites_restored = ctl->sites_restored;

@@ -1263,6 +1263,8 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 	s.start_realtime_ns = start_real;
 	s.argc = (uint32_t)opts->argc;
 	s.target_pid = (uint32_t)target;
+	if (opts->attach_pid)
+		s.flags |= SC_SESS_ATTACHED;
 	ret = sc_writer_add2(w, SC_REC_SESSION, &s, sizeof(s), args, argl);
 	free(args);
 	if (!ret && pc->samples)
@@ -1507,7 +1509,12 @@ recorded:
 	for (i = 0; i < 4; i++)
 		pc.cost_ps[i] = (uint64_t)llround((double)cost[i] * conv.ns_per_tick * 1000.0);
 	pc.enter_exit_work_ps = (uint64_t)llround((double)cost[4] * conv.ns_per_tick * 1000.0);
-	ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot, &pc);
+	if (attach && att.window_ns) {
+		start_real = att.window_real_ns;     /* the window the probes were in */
+		ret = write_session(opts, ims, nims, &conv, start_real, att.window_ns, status, l.pid, &tot, &pc);
+	} else {
+		ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot, &pc);
+	}
 	signal(SIGXFSZ, SIG_DFL);
 	explain_losses(&tot);
 	for (i = 0; i < nims; i++)

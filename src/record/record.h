@@ -61,6 +61,10 @@ int record_instrument(const struct record_opts *opts);
 struct record_attach_times {
 	uint64_t attach_ns, patch_ns, detach_ns, restore_ns;
 	uint64_t sites, got_slots, sites_restored, frames_restored;
+	/* the window recorded: from the threads let go with their code
+	 * patched to the moment they are stopped to be put back (or the
+	 * process's end), CLOCK_REALTIME and CLOCK_MONOTONIC ns */
+	uint64_t window_real_ns, window_mono_ns, window_ns;
 	int target_ended;
 };
 struct launch_stop;

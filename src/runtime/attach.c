@@ -60,7 +60,7 @@ static struct {
 	size_t nsites, cap, map_len;
 	struct { uint64_t lo, hi; int prot; } text[64];   /* objects' code written */
 	int ntext;
-	struct sigaction old_trap;
+	struct rt_ksigaction old_trap;
 	struct dl_phdr_info objs[512]; /* the loaded objects, taken at the entry */
 	int nobjs, snap;
 	int restoring;                 /* the SIGTRAP handler is ours */
@@ -68,6 +68,33 @@ static struct {
 } at;
 
 int sc_attach_logging;
+
+/* Byte loops of our own: a program may define memcpy or memcmp (t307). */
+static void bytes_copy(void *to, const void *from, size_t n)
+{
+	volatile uint8_t *d = to;
+	const uint8_t *f = from;
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+}
+
+static int bytes_differ(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != y[i])
+			return 1;
+	return 0;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
 
 static uint64_t now_ns(void)
 {
@@ -117,7 +144,7 @@ static struct att_site *site_new(void)
 		if (rt_mmap_failed(m))
 			return NULL;
 		if (at.sites) {
-			memcpy((void *)m, at.sites, at.nsites * sizeof(struct att_site));
+			bytes_copy((void *)m, at.sites, at.nsites * sizeof(struct att_site));
 			rt_sys2(SYS_munmap, at.sites, (long)at.map_len);
 		}
 		at.sites = (struct att_site *)m;
@@ -177,7 +204,7 @@ void sc_attach_log(uint64_t a, int n, uint64_t insn, uint32_t insn_len, uint64_t
 	s->dest = dest;
 	s->op0 = p[0];
 	s->kind = a == insn ? K_JMP : p[0] == 0xe8 ? K_CALL : p[0] == 0xe9 ? K_JMP : K_JCC;
-	memcpy(s->old, (const void *)a, (size_t)n);
+	bytes_copy(s->old, (const void *)a, (size_t)n);
 	text_note(insn);
 }
 
@@ -223,7 +250,7 @@ static void got_hook(const struct dl_phdr_info *info, const char *name, uint64_t
 			struct att_site *s;
 
 			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym ||
-			    d.symtab[sym].st_name >= d.strsz || strcmp(d.strtab + d.symtab[sym].st_name, name))
+			    d.symtab[sym].st_name >= d.strsz || !str_eq(d.strtab + d.symtab[sym].st_name, name))
 				continue;
 			s = site_new();
 			if (!s)
@@ -231,7 +258,7 @@ static void got_hook(const struct dl_phdr_info *info, const char *name, uint64_t
 			/* op0: the page is read-only (RELRO), writable meanwhile */
 			*s = (struct att_site){ .at = slot, .insn = slot, .n = 8, .kind = K_GOT,
 						.op0 = page >= relro_lo && page < relro_hi };
-			memcpy(s->old, (const void *)slot, 8);
+			bytes_copy(s->old, (const void *)slot, 8);
 			got_write(s, to);
 			at.ctl->got_slots++;
 		}
@@ -350,7 +377,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	if (!s) {
 		/* not ours: the program's own int3, to its own handler */
 		g[REG_RIP] = (greg_t)ip;
-		sigaction(SIGTRAP, &at.old_trap, NULL);
+		rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
 		(void)sig;
 		(void)si;
 		return;
@@ -391,7 +418,7 @@ static void text_writable(int on)
  * the program since)? */
 static int site_ours(const struct att_site *s)
 {
-	return memcmp((const void *)s->at, s->old, s->n) != 0;
+	return bytes_differ((const void *)s->at, s->old, s->n);
 }
 
 /*
@@ -401,7 +428,8 @@ static int site_ours(const struct att_site *s)
  */
 static uint64_t restore_all(int live)
 {
-	struct sigaction sa;
+	struct rt_ksigaction sa = { (void *)on_trap, SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_RESTORER,
+				    sc_rt_sigreturn, ~0ull };
 	uint64_t put = 0;
 	size_t i;
 
@@ -409,12 +437,8 @@ static uint64_t restore_all(int live)
 		return 0;
 	sites_sort(at.sites, at.nsites);
 	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-	sigfillset(&sa.sa_mask);
 	at.restoring = 1;
-	sigaction(SIGTRAP, &sa, &at.old_trap);
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, &at.old_trap, 8);
 	text_writable(1);
 	/* GOT slots: one aligned word each */
 	for (i = 0; i < at.nsites; i++) {
@@ -423,7 +447,7 @@ static uint64_t restore_all(int live)
 
 		if (s->kind != K_GOT)
 			continue;
-		memcpy(&v, s->old, 8);
+		bytes_copy(&v, s->old, 8);
 		got_write(s, v);
 		put++;
 	}
@@ -462,7 +486,7 @@ static uint64_t restore_all(int live)
 		rt_sys2(SYS_nanosleep, &ts, NULL);
 	}
 	at.restoring = 0;
-	sigaction(SIGTRAP, &at.old_trap, NULL);
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
 	(void)live;
 	return put;
 }
@@ -691,7 +715,7 @@ static int refuse_again(const char *config)
 HOOK int sc_rt_attach(const char *config)
 {
 	const char *ctl_path, *pid;
-	sigset_t all, old;
+	uint64_t all = ~0ull, old = 0;
 	uint64_t t0 = now_ns();
 	long fd, m;
 	int err;
@@ -737,10 +761,10 @@ HOOK int sc_rt_attach(const char *config)
 		return e;
 	}
 	at.recorder_pidfd = fd_high(at.recorder_pidfd);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* every signal blocked in the watchdog: the program's are not for it */
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	err = pthread_create(&at.watchdog, NULL, watchdog, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 	if (err) {
 		say("cannot start the runtime's thread (pthread_create failed)");
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);

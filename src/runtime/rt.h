@@ -369,6 +369,20 @@ void rt_atfork_child(void);
  * rt_alive zero): the child's own image, the forking thread's stack. */
 void child_start(uintptr_t sp);
 
+/* ---- signals, without libc (sandbox.c, attach.c) ---- */
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000   /* the kernel's; glibc's headers keep it to themselves */
+#endif
+/* The kernel's struct for rt_sigaction (8-byte mask), and a restorer. */
+struct rt_ksigaction {
+	void *handler;
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+void sc_rt_sigreturn(void);
+
 /* ---- attach.c ---- */
 
 /* A fork child of a process attached to: the code put back as it was (the

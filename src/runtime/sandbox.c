@@ -97,18 +97,10 @@ static void tsc_on(void)
  * mode forbids restoring it).  A fault there turns the clock off; any other
  * fault goes to the program's own handler, if it had one.
  */
-#ifndef SA_RESTORER
-#define SA_RESTORER 0x04000000   /* the kernel's; glibc's headers keep it to themselves */
-#endif
-struct rt_ksigaction {
-	void *handler;
-	unsigned long flags;
-	void (*restorer)(void);
-	uint64_t mask;
-};
-void sc_rt_sigreturn(void);
 void sc_rt_tsc_try(void);
 __asm__(".text\n"
+	".globl sc_rt_sigreturn\n"
+	".hidden sc_rt_sigreturn\n"
 	".type sc_rt_sigreturn, @function\n"
 	"sc_rt_sigreturn:\n"
 	"\tmov $15, %eax\n"              /* rt_sigreturn */

@@ -5,6 +5,11 @@
   att_check.py counts FILE [PID]  the sum of the program's counters (8-byte
                                   words, NTHREADS + 1 of them); with PID, and
                                   the CPU seconds PID has used
+  att_check.py window FILE START_NS DURATION_NS
+                                  the program's iterations within the window
+                                  (its own samples of time and count,
+                                  interpolated), and the largest gap between
+                                  samples around its ends, in ns
   att_check.py got PID EXE SYM    print "libc", "stackclock" or "other": the
                                   mapping the GOT slot of SYM in PID points into
 """
@@ -59,6 +64,23 @@ def counts(path, pid=None):
     return 0
 
 
+def window(path, start, dur):
+    raw = open(path, "rb").read()
+    n = struct.unpack_from("<Q", raw, 64)[0]
+    smp = [struct.unpack_from("<2Q", raw, 128 + 16 * i) for i in range(n)]
+
+    def at(t):
+        for (t0, c0), (t1, c1) in zip(smp, smp[1:]):
+            if t0 <= t <= t1:
+                return c0 + (c1 - c0) * (t - t0) / max(t1 - t0, 1), t1 - t0
+        raise SystemExit(f"no sample around {t} ({n} samples)")
+
+    a, ga = at(start)
+    b, gb = at(start + dur)
+    print(int(b - a), max(ga, gb))
+    return 0
+
+
 def got(pid, exe, sym):
     rel = subprocess.run(["readelf", "-rW", exe], capture_output=True, text=True).stdout
     off = None
@@ -85,6 +107,8 @@ if __name__ == "__main__":
         sys.exit(text(int(sys.argv[2]), sys.argv[3]))
     if cmd == "counts":
         sys.exit(counts(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None))
+    if cmd == "window":
+        sys.exit(window(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
     if cmd == "got":
         sys.exit(got(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
     sys.exit(2)

@@ -46,8 +46,10 @@ done
 
 # The runtime imports nothing a program may define: only the loader's and
 # the thread library's entry points (a compiler may turn a byte loop into a
-# call to strlen or memset, which would then be the program's).
+# call to strlen or memset, which would then be the program's).  Attaching
+# (attach.c) adds the thread library's pthread_create, pthread_detach and
+# pthread_key_delete: the runtime's own thread, and its key removed.
 rt="$(dirname "$STACKCLOCK")/libstackclock.so"
 extra=$(nm -D --undefined-only "$rt" | awk '$1 == "U" { sub(/@.*/, "", $2); print $2 }' |
-	grep -Ev '^(__environ|__errno_location|__libc_stack_end|__register_atfork|dl_iterate_phdr|dladdr1|dlinfo|dlsym|pthread_key_create|pthread_once|pthread_setspecific)$')
+	grep -Ev '^(__environ|__errno_location|__libc_stack_end|__register_atfork|dl_iterate_phdr|dladdr1|dlinfo|dlsym|pthread_create|pthread_detach|pthread_key_create|pthread_key_delete|pthread_once|pthread_setspecific)$')
 check "the runtime imports only loader and thread-library functions${extra:+ (also: $(echo $extra))}" -- test -z "$extra"

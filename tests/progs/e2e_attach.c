@@ -4,8 +4,11 @@
  * tick() twice; every iteration checks its own arithmetic.  Counters of
  * iterations, one per thread, live in a file mapped shared (argv[1]) so the
  * test reads them while the program runs.  A spawner makes a short-lived
- * thread every 50 ms (threads born while attached).  SIGTERM ends it: it
- * prints "ok ITERATIONS" when every check passed, else "FAILED".
+ * thread every 50 ms (threads born while attached).  A sampler notes
+ * every 2 ms the time (CLOCK_REALTIME ns) and the sum of the counters, from
+ * offset 128 of the file (their number at offset 64), so that the test can
+ * tell the iterations within any window.  SIGTERM ends it: it prints
+ * "ok ITERATIONS" when every check passed, else "FAILED".
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +20,8 @@
 #include <unistd.h>
 
 #define NTHREADS 3
+#define FILE_SIZE (1u << 20)
+#define NSAMPLES ((FILE_SIZE - 128) / 16)
 
 static volatile sig_atomic_t done;
 static volatile unsigned long *counts;   /* NTHREADS + 1 (the spawned threads') */
@@ -67,6 +72,25 @@ static void *short_lived(void *arg)
 	return arg;
 }
 
+static void *sampler(void *arg)
+{
+	volatile unsigned long *n = counts + 8, *v = counts + 16;
+
+	while (!done && *n < NSAMPLES) {
+		struct timespec ts = { 0, 2000000 }, now;
+		unsigned long sum = 0;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		for (int i = 0; i <= NTHREADS; i++)
+			sum += counts[i];
+		v[2 * *n] = (unsigned long)now.tv_sec * 1000000000ul + (unsigned long)now.tv_nsec;
+		v[2 * *n + 1] = sum;
+		__atomic_store_n(n, *n + 1, __ATOMIC_RELEASE);
+		nanosleep(&ts, NULL);
+	}
+	return arg;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -75,21 +99,22 @@ static void on_term(int sig)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[NTHREADS];
+	pthread_t t[NTHREADS], smp;
 	unsigned long total = 0;
 	int fd;
 
 	if (argc < 2)
 		return 2;
 	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || ftruncate(fd, 4096))
+	if (fd < 0 || ftruncate(fd, FILE_SIZE))
 		return 2;
-	counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	counts = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (counts == MAP_FAILED)
 		return 2;
 	signal(SIGTERM, on_term);
 	for (long i = 0; i < NTHREADS; i++)
 		pthread_create(&t[i], NULL, run, (void *)i);
+	pthread_create(&smp, NULL, sampler, NULL);
 	while (!done) {
 		struct timespec ts = { 0, 50000000 };
 		pthread_t s;
@@ -100,6 +125,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(smp, NULL);
 	for (int i = 0; i <= NTHREADS; i++)
 		total += counts[i];
 	if (failed) {
