@@ -189,11 +189,11 @@ static enum stop_kind classify(int st, int *sig)
 	return K_SIGNAL;
 }
 
-/* Wait until th (interrupted, or single-stepped) is in a ptrace stop.
- * Signals that stop it first are passed on and the wait goes on, unless
- * keep_signals: then the signal stop is the stop, its signal kept for
- * later.  A thread that ends is marked gone.  0 or -errno. */
-static int wait_stop(struct sc_tracee *t, struct thread *th, bool keep_signals)
+/* Wait until th (interrupted) is in a ptrace stop.  Signals that stop it
+ * first are passed on (the handler runs now) and the wait goes on for the
+ * interrupt's stop, so no stray trap is left pending.  A thread that ends
+ * is marked gone.  0 or -errno. */
+static int wait_stop(struct sc_tracee *t, struct thread *th)
 {
 	uint64_t start = now_ms();
 	long nap = 20;
@@ -230,12 +230,6 @@ static int wait_stop(struct sc_tracee *t, struct thread *th, bool keep_signals)
 			th->state = TH_GROUPSTOP;
 			return 0;
 		case K_SIGNAL:
-			if (keep_signals) {
-				if (sig != SIGTRAP)
-					th->sig = sig;
-				th->state = TH_STOPPED;
-				return 0;
-			}
 			if (ptrace(PTRACE_CONT, th->tid, 0, (long)sig) < 0 && errno == ESRCH) {
 				th->state = TH_GONE;
 				return 0;
@@ -311,7 +305,7 @@ static int scan_tasks(struct sc_tracee *t, bool stop, const pid_t *except, int n
 			struct thread *th = &t->th[t->n - 1];
 			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
 				th->state = TH_GONE;
-			else if ((rc = wait_stop(t, th, false)) < 0)
+			else if ((rc = wait_stop(t, th)) < 0)
 				break;
 		}
 	}
@@ -453,7 +447,7 @@ int sc_tracee_stop(struct sc_tracee *t, const pid_t *except, int nexcept)
 		struct thread *th = &t->th[i];
 		if (th->state != TH_RUNNING || listed(th->tid, except, nexcept))
 			continue;
-		int r = wait_stop(t, th, false);
+		int r = wait_stop(t, th);
 		if (r < 0 && !rc)
 			rc = r;
 	}
@@ -499,7 +493,7 @@ void sc_tracee_release(struct sc_tracee *t)
 			t->th[i].state = TH_GONE;
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING)
-			wait_stop(t, &t->th[i], false);
+			wait_stop(t, &t->th[i]);
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_STOPPED || t->th[i].state == TH_GROUPSTOP)
 			ptrace(PTRACE_DETACH, t->th[i].tid, 0, (long)t->th[i].sig);
@@ -647,12 +641,17 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 		if ((rc = sc_tracee_stop(t, except, nexcept)) < 0)
 			goto out;
 	}
-	/* single steps for the rest */
+	/* The rest, one thread at a time, by nudges: PTRACE_CONT, a sleep of
+	 * 10-200 us, PTRACE_INTERRUPT lets it run a little, alone.  Not
+	 * PTRACE_SINGLESTEP: a tracer killed while a thread is stopped after a
+	 * step leaves the trap flag set (the kernel clears it only when the
+	 * tracer resumes or detaches it), and the thread, no longer traced,
+	 * dies of SIGTRAP after its next instruction. */
 	for (int i = 0; i < t->n && rc > 0; i++) {
 		struct thread *th = &t->th[i];
 		if (!inside[i] || th->state != TH_STOPPED)
 			continue;
-		for (int k = 0; k < 4096; k++) {
+		for (int k = 0; k < 1000; k++) {
 			struct user_regs_struct g;
 			if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0)
 				break;
@@ -661,12 +660,14 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 				break;
 			}
 			if (restart_pending(&g))
-				break;   /* blocked in a system call: a step would wait for it */
-			if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+				break;   /* blocked in a system call: it stays where it is */
+			if (ptrace(PTRACE_CONT, th->tid, 0, (long)th->sig) < 0)
 				break;
+			th->sig = 0;
 			th->state = TH_RUNNING;
-			wait_stop(t, th, true);
-			if (th->state != TH_STOPPED) {
+			sleep_us(k < 100 ? 10 + k : 200);   /* a few microseconds: it runs at least a little */
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 || wait_stop(t, th) < 0 ||
+			    th->state != TH_STOPPED) {
 				if (th->state == TH_GONE)
 					rc--;
 				break;
@@ -908,7 +909,9 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
  * which nothing on the call's path uses; FXSAVE without OSXSAVE) in a
  * 64-aligned zeroed area below, calls dlopen(lib, RTLD_NOW), dlsym and
  * the function, writes the record {magic, stage, value, dlerror() text}
- * to the status file (openat/write/close, raw system calls), restores it
+ * to the status file (openat/write/close, raw system calls) and removes
+ * the file and its directory (the tracer reads its open descriptor; a
+ * tracer killed meanwhile leaves nothing in /tmp), restores it
  * all and returns with `ret $BLOB_DATA + 128`, which pops the return
  * address and gives the stack back in one instruction.  Assembled into
  * the recorder's read-only data, never run there.
@@ -917,8 +920,8 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 struct blob_data {
 	uint64_t dlopen, dlsym, dlerror, errno_location;
 	uint64_t magic;
-	uint64_t lib, sym, arg, status;     /* target addresses of the strings */
-	char strings[BLOB_DATA - 72];
+	uint64_t lib, sym, arg, status, dir;   /* target addresses of the strings */
+	char strings[BLOB_DATA - 80];
 };
 _Static_assert(sizeof(struct blob_data) == BLOB_DATA, "blob data size");
 
@@ -1037,6 +1040,12 @@ __asm__(
 	"	syscall\n"
 	"	mov $3, %eax\n"                 /* close(fd) */
 	"	mov %rbx, %rdi\n"
+	"	syscall\n"
+	"	mov $87, %eax\n"                /* unlink(status): the tracer holds it open */
+	"	mov 64(%r12), %rdi\n"
+	"	syscall\n"
+	"	mov $84, %eax\n"                /* rmdir(its directory) */
+	"	mov 72(%r12), %rdi\n"
 	"	syscall\n"
 	"10:	mov -24(%rbp), %rax\n"
 	"	test %rax, %rax\n"
@@ -1201,17 +1210,10 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		    "before its page does)", t->pid, blob_len);
 		goto out;
 	}
-	if (ll + sl + al + PATH_MAX > sizeof(data->strings) || blob_len > sizeof(saved_tail)) {
+	if (ll + sl + al + 512 > sizeof(data->strings) || blob_len > sizeof(saved_tail)) {
 		ERR("library path, symbol or argument too long (%zu bytes in all; at most %zu)",
-		    ll + sl + al, sizeof(data->strings) - PATH_MAX);
+		    ll + sl + al, sizeof(data->strings) - 512);
 		rc = -ENAMETOOLONG;
-		goto out;
-	}
-	sfd = make_status_file(t->pid, status, dir, sizeof(dir), tpath, sizeof(tpath), spath, sizeof(spath));
-	if (sfd < 0) {
-		ERR("cannot make a status file in the target's /tmp, /dev/shm or /var/tmp: %s", strerror(errno));
-		dir[0] = 0;
-		rc = -EACCES;
 		goto out;
 	}
 	if (getrandom(&data->magic, sizeof(data->magic), 0) != sizeof(data->magic))
@@ -1240,6 +1242,18 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		goto resume;
 	}
 	th = &t->th[pick];
+	sfd = make_status_file(t->pid, status, dir, sizeof(dir), tpath, sizeof(tpath), spath, sizeof(spath));
+	if (sfd < 0) {
+		ERR("cannot make a status file in the target's /tmp, /dev/shm or /var/tmp: %s", strerror(errno));
+		dir[0] = 0;
+		rc = -EACCES;
+		goto resume;
+	}
+	if (2 * strlen(spath) + 2 > 512) {
+		ERR("the status file's path %s is too long", spath);
+		rc = -ENAMETOOLONG;
+		goto resume;
+	}
 	struct user_regs_struct g;
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0) {
 		rc = -errno;
@@ -1259,7 +1273,10 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 	memcpy(s, lib, ll), data->lib = soff, s += ll, soff += ll;
 	memcpy(s, sym, sl), data->sym = soff, s += sl, soff += sl;
 	memcpy(s, arg, al), data->arg = soff, s += al, soff += al;
-	memcpy(s, spath, strlen(spath) + 1), data->status = soff;
+	size_t pl = strlen(spath) + 1;
+	memcpy(s, spath, pl), data->status = soff, s += pl, soff += pl;
+	memcpy(s, spath, pl), data->dir = soff;
+	s[strlen(s) - strlen("/status")] = 0;
 
 	if ((rc = sc_tracee_read(t, tail, saved_tail, blob_len)) < 0 ||
 	    (rc = sc_tracee_write(t, tail, sc_tracee_blob_start, blob_len)) < 0) {

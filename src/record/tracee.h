@@ -96,9 +96,12 @@ pid_t sc_tracee_pid(const struct sc_tracee *t);
 /* With all stopped: any thread whose instruction pointer is inside one of
  * the n ranges (sorted or not; sorted here, then binary search) is moved
  * out: by rounds of resume-all / sleep ~1 ms / stop-all (up to `rounds`),
- * then by single steps (at most 4096 per thread; a thread blocked in a
- * system call inside a range is not stepped).  Leaves every thread
- * stopped.  Returns the number of threads still inside (0 = success), or
+ * then each thread still inside by itself, by up to 1000 nudges (resumed
+ * and interrupted 10-200 us later) instead of
+ * single steps, whose trap flag a killed tracer would leave set (the
+ * thread would die of SIGTRAP).  A thread blocked in a system call inside
+ * a range stays.  Threads that were running on entry are left alone;
+ * every other thread is stopped on return.  Returns the number of threads still inside (0 = success), or
  * -errno. */
 int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, int rounds);
 

@@ -6,11 +6,12 @@
  *   tracee_cli hold PID MS                 seize, print "held", keep it MS ms, release
  *   tracee_cli call PID LIB SYM ARG [TID]  seize + call + release; prints
  *                                          "ret N" and "times seize_us call_us release_us"
- *   tracee_cli poke PID LO HI              stop, step_out [LO, HI) (hex), read it,
+ *   tracee_cli poke PID LO HI              stop, say how many threads are inside
+ *                                          [LO, HI) (hex), step_out (2 rounds), read it,
  *                                          write 0xcc over it, read back, write the
  *                                          original back, read back, resume, release
- *   tracee_cli killcall N PID LIB SYM ARG  N times: a child seizes and calls, the
- *                                          parent SIGKILLs it after 0-5 ms (random)
+ *   tracee_cli killcall N PID LIB SYM ARG US  N times: a child seizes and calls, the
+ *                                          parent SIGKILLs it after 0-US us (random)
  * Errors: the library's one line on stderr, exit 1.
  */
 #include <errno.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,10 +78,14 @@ static int poke(char **argv)
 	if (!orig || !back || !cc || sc_tracee_stop(t, NULL, 0) < 0)
 		goto out;
 	memset(cc, 0xcc, len);
-	int before = sc_tracee_step_out(t, &r, 1, 0);    /* count only: no round, no steps? */
-	(void)before;
-	int left = sc_tracee_step_out(t, &r, 1, 20);
-	printf("threads %d left %d\n", sc_tracee_nthreads(t), left);
+	int inside = 0;
+	for (int i = 0; i < sc_tracee_nthreads(t); i++) {
+		struct user_regs_struct g;
+		if (ptrace(PTRACE_GETREGS, sc_tracee_tid(t, i), 0, &g) == 0 && g.rip >= r.lo && g.rip < r.hi)
+			inside++;
+	}
+	int left = sc_tracee_step_out(t, &r, 1, 2);
+	printf("inside %d\nthreads %d left %d\n", inside, sc_tracee_nthreads(t), left);
 	if (left != 0)
 		goto out;
 	if (sc_tracee_read(t, r.lo, orig, len) < 0 || sc_tracee_write(t, r.lo, cc, len) < 0 ||
@@ -99,7 +106,7 @@ out:
 
 static int killcall(char **argv)
 {
-	int n = atoi(argv[2]), finished = 0, killed = 0;
+	int n = atoi(argv[2]), maxus = atoi(argv[7]), finished = 0, killed = 0;
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	for (int i = 0; i < n; i++) {
 		pid_t c = fork();
@@ -108,7 +115,7 @@ static int killcall(char **argv)
 			freopen("/dev/null", "w", stdout);
 			_exit(call(6, args));
 		}
-		long us = rand() % 5001;
+		long us = rand() % (maxus + 1);
 		struct timespec ts = { 0, us * 1000 };
 		nanosleep(&ts, NULL);
 		kill(c, SIGKILL);
@@ -146,7 +153,7 @@ int main(int argc, char **argv)
 		return call(argc, argv);
 	if (argc == 5 && !strcmp(argv[1], "poke"))
 		return poke(argv);
-	if (argc == 7 && !strcmp(argv[1], "killcall"))
+	if (argc == 8 && !strcmp(argv[1], "killcall"))
 		return killcall(argv);
 	fprintf(stderr, "usage: tracee_cli seize|hold|call|poke|killcall ... (see its source)\n");
 	return 2;

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The ptrace half of attaching (src/record/tracee.h, SPEC section 13),
+# driven by build/tests/tracee_cli on tests/progs/attach_loop.c (three
+# threads in steady loops, built without hooks, checking their own
+# invariants):
+#  - seize holds every thread (4); a call of sc_test_entry(arg) in
+#    tests/progs/attach_lib.c returns 42 and the library wrote arg, in the
+#    thread the tracer picks, in the one blocked in nanosleep and in the one
+#    blocked in read (their system calls restart as the kernel would);
+#  - stop + step_out of the hot function work(): no thread left inside, its
+#    bytes overwritten with int3 read back as written, the original bytes
+#    read back after restoring;
+#  - the tracer SIGKILLed at random points (0-5 ms, then 0-15 ms) of
+#    seize+call, 20 times each: the target is left untraced, goes on;
+#  - after all of it the counters still grow and the program prints "ok";
+#  - refusals, one line each: no such process, another user's process,
+#    already traced, statically linked, a zombie; dlopen's and dlsym's own
+#    errors.
+# san: skip (the tracer is plain C; the target and its library are never sanitized)
+. "$(dirname "$0")/lib.sh"
+
+CLI=$SC_BUILD/tests/tracee_cli
+[ -x "$CLI" ] || { ok 1 "tracee_cli not built ($CLI)"; exit 0; }
+gcc -O2 -g -pthread -no-pie -o "$TMP/attach_loop" "$PROGS/attach_loop.c" &&
+	gcc -O2 -g -shared -fPIC -o "$TMP/libattach.so" "$PROGS/attach_lib.c" || exit 1
+
+"$TMP/attach_loop" 12 >"$TMP/loop.out" 2>&1 &
+P=$!
+for _ in $(seq 100); do grep -q '^tids' "$TMP/loop.out" && break; sleep 0.05; done
+read -r _ T_SPIN T_SLEEP T_READ < <(grep '^tids' "$TMP/loop.out")
+
+out=$("$CLI" seize $P 2>&1)
+check "seize holds the 4 threads of attach_loop ($out)" -- test "$out" = "seized 4 threads"
+
+call_ok() {	# call_ok NAME [TID]: ret 42 and the line the library appended
+	local name=$1 tid=${2:-} out
+	out=$("$CLI" call $P "$TMP/libattach.so" sc_test_entry "$TMP/out.$name" $tid 2>&1)
+	check "call in $name: ret 42 ($(echo $out))" -- sh -c "echo '$out' | grep -qx 'ret 42'"
+	check "call in $name: the library wrote its argument" -- grep -qx "$TMP/out.$name loaded" "$TMP/out.$name"
+	echo "$out" | sed -n 's/^times /# seize_us call_us release_us: /p'
+}
+call_ok any
+call_ok nanosleep "$T_SLEEP"
+call_ok read "$T_READ"
+call_ok spin "$T_SPIN"
+
+# work(): the spin thread is in it most of the time
+read -r lo size < <(nm -S "$TMP/attach_loop" | awk '$4 == "work" { print $1, $2 }')
+hi=$(printf '%x' $((0x$lo + 0x$size)))
+inside=0 bad=0
+for i in $(seq 10); do
+	out=$("$CLI" poke $P "$lo" "$hi" 2>&1)
+	inside=$((inside + $(echo "$out" | sed -n 's/^inside //p')))
+	[ "$(echo "$out" | sed 1d)" = "$(printf 'threads 4 left 0\nwritten same\nrestored same')" ] ||
+		{ bad=$((bad + 1)); echo "$out" | sed 's/^/# /'; }
+done
+check "stop + step_out of work() [$lo, $hi) 10 times (a thread inside at $inside of the stops): none left inside, int3s read back, the original bytes read back" -- \
+	test $bad = 0
+
+for max in 5000 15000; do
+	out=$("$CLI" killcall 20 $P "$TMP/libattach.so" sc_test_entry "$TMP/out.killed" "$max" 2>&1)
+	check "tracer SIGKILLed 20 times within 0-$((max / 1000)) ms of seize+call ($out): target alive, untraced" -- \
+		sh -c "kill -0 $P && grep -q 'TracerPid:[[:space:]]*0$' /proc/$P/status && echo '$out' | grep -q 'killed [0-9]* finished [0-9]*'"
+done
+echo "# the library ran $(wc -l <"$TMP/out.killed" 2>/dev/null || echo 0) times under killed tracers"
+
+# the counters keep growing after all of it
+sleep 0.3
+read -r _ _ s1 z1 r1 < <(grep '^tick' "$TMP/loop.out" | tail -1)
+sleep 0.5
+read -r _ _ s2 z2 r2 < <(grep '^tick' "$TMP/loop.out" | tail -1)
+check "counters grow after the tracers left (spin $s1 -> $s2, sleep $z1 -> $z2, read $r1 -> $r2)" -- \
+	test "$s2" -gt "$s1" -a "$z2" -gt "$z1" -a "$r2" -gt "$r1"
+
+# refusals: one line, the cause and the fix
+msg() { "$CLI" "$@" 2>&1 >/dev/null; echo "rc=$?"; }
+out=$(msg seize 999999)
+check "no such process: one line ($(echo $out))" -- sh -c "echo '$out' | grep -q 'no such process 999999' && echo '$out' | grep -qx 'rc=1'"
+out=$(msg call $P /nonexistent/libnone.so sc_test_entry x)
+check "dlopen's own error ($(echo $out))" -- sh -c "echo '$out' | grep -q 'dlopen failed.*libnone.so: cannot open shared object file'"
+out=$(msg call $P "$TMP/libattach.so" no_such_entry x)
+check "dlsym's own error ($(echo $out))" -- sh -c "echo '$out' | grep -q 'dlsym failed.*undefined symbol: no_such_entry'"
+
+"$CLI" hold $P 3000 >"$TMP/hold.out" 2>&1 &
+H=$!
+for _ in $(seq 100); do grep -q held "$TMP/hold.out" && break; sleep 0.05; done
+out=$(msg seize $P)
+check "already traced: names the tracer ($(echo $out))" -- sh -c "echo '$out' | grep -q 'already traced by process $H (tracee_cli)'"
+kill $H 2>/dev/null; wait $H 2>/dev/null
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir -m 755 "$TMP/pub" && cp "$CLI" "$TMP/pub/" && chmod 755 "$TMP" "$TMP/pub/tracee_cli"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$TMP/pub/tracee_cli" seize $P 2>&1 >/dev/null)
+	check "another user's process: run as that user or root ($(echo $out))" -- \
+		sh -c "echo '$out' | grep -q 'belongs to another user (uid 0.*run as that user or as root'"
+else
+	ok 0 "# SKIP another user's process: needs root and setpriv"
+fi
+
+if gcc -O1 -static -o "$TMP/static_loop" -x c - <<<'#include <unistd.h>
+int main(void) { for (;;) pause(); }' 2>/dev/null; then
+	"$TMP/static_loop" &
+	S=$!
+	sleep 0.1
+	out=$(msg seize $S)
+	check "statically linked: refused ($(echo $out))" -- sh -c "echo '$out' | grep -q 'statically linked (no dynamic loader)'"
+	kill $S; wait $S 2>/dev/null
+else
+	ok 0 "# SKIP statically linked: no static libc"
+fi
+
+Z=$(sh -c 'sleep 0 & echo $!; exec sleep 2' | head -1)
+sleep 0.3
+out=$(msg seize "$Z")
+check "a zombie: refused ($(echo $out))" -- sh -c "echo '$out' | grep -q 'is a zombie'"
+
+wait $P
+rc=$?
+check "attach_loop ran to its end with its own checks passing, status $rc ($(tail -2 "$TMP/loop.out" | tr '\n' ' '))" -- \
+	sh -c "[ $rc = 0 ] && tail -1 '$TMP/loop.out' | grep -qx ok"
