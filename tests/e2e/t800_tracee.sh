@@ -116,5 +116,5 @@ check "a zombie: refused ($(echo $out))" -- sh -c "echo '$out' | grep -q 'is a z
 
 wait $P
 rc=$?
-check "attach_loop ran to its end with its own checks passing, status $rc ($(tail -2 "$TMP/loop.out" | tr '\n' ' '))" -- \
+check "attach_loop ran to its end with its own checks passing ($(grep "^checks" "$TMP/loop.out")), status $rc ($(tail -2 "$TMP/loop.out" | tr '\n' ' '))" -- \
 	sh -c "[ $rc = 0 ] && tail -1 '$TMP/loop.out' | grep -qx ok"
