@@ -316,30 +316,19 @@ static int scan_tasks(struct sc_tracee *t, bool stop, const pid_t *except, int n
 
 /* ---- seize, stop, resume, release ---- */
 
-static void explain_eperm(pid_t pid, const char *status, char *err, size_t errlen)
+/* The one line for EPERM, from what was found: the tracer already there
+ * (tracer > 0, its name in comm), the target's and our uid, Yama's
+ * ptrace_scope (-1: no Yama). */
+static void eperm_message(pid_t pid, long tracer, const char *comm, long uid, long euid, long scope,
+			  char *err, size_t errlen)
 {
-	char buf[64];
-	long tracer = status_num(status, "TracerPid:");
-	if (tracer > 0) {
-		char comm[64] = "";
-		snprintf(buf, sizeof(buf), "/proc/%ld/comm", tracer);
-		if (read_small(buf, comm, sizeof(comm)) > 0)
-			comm[strcspn(comm, "\n")] = 0;
+	if (tracer > 0)
 		ERR("cannot attach to process %d: it is already traced by process %ld (%s); "
 		    "detach that debugger or tracer first", pid, tracer, comm[0] ? comm : "?");
-		return;
-	}
-	long uid = status_num(status, "Uid:");
-	long euid = (long)geteuid();
-	if (uid >= 0 && uid != euid && euid != 0) {
+	else if (uid >= 0 && uid != euid && euid != 0)
 		ERR("cannot attach to process %d: it belongs to another user (uid %ld, you are %ld); "
 		    "run as that user or as root", pid, uid, euid);
-		return;
-	}
-	long scope = -1;
-	if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
-		scope = strtol(buf, NULL, 10);
-	if (scope == 1)
+	else if (scope == 1)
 		ERR("cannot attach to process %d: kernel.yama.ptrace_scope is 1 (only a parent may trace); "
 		    "run as root, or allow it with `sysctl kernel.yama.ptrace_scope=0`", pid);
 	else if (scope == 2)
@@ -351,6 +340,20 @@ static void explain_eperm(pid_t pid, const char *status, char *err, size_t errle
 	else
 		ERR("cannot attach to process %d: not permitted (a set-user-ID program, or a security module "
 		    "refused); run as root", pid);
+}
+
+static void explain_eperm(pid_t pid, const char *status, char *err, size_t errlen)
+{
+	char buf[64], comm[64] = "";
+	long tracer = status_num(status, "TracerPid:"), scope = -1;
+	if (tracer > 0) {
+		snprintf(buf, sizeof(buf), "/proc/%ld/comm", tracer);
+		if (read_small(buf, comm, sizeof(comm)) > 0)
+			comm[strcspn(comm, "\n")] = 0;
+	}
+	if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
+		scope = strtol(buf, NULL, 10);
+	eperm_message(pid, tracer, comm, status_num(status, "Uid:"), (long)geteuid(), scope, err, errlen);
 }
 
 int sc_tracee_seize(pid_t pid, struct sc_tracee **out, char *err, size_t errlen)
