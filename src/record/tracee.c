@@ -168,6 +168,15 @@ static int seize_one(struct sc_tracee *t, pid_t tid)
 	return 1;
 }
 
+/* th ended (or is ending): reap it if it can be, so that a traced thread
+ * that exited does not stay a zombie in the target until we detach. */
+static void mark_gone(struct thread *th)
+{
+	int st;
+	waitpid(th->tid, &st, __WALL | WNOHANG);
+	th->state = TH_GONE;
+}
+
 enum stop_kind { K_NONE, K_EXIT, K_EVENT, K_GROUP, K_SIGNAL };
 
 static enum stop_kind classify(int st, int *sig)
@@ -209,7 +218,7 @@ static int wait_stop(struct sc_tracee *t, struct thread *th)
 		if (r == 0) {
 			char s = thread_state(t->pid, th->tid);
 			if (s == 0 || s == 'Z' || s == 'X') {
-				th->state = TH_GONE;
+				mark_gone(th);
 				return 0;
 			}
 			if (now_ms() - start > 10000)
@@ -231,7 +240,7 @@ static int wait_stop(struct sc_tracee *t, struct thread *th)
 			return 0;
 		case K_SIGNAL:
 			if (ptrace(PTRACE_CONT, th->tid, 0, (long)sig) < 0 && errno == ESRCH) {
-				th->state = TH_GONE;
+				mark_gone(th);
 				return 0;
 			}
 			break;
@@ -304,7 +313,7 @@ static int scan_tasks(struct sc_tracee *t, bool stop, const pid_t *except, int n
 		if (stop) {
 			struct thread *th = &t->th[t->n - 1];
 			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
-				th->state = TH_GONE;
+				mark_gone(th);
 			else if ((rc = wait_stop(t, th)) < 0)
 				break;
 		}
@@ -444,7 +453,7 @@ int sc_tracee_stop(struct sc_tracee *t, const pid_t *except, int nexcept)
 		if (th->state != TH_RUNNING || listed(th->tid, except, nexcept))
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
-			th->state = TH_GONE;
+			mark_gone(th);
 	}
 	for (int i = 0; i < t->n; i++) {
 		struct thread *th = &t->th[i];
@@ -476,7 +485,7 @@ int sc_tracee_resume(struct sc_tracee *t)
 		else
 			continue;
 		if (r < 0 && errno == ESRCH)
-			th->state = TH_GONE;
+			mark_gone(th);
 		else if (r < 0 && !rc)
 			rc = -errno;
 		else if (r == 0)
@@ -493,7 +502,7 @@ void sc_tracee_release(struct sc_tracee *t)
 	/* PTRACE_DETACH needs a ptrace stop; no new thread is seized here */
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING && ptrace(PTRACE_INTERRUPT, t->th[i].tid, 0, 0) < 0)
-			t->th[i].state = TH_GONE;
+			mark_gone(&t->th[i]);
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING)
 			wait_stop(t, &t->th[i]);

@@ -13,6 +13,8 @@
 #  - the tracer SIGKILLed at random points (0-5 ms, then 0-15 ms) of
 #    seize+call, 20 times each: the target is left untraced, goes on;
 #  - after all of it the counters still grow and the program prints "ok";
+#  - with a thread born every 2 ms: every stop holds every task /proc
+#    lists, a call and killed tracers leave the program's checks passing;
 #  - refusals, one line each: no such process, another user's process,
 #    already traced, statically linked, a zombie; dlopen's and dlsym's own
 #    errors.
@@ -24,7 +26,7 @@ CLI=$SC_BUILD/tests/tracee_cli
 gcc -O2 -g -pthread -no-pie -o "$TMP/attach_loop" "$PROGS/attach_loop.c" &&
 	gcc -O2 -g -shared -fPIC -o "$TMP/libattach.so" "$PROGS/attach_lib.c" || exit 1
 
-"$TMP/attach_loop" 12 >"$TMP/loop.out" 2>&1 &
+"$TMP/attach_loop" 16 >"$TMP/loop.out" 2>&1 &
 P=$!
 for _ in $(seq 100); do grep -q '^tids' "$TMP/loop.out" && break; sleep 0.05; done
 read -r _ T_SPIN T_SLEEP T_READ < <(grep '^tids' "$TMP/loop.out")
@@ -109,10 +111,35 @@ else
 	ok 0 "# SKIP statically linked: no static libc"
 fi
 
-Z=$(sh -c 'sleep 0 & echo $!; exec sleep 2' | head -1)
-sleep 0.3
+# a zombie: a child its parent reaps only after 1.5 s
+python3 -c 'import os, sys, time
+p = os.fork()
+if p == 0: os._exit(0)
+print(p, flush=True); time.sleep(1.5); os.waitpid(p, 0)' >"$TMP/zombie" &
+ZP=$!
+for _ in $(seq 40); do [ -s "$TMP/zombie" ] && break; sleep 0.05; done
+Z=$(cat "$TMP/zombie")
+sleep 0.1
 out=$(msg seize "$Z")
-check "a zombie: refused ($(echo $out))" -- sh -c "echo '$out' | grep -q 'is a zombie'"
+check "a zombie: refused, its parent named ($(echo $out))" -- sh -c "echo '$out' | grep -q 'process $Z is a zombie.*its parent $ZP has not reaped it'"
+wait $ZP
+
+# threads that come and go: a thread of 1 ms every 2 ms
+"$TMP/attach_loop" 4 churn >"$TMP/churn.out" 2>&1 &
+C=$!
+for _ in $(seq 100); do grep -q '^tids' "$TMP/churn.out" && break; sleep 0.05; done
+out=$("$CLI" stopcount $C 50 2>&1)
+held=$(echo "$out" | sed -n 's/.* held //p')
+check "threads born while seized: 50 stops hold every task /proc lists ($(echo $out); > 200: new threads were caught)" -- \
+	sh -c "echo '$out' | grep -q 'stops 50 mismatched 0' && [ '${held:-0}' -gt 200 ]"
+out=$("$CLI" call $C "$TMP/libattach.so" sc_test_entry "$TMP/out.churn" 2>&1)
+check "call while threads come and go: ret 42 ($(echo $out))" -- sh -c "echo '$out' | grep -qx 'ret 42'"
+out=$("$CLI" killcall 20 $C "$TMP/libattach.so" sc_test_entry "$TMP/out.churn" 15000 2>&1)
+check "tracer SIGKILLed 20 times while threads come and go ($out)" -- kill -0 $C
+wait $C
+rc=$?
+check "the churning attach_loop ends with its checks passing, status $rc ($(tail -2 "$TMP/churn.out" | tr '\n' ' '))" -- \
+	sh -c "[ $rc = 0 ] && tail -1 '$TMP/churn.out' | grep -qx ok"
 
 wait $P
 rc=$?

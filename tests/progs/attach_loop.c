@@ -13,7 +13,9 @@
  * Prints "checks ..." (the state checked) and "tids SPIN SLEEP READ" at the start, "tick MS SPIN SLEEP READ"
  * every 100 ms (the counters), and at the end (after SECONDS, or on
  * SIGTERM) "ok" or "FAIL what".
- *   attach_loop SECONDS
+ * With "churn", the main thread also starts a thread every 2 ms, which
+ * sleeps 1 ms and returns its number times 3 (checked when joined); "end" then gives their count.
+ *   attach_loop SECONDS [churn]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -165,6 +167,13 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+static void *churned(void *arg)
+{
+	struct timespec ts = { 0, 1000000 };
+	nanosleep(&ts, NULL);
+	return (void *)((long)arg * 3);
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -174,6 +183,8 @@ static void on_term(int sig)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 5;
+	int churn = argc > 2 && !strcmp(argv[2], "churn");
+	long n_churn = 0;
 	pthread_t th[3];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGTERM, on_term);
@@ -192,7 +203,16 @@ int main(int argc, char **argv)
 	unsigned char b = 0;
 	while (!atomic_load(&stop) && now_ns() - start < (long)(seconds * 1e9)) {
 		struct timespec ts = { 0, 2000000 };
+		pthread_t c;
+		void *r;
+		if (churn && pthread_create(&c, NULL, churned, (void *)n_churn) != 0)
+			fail("churn: pthread_create failed");
 		nanosleep(&ts, NULL);
+		if (churn) {   /* a thread of 1 ms every 2 ms */
+			if (pthread_join(c, &r) != 0 || (long)r != n_churn * 3)
+				fail("churn: a thread did not run or returned a wrong value");
+			n_churn++;
+		}
 		if (write(pipefd[1], &b, 1) == 1)
 			b++;
 		else if (errno != EINTR)
@@ -207,7 +227,7 @@ int main(int argc, char **argv)
 	close(pipefd[1]);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
-	printf("end %ld %ld %ld\n", atomic_load(&n_spin), atomic_load(&n_sleep), atomic_load(&n_read));
+	printf("end %ld %ld %ld %ld\n", atomic_load(&n_spin), atomic_load(&n_sleep), atomic_load(&n_read), n_churn);
 	if (atomic_load(&failed)) {
 		printf("FAIL %s\n", why);
 		return 1;

@@ -4,6 +4,9 @@
  *
  *   tracee_cli seize PID                   seize, say "seized N threads", release
  *   tracee_cli hold PID MS                 seize, print "held", keep it MS ms, release
+ *   tracee_cli stopcount PID N             seize; N times: 20 ms running, stop all,
+ *                                          compare the threads held with /proc's
+ *                                          tasks; "stops N mismatched M held H"
  *   tracee_cli call PID LIB SYM ARG [TID]  seize + call + release; prints
  *                                          "ret N" and "times seize_us call_us release_us"
  *   tracee_cli poke PID LO HI              stop, say how many threads are inside
@@ -14,6 +17,7 @@
  *                                          parent SIGKILLs it after 0-US us (random)
  * Errors: the library's one line on stderr, exit 1.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -147,6 +151,38 @@ int main(int argc, char **argv)
 			sc_tracee_pump(t);
 		}
 		sc_tracee_release(t);
+		return 0;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "stopcount")) {
+		/* seize; N times: let it run 20 ms, stop, count the tasks
+		 * /proc lists against the threads held (all must be) */
+		struct sc_tracee *t = seize(argv[2]);
+		int bad = 0, n = atoi(argv[3]);
+		long held = 0;
+		for (int k = 0; k < n; k++) {
+			usleep(20000);
+			if (sc_tracee_stop(t, NULL, 0) < 0) {
+				bad++;
+				continue;
+			}
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%s/task", argv[2]);
+			DIR *d = opendir(path);
+			int tasks = 0;
+			struct dirent *e;
+			while (d && (e = readdir(d)))
+				tasks += e->d_name[0] != '.';
+			if (d)
+				closedir(d);
+			held += sc_tracee_nthreads(t);
+			if (tasks != sc_tracee_nthreads(t)) {
+				printf("# stop %d: %d tasks, %d held\n", k, tasks, sc_tracee_nthreads(t));
+				bad++;
+			}
+			sc_tracee_resume(t);
+		}
+		sc_tracee_release(t);
+		printf("stops %d mismatched %d held %ld\n", n, bad, held);
 		return 0;
 	}
 	if (argc >= 6 && !strcmp(argv[1], "call"))
