@@ -700,7 +700,7 @@ out:
 struct mapping {
 	uint64_t lo, hi, off;
 	char perm[5];
-	char *path;     /* NULL for anonymous */
+	char *path;     /* a file's path, "[stack]" and the like, NULL for anonymous */
 };
 
 struct maps {
@@ -737,8 +737,8 @@ static int maps_read(pid_t pid, struct maps *mp)
 		char *p = line + pos;
 		p += strspn(p, " \t");
 		p[strcspn(p, "\n")] = 0;
-		if (*p == '/' && !strstr(p, " (deleted)"))
-			x.path = strdup(p);
+		if ((*p == '/' && !strstr(p, " (deleted)")) || *p == '[')
+			x.path = strdup(p);   /* a file, or [stack], [heap], [vdso]... */
 		if (mp->n == cap) {
 			cap = cap ? 2 * cap : 64;
 			struct mapping *m = realloc(mp->m, cap * sizeof(*m));
@@ -871,7 +871,7 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 	*len = 0;
 	for (size_t i = 0; i < mp->n; i++) {
 		const struct mapping *m = &mp->m[i];
-		if (!m->path || m->perm[2] != 'x')
+		if (!m->path || m->path[0] != '/' || m->perm[2] != 'x')
 			continue;
 		bool seen = false;
 		for (size_t k = 0; k < i && !seen; k++)
@@ -1097,7 +1097,8 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 		if (ptrace(PTRACE_GETREGS, t->th[i].tid, 0, &g) < 0)
 			continue;
 		const struct mapping *st = maps_find(mp, g.rsp - 1);
-		if (!st || g.rsp - 65536 < st->lo || st->perm[1] != 'w')
+		bool grows = st && st->path && !strcmp(st->path, "[stack]");   /* the main thread's */
+		if (!st || st->perm[1] != 'w' || (!grows && g.rsp - 65536 < st->lo))
 			continue;
 		const struct mapping *code = maps_find(mp, g.rip);
 		int score = 0;

@@ -8,7 +8,8 @@
  *                                          compare the threads held with /proc's
  *                                          tasks; "stops N mismatched M held H"
  *   tracee_cli call PID LIB SYM ARG [TID]  seize + call + release; prints
- *                                          "ret N" and "times seize_us call_us release_us"
+ *                                          "ret N" and "times seize_us call_us release_us
+ *                                          cpu_us" (the last: this process's CPU time)
  *   tracee_cli poke PID LO HI              stop, say how many threads are inside
  *                                          [LO, HI) (hex), step_out (2 rounds), read it,
  *                                          write 0xcc over it, read back, write the
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -68,7 +70,10 @@ static int call(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("ret %d\ntimes %ld %ld %ld\n", ret, seize_us, call_us, release_us);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("ret %d\ntimes %ld %ld %ld %ld\n", ret, seize_us, call_us, release_us,
+	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	return 0;
 }
 
