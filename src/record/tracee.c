@@ -1353,20 +1353,29 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		    rec.msg[0] ? rec.msg : "(no dlerror text)");
 		rc = -ENOENT;
 	}
-	/* the blob's bytes go back once its thread has left them */
+	/* the blob's bytes go back once its thread has left them: that thread
+	 * alone is interrupted (a thread the function started stays unseized),
+	 * looked at and let go, up to 1000 times 1 ms apart */
 	struct thread *ct = find_thread(t, call_tid);
-	struct sc_range r = { tail, tail + blob_len };
-	pid_t *others = malloc(((size_t)t->n + 1) * sizeof(*others));
-	if (ct && ct->state == TH_RUNNING && others) {
-		int no = 0;
-		for (int i = 0; i < t->n; i++)
-			if (t->th[i].tid != call_tid)
-				others[no++] = t->th[i].tid;
-		if (sc_tracee_stop(t, others, no) == 0 && sc_tracee_step_out(t, &r, 1, 1000) == 0)
+	for (int k = 0; ct && ct->state == TH_RUNNING && k < 1000; k++) {
+		struct user_regs_struct now;
+		if (ptrace(PTRACE_INTERRUPT, ct->tid, 0, 0) < 0 || wait_stop(t, ct) < 0 ||
+		    ct->state != TH_STOPPED)
+			break;
+		bool out_of_it = ptrace(PTRACE_GETREGS, ct->tid, 0, &now) == 0 &&
+				 (now.rip < tail || now.rip >= tail + blob_len);
+		if (out_of_it)
 			sc_tracee_write(t, tail, saved_tail, blob_len);
-		sc_tracee_resume(t);
+		if (ptrace(PTRACE_CONT, ct->tid, 0, 0) < 0) {
+			mark_gone(ct);
+			break;
+		}
+		ct->state = TH_RUNNING;
+		if (out_of_it)
+			break;
+		sleep_us(1000);
 	}
-	free(others);
+	compact(t);
 	goto out;
 
 resume:

@@ -2,11 +2,12 @@
 # The ptrace half of attaching (src/record/tracee.h, SPEC section 13),
 # driven by build/tests/tracee_cli on tests/progs/attach_loop.c (three
 # threads in steady loops, built without hooks, checking their own
-# invariants):
+# invariants; ended by SIGTERM once the checks are done):
 #  - seize holds every thread (4); a call of sc_test_entry(arg) in
 #    tests/progs/attach_lib.c returns 42 and the library wrote arg, in the
 #    thread the tracer picks, in the one blocked in nanosleep and in the one
 #    blocked in read (their system calls restart as the kernel would);
+#    the code mappings equal their files afterwards (the blob's bytes put back);
 #  - stop + step_out of the hot function work(): no thread left inside, its
 #    bytes overwritten with int3 read back as written, the original bytes
 #    read back after restoring;
@@ -26,7 +27,7 @@ CLI=$SC_BUILD/tests/tracee_cli
 gcc -O2 -g -pthread -no-pie -o "$TMP/attach_loop" "$PROGS/attach_loop.c" &&
 	gcc -O2 -g -shared -fPIC -o "$TMP/libattach.so" "$PROGS/attach_lib.c" || exit 1
 
-"$TMP/attach_loop" 16 >"$TMP/loop.out" 2>&1 &
+"$TMP/attach_loop" 120 >"$TMP/loop.out" 2>&1 &
 P=$!
 for _ in $(seq 100); do grep -q '^tids' "$TMP/loop.out" && break; sleep 0.05; done
 read -r _ T_SPIN T_SLEEP T_READ < <(grep '^tids' "$TMP/loop.out")
@@ -45,6 +46,34 @@ call_ok any
 call_ok nanosleep "$T_SLEEP"
 call_ok read "$T_READ"
 call_ok spin "$T_SPIN"
+
+# every executable mapping equals its file again (the blob lived in the
+# unused tail of one of them): the mapping's bytes and the file's at its
+# offset, up to the file's end
+same_code() {
+	python3 - "$1" <<'PY'
+import sys
+pid = sys.argv[1]
+bad, n = [], 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        f = line.split()
+        if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/"):
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        with open(f[5], "rb") as fh:
+            fh.seek(int(f[2], 16))
+            want = fh.read(hi - lo)
+        mem.seek(lo)
+        n += 1
+        if mem.read(len(want)) != want:
+            bad.append(f[5])
+print(f"{n} executable mappings, differing: {bad}")
+sys.exit(1 if bad or not n else 0)
+PY
+}
+out=$(same_code $P 2>&1)
+check "after the calls, every executable mapping equals its file ($out)" -- same_code $P
 
 # work(): the spin thread is in it most of the time
 read -r lo size < <(nm -S "$TMP/attach_loop" | awk '$4 == "work" { print $1, $2 }')
@@ -125,7 +154,7 @@ check "a zombie: refused, its parent named ($(echo $out))" -- sh -c "echo '$out'
 wait $ZP
 
 # threads that come and go: a thread of 1 ms every 2 ms
-"$TMP/attach_loop" 4 churn >"$TMP/churn.out" 2>&1 &
+"$TMP/attach_loop" 120 churn >"$TMP/churn.out" 2>&1 &
 C=$!
 for _ in $(seq 100); do grep -q '^tids' "$TMP/churn.out" && break; sleep 0.05; done
 out=$("$CLI" stopcount $C 50 2>&1)
@@ -136,11 +165,13 @@ out=$("$CLI" call $C "$TMP/libattach.so" sc_test_entry "$TMP/out.churn" 2>&1)
 check "call while threads come and go: ret 42 ($(echo $out))" -- sh -c "echo '$out' | grep -qx 'ret 42'"
 out=$("$CLI" killcall 20 $C "$TMP/libattach.so" sc_test_entry "$TMP/out.churn" 15000 2>&1)
 check "tracer SIGKILLed 20 times while threads come and go ($out)" -- kill -0 $C
+kill -TERM $C
 wait $C
 rc=$?
 check "the churning attach_loop ends with its checks passing, status $rc ($(tail -2 "$TMP/churn.out" | tr '\n' ' '))" -- \
 	sh -c "[ $rc = 0 ] && tail -1 '$TMP/churn.out' | grep -qx ok"
 
+kill -TERM $P
 wait $P
 rc=$?
 check "attach_loop ran to its end with its own checks passing ($(grep "^checks" "$TMP/loop.out")), status $rc ($(tail -2 "$TMP/loop.out" | tr '\n' ' '))" -- \
