@@ -910,6 +910,26 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 	return *len ? 0 : -ENOSPC;
 }
 
+/* The bytes the tail holds in the file (what goes back after the call):
+ * from the file, so a blob left by a tracer killed earlier is not taken
+ * for the original; from memory if the file cannot be read. */
+static int tail_original(struct sc_tracee *t, const struct maps *mp, uint64_t tail, void *buf, size_t len)
+{
+	const struct mapping *m = maps_find(mp, tail);
+	char file[PATH_MAX + 64];
+	if (m && m->path && m->path[0] == '/') {
+		snprintf(file, sizeof(file), "/proc/%d/root%s", t->pid, m->path);
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t r = pread(fd, buf, len, (off_t)(m->off + (tail - m->lo)));
+			close(fd);
+			if (r == (ssize_t)len)
+				return 0;
+		}
+	}
+	return sc_tracee_read(t, tail, buf, len);
+}
+
 /* ---- the call ---- */
 
 /*
@@ -1291,7 +1311,7 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 	memcpy(s, spath, pl), data->dir = soff;
 	s[strlen(s) - strlen("/status")] = 0;
 
-	if ((rc = sc_tracee_read(t, tail, saved_tail, blob_len)) < 0 ||
+	if ((rc = tail_original(t, &mp, tail, saved_tail, blob_len)) < 0 ||
 	    (rc = sc_tracee_write(t, tail, sc_tracee_blob_start, blob_len)) < 0) {
 		ERR("cannot write the loader's code at %#llx in process %d: %s", (unsigned long long)tail,
 		    t->pid, strerror(-rc));

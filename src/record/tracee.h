@@ -44,10 +44,11 @@
  *
  * What stays in the target after sc_tracee_call(): the library (dlopen'ed,
  * never closed) and whatever its function made.  The blob's bytes are put
- * back once the thread has left them (the page stays a private copy of
- * the file's page, with the file's bytes); the status file and its
- * directory are removed.  On a timeout the blob stays (a thread may still
- * run it).
+ * back, from the file, once the thread has left them (the page stays a
+ * private copy of the file's page, with the file's bytes; a blob a killed
+ * tracer left behind goes too); the status file and its directory are
+ * removed (by the blob itself).  On a timeout the blob stays (a thread may
+ * still run it).
  *
  * Ownership: sc_tracee_seize() returns a tracee that sc_tracee_release()
  * detaches and frees (NULL accepted).  Not thread-safe: ptrace requests
