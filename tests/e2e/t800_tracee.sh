@@ -16,6 +16,8 @@
 #  - after all of it the counters still grow and the program prints "ok";
 #  - with a thread born every 2 ms: every stop holds every task /proc
 #    lists, a call and killed tracers leave the program's checks passing;
+#  - 50 queued signals sent while held all reach the program; a process
+#    stopped by SIGSTOP stays stopped across a seize, its call refused;
 #  - refusals, one line each: no such process, another user's process,
 #    already traced, statically linked, a zombie; dlopen's and dlsym's own
 #    errors.
@@ -120,6 +122,9 @@ check "dlsym's own error ($(echo $out))" -- sh -c "echo '$out' | grep -q 'dlsym 
 "$CLI" hold $P 3000 >"$TMP/hold.out" 2>&1 &
 H=$!
 for _ in $(seq 100); do grep -q held "$TMP/hold.out" && break; sleep 0.05; done
+# signals that arrive while held are passed on (sc_tracee_pump): 50 now,
+# counted by the program at its end
+for _ in $(seq 50); do kill -s RTMIN $P; done
 out=$(msg seize $P)
 check "already traced: names the tracer ($(echo $out))" -- sh -c "echo '$out' | grep -q 'already traced by process $H (tracee_cli)'"
 kill $H 2>/dev/null; wait $H 2>/dev/null
@@ -176,8 +181,24 @@ rc=$?
 check "the churning attach_loop ends with its checks passing, status $rc ($(tail -2 "$TMP/churn.out" | tr '\n' ' '))" -- \
 	sh -c "[ $rc = 0 ] && tail -1 '$TMP/churn.out' | grep -qx ok"
 
+# a process stopped by job control: no thread to run a call (said), and
+# it stays stopped after a seize and a release, until SIGCONT
+kill -STOP $P
+sleep 0.1
+out=$(msg call $P "$TMP/libattach.so" sc_test_entry "$TMP/out.stopped")
+check "stopped by SIGSTOP: the call is refused, in one line ($(echo $out))" -- \
+	sh -c "echo '$out' | grep -q 'stopped by job control' && [ ! -e '$TMP/out.stopped' ]"
+"$CLI" seize $P >/dev/null 2>&1
+sleep 0.1
+check "stopped by SIGSTOP: still stopped after a seize and a release" -- grep -q 'State:.T' /proc/$P/status
+kill -CONT $P
+sleep 0.3
+check "after SIGCONT it runs again" -- sh -c "! grep -q 'State:.T' /proc/$P/status"
+
 kill -TERM $P
 wait $P
 rc=$?
+check "the 50 queued signals sent while it was held all reached the program ($(grep '^signals' "$TMP/loop.out"))" -- \
+	grep -qx 'signals 50' "$TMP/loop.out"
 check "attach_loop ran to its end with its own checks passing ($(grep "^checks" "$TMP/loop.out")), status $rc ($(tail -2 "$TMP/loop.out" | tr '\n' ' '))" -- \
 	sh -c "[ $rc = 0 ] && tail -1 '$TMP/loop.out' | grep -qx ok"

@@ -14,7 +14,9 @@
  * every 100 ms (the counters), and at the end (after SECONDS, or on
  * SIGTERM) "ok" or "FAIL what".
  * With "churn", the main thread also starts a thread every 2 ms, which
- * sleeps 1 ms and returns its number times 3 (checked when joined); "end" then gives their count.
+ * sleeps 1 ms and returns its number times 3 (checked when joined); "end"
+ * then gives their count.  SIGRTMIN is counted (queued signals: none
+ * merge): "signals N" before the last line.
  *   attach_loop SECONDS [churn]
  */
 #define _GNU_SOURCE
@@ -174,6 +176,14 @@ static void *churned(void *arg)
 	return (void *)((long)arg * 3);
 }
 
+static atomic_long n_rt;
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&n_rt, 1);
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -188,6 +198,8 @@ int main(int argc, char **argv)
 	pthread_t th[3];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGTERM, on_term);
+	struct sigaction sa = { .sa_handler = on_rt, .sa_flags = SA_RESTART };
+	sigaction(SIGRTMIN, &sa, NULL);
 	if (pipe(pipefd) < 0)
 		return 2;
 	has_avx2 = __builtin_cpu_supports("avx2");
@@ -228,6 +240,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	printf("end %ld %ld %ld %ld\n", atomic_load(&n_spin), atomic_load(&n_sleep), atomic_load(&n_read), n_churn);
+	printf("signals %ld\n", atomic_load(&n_rt));
 	if (atomic_load(&failed)) {
 		printf("FAIL %s\n", why);
 		return 1;
