@@ -937,9 +937,9 @@ static int tail_original(struct sc_tracee *t, const struct maps *mp, uint64_t ta
  * data block (struct blob_data) at R + 8, BLOB_DATA bytes, and the
  * thread's red zone untouched above it.  It pushes rflags and the 15
  * general registers, saves errno (through __errno_location) and the
- * vector/x87 state (XSAVE of every XCR0 component but the AMX tiles,
- * which nothing on the call's path uses; FXSAVE without OSXSAVE) in a
- * 64-aligned zeroed area below, calls dlopen(lib, RTLD_NOW), dlsym and
+ * vector/x87 state (XSAVE with the mask and size in the data, see
+ * xsave_params; FXSAVE when the mask is 0) in a 64-aligned zeroed area
+ * below, calls dlopen(lib, RTLD_NOW), dlsym and
  * the function, writes the record {magic, stage, value, dlerror() text}
  * to the status file (openat/write/close, raw system calls) and removes
  * the file and its directory (the tracer reads its open descriptor; a
@@ -953,9 +953,34 @@ struct blob_data {
 	uint64_t dlopen, dlsym, dlerror, errno_location;
 	uint64_t magic;
 	uint64_t lib, sym, arg, status, dir;   /* target addresses of the strings */
-	char strings[BLOB_DATA - 80];
+	uint64_t xsave_mask, xsave_size;       /* 0 and 512: FXSAVE */
+	char strings[BLOB_DATA - 96];
 };
 _Static_assert(sizeof(struct blob_data) == BLOB_DATA, "blob data size");
+_Static_assert(offsetof(struct blob_data, errno_location) == 24 && offsetof(struct blob_data, magic) == 32 &&
+	       offsetof(struct blob_data, lib) == 40 && offsetof(struct blob_data, status) == 64 &&
+	       offsetof(struct blob_data, dir) == 72 && offsetof(struct blob_data, xsave_mask) == 80 &&
+	       offsetof(struct blob_data, xsave_size) == 88, "the offsets the blob uses");
+
+/* What the blob saves the vector state with, found here (XCR0 is the same
+ * in every process): XSAVE of every enabled component but the AMX tiles
+ * (17, 18: no code on the call's path uses them, and a process that never
+ * asked for them has them disabled by XFD), into an area of the size
+ * CPUID leaf 0xd gives; FXSAVE's 512 bytes without OSXSAVE.  Not in the
+ * blob: a process may have CPUID made to fault (ARCH_SET_CPUID). */
+static void xsave_params(uint64_t *mask, uint64_t *size)
+{
+	unsigned a, b, c, d;
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	*mask = 0;
+	*size = 512;
+	if (!(c & (1u << 27)))
+		return;
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
+	*size = b;
+	__asm__("xgetbv" : "=a"(a), "=d"(d) : "c"(0));
+	*mask = ((uint64_t)d << 32 | a) & ~0x60000ULL;
+}
 
 struct blob_record {
 	uint64_t magic;
@@ -979,24 +1004,10 @@ __asm__(
 	"	lea 136(%rbp), %r12\n"          /* the data block */
 	"	sub $32, %rsp\n"                /* -8 xsave mask, -16 errno, -24 &errno */
 	"	movq $0, -24(%rbp)\n"
-	"	mov $1, %eax\n"
-	"	cpuid\n"
-	"	bt $27, %ecx\n"                 /* OSXSAVE */
-	"	jnc 1f\n"
-	"	mov $0xd, %eax\n"
-	"	xor %ecx, %ecx\n"
-	"	cpuid\n"                        /* ebx: the area's size for XCR0 */
-	"	mov %ebx, %r13d\n"
-	"	xor %ecx, %ecx\n"
-	"	xgetbv\n"
-	"	and $0xfff9ffff, %eax\n"        /* not the AMX tiles (17, 18) */
-	"	shl $32, %rdx\n"
-	"	or %rdx, %rax\n"
+	"	mov 80(%r12), %rax\n"           /* the XSAVE mask (0: FXSAVE) and size */
 	"	mov %rax, -8(%rbp)\n"
-	"	jmp 2f\n"
-	"1:	movq $0, -8(%rbp)\n"
-	"	mov $512, %r13d\n"
-	"2:	sub %r13, %rsp\n"
+	"	mov 88(%r12), %r13\n"
+	"	sub %r13, %rsp\n"
 	"	and $-64, %rsp\n"
 	"	mov %rsp, %rdi\n"
 	"	mov %r13, %rcx\n"
@@ -1104,7 +1115,8 @@ __asm__(
 extern const unsigned char sc_tracee_blob_start[], sc_tracee_blob_end[];
 _Static_assert(BLOB_DATA + 128 == 8320, "the blob's ret immediate");
 
-/* A thread to run the call: stopped, with 64 KiB of stack below its rsp;
+/* A thread to run the call: stopped, with 256 KiB of stack below its rsp
+ * (or on the main thread's growing stack);
  * best outside libc and the loader and not in a system call, then in
  * them, then blocked in a restartable system call.  -1 if none. */
 static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char *libc, const char *ldso)
@@ -1118,7 +1130,7 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 			continue;
 		const struct mapping *st = maps_find(mp, g.rsp - 1);
 		bool grows = st && st->path && !strcmp(st->path, "[stack]");   /* the main thread's */
-		if (!st || st->perm[1] != 'w' || (!grows && g.rsp - 65536 < st->lo))
+		if (!st || st->perm[1] != 'w' || (!grows && g.rsp - 262144 < st->lo))
 			continue;
 		const struct mapping *code = maps_find(mp, g.rip);
 		int score = 0;
@@ -1233,6 +1245,7 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 	data->dlsym = object_sym(&libc, "dlsym");
 	data->dlerror = object_sym(&libc, "dlerror");
 	data->errno_location = object_sym(&libc, "__errno_location");
+	xsave_params(&data->xsave_mask, &data->xsave_size);
 	if (!data->dlopen || !data->dlsym || !data->dlerror) {
 		ERR("no dlopen in the target's libc (%s: glibc 2.34 or later has it)", libc_path);
 		rc = -ENOSYS;
@@ -1270,7 +1283,7 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 			ERR("thread %d of process %d is not held (ended, or stopped by job control)", tid, t->pid);
 		else
 			ERR("no thread of process %d can run the call (each is stopped by job control, has a "
-			    "signal pending, or has under 64 KiB of stack left)", t->pid);
+			    "signal pending, or has under 256 KiB of stack left)", t->pid);
 		rc = -ESRCH;
 		goto resume;
 	}
