@@ -159,6 +159,8 @@ static void *reader(void *arg)
 		ssize_t r = read(pipefd[0], &c, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0)
+			fail("read: read failed");
 		if (r <= 0)
 			break;   /* the writer closed it: the end */
 		if (c != want)

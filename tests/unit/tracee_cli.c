@@ -9,7 +9,9 @@
  *                                          tasks; "stops N mismatched M held H"
  *   tracee_cli call PID LIB SYM ARG [TID]  seize + call + release; prints
  *                                          "ret N" and "times seize_us call_us release_us
- *                                          cpu_us" (the last: this process's CPU time)
+ *                                          cpu_us" (the last: this process's CPU time);
+ *                                          with TID, first "in ORIG_RAX RAX" of that
+ *                                          thread once stopped
  *   tracee_cli poke PID LO HI              stop, say how many threads are inside
  *                                          [LO, HI) (hex), step_out (2 rounds), read it,
  *                                          write 0xcc over it, read back, write the
@@ -59,9 +61,15 @@ static int call(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct sc_tracee *t = seize(argv[2]);
 	long seize_us = us_since(&t0);
+	pid_t tid = argc > 6 ? (pid_t)atoi(argv[6]) : 0;
+	if (tid && sc_tracee_stop(t, NULL, 0) == 0) {
+		/* where the thread is: "in N R" (system call N, rax R), or "in -1" */
+		struct user_regs_struct g;
+		if (ptrace(PTRACE_GETREGS, tid, 0, &g) == 0)
+			printf("in %lld %lld\n", (long long)g.orig_rax, (long long)g.rax);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = sc_tracee_call_in(t, argc > 6 ? (pid_t)atoi(argv[6]) : 0, argv[3], argv[4], argv[5], 5000,
-			       &ret, err, sizeof(err));
+	rc = sc_tracee_call_in(t, tid, argv[3], argv[4], argv[5], 5000, &ret, err, sizeof(err));
 	long call_us = us_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sc_tracee_release(t);
