@@ -48,7 +48,15 @@
  * private copy of the file's page, with the file's bytes; a blob a killed
  * tracer left behind goes too); the status file and its directory are
  * removed (by the blob itself).  On a timeout the blob stays (a thread may
- * still run it).
+ * still run it).  Threads the function starts are not seized by the call
+ * (the next sc_tracee_stop() seizes them unless listed in `except`).
+ *
+ * Limits: a process with user shadow stacks (CET) is refused (the blob's
+ * `ret` has no matching call); the status file needs a writable /tmp,
+ * /dev/shm or /var/tmp in the target's root, and a seccomp filter that
+ * forbids openat turns a finished call into a timeout; a thread caught
+ * while running a signal handler on a small sigaltstack could overflow it
+ * (its stack mapping is checked for 256 KiB, not the altstack's own size).
  *
  * Ownership: sc_tracee_seize() returns a tracee that sc_tracee_release()
  * detaches and frees (NULL accepted).  Not thread-safe: ptrace requests
