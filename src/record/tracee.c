@@ -1146,9 +1146,33 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 	return best;
 }
 
-/* A private directory in the target's /tmp (or /dev/shm, /var/tmp) with an
- * empty status file the target's user can write: its path as the tracer
+/* A private directory in the target's /tmp (or /dev/shm, /var/tmp),
+ * named after this process, with an empty status file the target's user
+ * can write: its path as the tracer
  * sees it in tpath, as the target sees it in path. */
+/* Status directories in base whose tracer is gone (killed before its
+ * blob ran, which removes them otherwise): removed. */
+static void sweep_stale(const char *base)
+{
+	static const char prefix[] = "stackclock-attach.";
+	DIR *d = opendir(base);
+	struct dirent *e;
+	char path[PATH_MAX];
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, sizeof(prefix) - 1))
+			continue;
+		long owner = strtol(e->d_name + sizeof(prefix) - 1, NULL, 10);
+		if (owner <= 0 || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", base, e->d_name);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int make_status_file(pid_t pid, const char *status, char *dir, size_t dlen, char *tpath,
 			    size_t tlen, char *path, size_t plen)
 {
@@ -1157,7 +1181,9 @@ static int make_status_file(pid_t pid, const char *status, char *dir, size_t dle
 	char root[64];
 	int n = snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-		snprintf(dir, dlen, "%s%s/stackclock-attach.XXXXXX", root, bases[b]);
+		snprintf(dir, dlen, "%s%s", root, bases[b]);
+		sweep_stale(dir);
+		snprintf(dir, dlen, "%s%s/stackclock-attach.%d.XXXXXX", root, bases[b], (int)getpid());
 		if (!mkdtemp(dir))
 			continue;
 		snprintf(tpath, tlen, "%s/status", dir);

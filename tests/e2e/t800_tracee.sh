@@ -112,9 +112,12 @@ for max in 5000 15000; do
 		sh -c "kill -0 $P && grep -q 'TracerPid:[[:space:]]*0$' /proc/$P/status && echo '$out' | grep -q 'killed [0-9]* finished [0-9]*'"
 done
 echo "# the library ran $(wc -l <"$TMP/out.killed" 2>/dev/null || echo 0) times under killed tracers"
+echo "# status directories left by killed tracers: $(ls -d /tmp/stackclock-attach.* 2>/dev/null | wc -l)"
 echo "# code after the killed tracers: $(same_code $P 2>&1)"
 out=$("$CLI" call $P "$TMP/libattach.so" sc_test_entry "$TMP/out.after" 2>&1)
 check "a call after the killed tracers: ret 42 ($(echo $out))" -- sh -c "echo '$out' | grep -qx 'ret 42'"
+stale=$(for d in /tmp/stackclock-attach.*; do [ -d "$d" ] || continue; p=${d#/tmp/stackclock-attach.}; kill -0 "${p%%.*}" 2>/dev/null || echo "$d"; done)
+check "no status directory of a dead tracer is left after the next call (${stale:-none})" -- test -z "$stale"
 out=$(same_code $P 2>&1)
 check "then every executable mapping equals its file again, blobs left by killed tracers included ($out)" -- same_code $P
 
