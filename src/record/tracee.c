@@ -168,6 +168,15 @@ static int seize_one(struct sc_tracee *t, pid_t tid)
 	return 1;
 }
 
+/* th ended (or is ending): reap it if it can be, so that a traced thread
+ * that exited does not stay a zombie in the target until we detach. */
+static void mark_gone(struct thread *th)
+{
+	int st;
+	waitpid(th->tid, &st, __WALL | WNOHANG);
+	th->state = TH_GONE;
+}
+
 enum stop_kind { K_NONE, K_EXIT, K_EVENT, K_GROUP, K_SIGNAL };
 
 static enum stop_kind classify(int st, int *sig)
@@ -189,11 +198,11 @@ static enum stop_kind classify(int st, int *sig)
 	return K_SIGNAL;
 }
 
-/* Wait until th (interrupted, or single-stepped) is in a ptrace stop.
- * Signals that stop it first are passed on and the wait goes on, unless
- * keep_signals: then the signal stop is the stop, its signal kept for
- * later.  A thread that ends is marked gone.  0 or -errno. */
-static int wait_stop(struct sc_tracee *t, struct thread *th, bool keep_signals)
+/* Wait until th (interrupted) is in a ptrace stop.  Signals that stop it
+ * first are passed on (the handler runs now) and the wait goes on for the
+ * interrupt's stop, so no stray trap is left pending.  A thread that ends
+ * is marked gone.  0 or -errno. */
+static int wait_stop(struct sc_tracee *t, struct thread *th)
 {
 	uint64_t start = now_ms();
 	long nap = 20;
@@ -209,7 +218,7 @@ static int wait_stop(struct sc_tracee *t, struct thread *th, bool keep_signals)
 		if (r == 0) {
 			char s = thread_state(t->pid, th->tid);
 			if (s == 0 || s == 'Z' || s == 'X') {
-				th->state = TH_GONE;
+				mark_gone(th);
 				return 0;
 			}
 			if (now_ms() - start > 10000)
@@ -230,14 +239,8 @@ static int wait_stop(struct sc_tracee *t, struct thread *th, bool keep_signals)
 			th->state = TH_GROUPSTOP;
 			return 0;
 		case K_SIGNAL:
-			if (keep_signals) {
-				if (sig != SIGTRAP)
-					th->sig = sig;
-				th->state = TH_STOPPED;
-				return 0;
-			}
 			if (ptrace(PTRACE_CONT, th->tid, 0, (long)sig) < 0 && errno == ESRCH) {
-				th->state = TH_GONE;
+				mark_gone(th);
 				return 0;
 			}
 			break;
@@ -310,8 +313,8 @@ static int scan_tasks(struct sc_tracee *t, bool stop, const pid_t *except, int n
 		if (stop) {
 			struct thread *th = &t->th[t->n - 1];
 			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
-				th->state = TH_GONE;
-			else if ((rc = wait_stop(t, th, false)) < 0)
+				mark_gone(th);
+			else if ((rc = wait_stop(t, th)) < 0)
 				break;
 		}
 	}
@@ -322,30 +325,19 @@ static int scan_tasks(struct sc_tracee *t, bool stop, const pid_t *except, int n
 
 /* ---- seize, stop, resume, release ---- */
 
-static void explain_eperm(pid_t pid, const char *status, char *err, size_t errlen)
+/* The one line for EPERM, from what was found: the tracer already there
+ * (tracer > 0, its name in comm), the target's and our uid, Yama's
+ * ptrace_scope (-1: no Yama). */
+static void eperm_message(pid_t pid, long tracer, const char *comm, long uid, long euid, long scope,
+			  char *err, size_t errlen)
 {
-	char buf[64];
-	long tracer = status_num(status, "TracerPid:");
-	if (tracer > 0) {
-		char comm[64] = "";
-		snprintf(buf, sizeof(buf), "/proc/%ld/comm", tracer);
-		if (read_small(buf, comm, sizeof(comm)) > 0)
-			comm[strcspn(comm, "\n")] = 0;
+	if (tracer > 0)
 		ERR("cannot attach to process %d: it is already traced by process %ld (%s); "
 		    "detach that debugger or tracer first", pid, tracer, comm[0] ? comm : "?");
-		return;
-	}
-	long uid = status_num(status, "Uid:");
-	long euid = (long)geteuid();
-	if (uid >= 0 && uid != euid && euid != 0) {
+	else if (uid >= 0 && uid != euid && euid != 0)
 		ERR("cannot attach to process %d: it belongs to another user (uid %ld, you are %ld); "
 		    "run as that user or as root", pid, uid, euid);
-		return;
-	}
-	long scope = -1;
-	if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
-		scope = strtol(buf, NULL, 10);
-	if (scope == 1)
+	else if (scope == 1)
 		ERR("cannot attach to process %d: kernel.yama.ptrace_scope is 1 (only a parent may trace); "
 		    "run as root, or allow it with `sysctl kernel.yama.ptrace_scope=0`", pid);
 	else if (scope == 2)
@@ -357,6 +349,20 @@ static void explain_eperm(pid_t pid, const char *status, char *err, size_t errle
 	else
 		ERR("cannot attach to process %d: not permitted (a set-user-ID program, or a security module "
 		    "refused); run as root", pid);
+}
+
+static void explain_eperm(pid_t pid, const char *status, char *err, size_t errlen)
+{
+	char buf[64], comm[64] = "";
+	long tracer = status_num(status, "TracerPid:"), scope = -1;
+	if (tracer > 0) {
+		snprintf(buf, sizeof(buf), "/proc/%ld/comm", tracer);
+		if (read_small(buf, comm, sizeof(comm)) > 0)
+			comm[strcspn(comm, "\n")] = 0;
+	}
+	if (read_small("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
+		scope = strtol(buf, NULL, 10);
+	eperm_message(pid, tracer, comm, status_num(status, "Uid:"), (long)geteuid(), scope, err, errlen);
 }
 
 int sc_tracee_seize(pid_t pid, struct sc_tracee **out, char *err, size_t errlen)
@@ -447,13 +453,13 @@ int sc_tracee_stop(struct sc_tracee *t, const pid_t *except, int nexcept)
 		if (th->state != TH_RUNNING || listed(th->tid, except, nexcept))
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
-			th->state = TH_GONE;
+			mark_gone(th);
 	}
 	for (int i = 0; i < t->n; i++) {
 		struct thread *th = &t->th[i];
 		if (th->state != TH_RUNNING || listed(th->tid, except, nexcept))
 			continue;
-		int r = wait_stop(t, th, false);
+		int r = wait_stop(t, th);
 		if (r < 0 && !rc)
 			rc = r;
 	}
@@ -479,7 +485,7 @@ int sc_tracee_resume(struct sc_tracee *t)
 		else
 			continue;
 		if (r < 0 && errno == ESRCH)
-			th->state = TH_GONE;
+			mark_gone(th);
 		else if (r < 0 && !rc)
 			rc = -errno;
 		else if (r == 0)
@@ -496,10 +502,10 @@ void sc_tracee_release(struct sc_tracee *t)
 	/* PTRACE_DETACH needs a ptrace stop; no new thread is seized here */
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING && ptrace(PTRACE_INTERRUPT, t->th[i].tid, 0, 0) < 0)
-			t->th[i].state = TH_GONE;
+			mark_gone(&t->th[i]);
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING)
-			wait_stop(t, &t->th[i], false);
+			wait_stop(t, &t->th[i]);
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_STOPPED || t->th[i].state == TH_GROUPSTOP)
 			ptrace(PTRACE_DETACH, t->th[i].tid, 0, (long)t->th[i].sig);
@@ -647,12 +653,17 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 		if ((rc = sc_tracee_stop(t, except, nexcept)) < 0)
 			goto out;
 	}
-	/* single steps for the rest */
+	/* The rest, one thread at a time, by nudges: PTRACE_CONT, a sleep of
+	 * 10-200 us, PTRACE_INTERRUPT lets it run a little, alone.  Not
+	 * PTRACE_SINGLESTEP: a tracer killed while a thread is stopped after a
+	 * step leaves the trap flag set (the kernel clears it only when the
+	 * tracer resumes or detaches it), and the thread, no longer traced,
+	 * dies of SIGTRAP after its next instruction. */
 	for (int i = 0; i < t->n && rc > 0; i++) {
 		struct thread *th = &t->th[i];
 		if (!inside[i] || th->state != TH_STOPPED)
 			continue;
-		for (int k = 0; k < 4096; k++) {
+		for (int k = 0; k < 1000; k++) {
 			struct user_regs_struct g;
 			if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0)
 				break;
@@ -661,12 +672,14 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 				break;
 			}
 			if (restart_pending(&g))
-				break;   /* blocked in a system call: a step would wait for it */
-			if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+				break;   /* blocked in a system call: it stays where it is */
+			if (ptrace(PTRACE_CONT, th->tid, 0, (long)th->sig) < 0)
 				break;
+			th->sig = 0;
 			th->state = TH_RUNNING;
-			wait_stop(t, th, true);
-			if (th->state != TH_STOPPED) {
+			sleep_us(k < 100 ? 10 + k : 200);   /* a few microseconds: it runs at least a little */
+			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 || wait_stop(t, th) < 0 ||
+			    th->state != TH_STOPPED) {
 				if (th->state == TH_GONE)
 					rc--;
 				break;
@@ -687,7 +700,7 @@ out:
 struct mapping {
 	uint64_t lo, hi, off;
 	char perm[5];
-	char *path;     /* NULL for anonymous */
+	char *path;     /* a file's path, "[stack]" and the like, NULL for anonymous */
 };
 
 struct maps {
@@ -724,8 +737,8 @@ static int maps_read(pid_t pid, struct maps *mp)
 		char *p = line + pos;
 		p += strspn(p, " \t");
 		p[strcspn(p, "\n")] = 0;
-		if (*p == '/' && !strstr(p, " (deleted)"))
-			x.path = strdup(p);
+		if ((*p == '/' && !strstr(p, " (deleted)")) || *p == '[')
+			x.path = strdup(p);   /* a file, or [stack], [heap], [vdso]... */
 		if (mp->n == cap) {
 			cap = cap ? 2 * cap : 64;
 			struct mapping *m = realloc(mp->m, cap * sizeof(*m));
@@ -858,7 +871,7 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 	*len = 0;
 	for (size_t i = 0; i < mp->n; i++) {
 		const struct mapping *m = &mp->m[i];
-		if (!m->path || m->perm[2] != 'x')
+		if (!m->path || m->path[0] != '/' || m->perm[2] != 'x')
 			continue;
 		bool seen = false;
 		for (size_t k = 0; k < i && !seen; k++)
@@ -897,6 +910,26 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 	return *len ? 0 : -ENOSPC;
 }
 
+/* The bytes the tail holds in the file (what goes back after the call):
+ * from the file, so a blob left by a tracer killed earlier is not taken
+ * for the original; from memory if the file cannot be read. */
+static int tail_original(struct sc_tracee *t, const struct maps *mp, uint64_t tail, void *buf, size_t len)
+{
+	const struct mapping *m = maps_find(mp, tail);
+	char file[PATH_MAX + 64];
+	if (m && m->path && m->path[0] == '/') {
+		snprintf(file, sizeof(file), "/proc/%d/root%s", t->pid, m->path);
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t r = pread(fd, buf, len, (off_t)(m->off + (tail - m->lo)));
+			close(fd);
+			if (r == (ssize_t)len)
+				return 0;
+		}
+	}
+	return sc_tracee_read(t, tail, buf, len);
+}
+
 /* ---- the call ---- */
 
 /*
@@ -904,11 +937,13 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
  * data block (struct blob_data) at R + 8, BLOB_DATA bytes, and the
  * thread's red zone untouched above it.  It pushes rflags and the 15
  * general registers, saves errno (through __errno_location) and the
- * vector/x87 state (XSAVE of every XCR0 component but the AMX tiles,
- * which nothing on the call's path uses; FXSAVE without OSXSAVE) in a
- * 64-aligned zeroed area below, calls dlopen(lib, RTLD_NOW), dlsym and
+ * vector/x87 state (XSAVE with the mask and size in the data, see
+ * xsave_params; FXSAVE when the mask is 0) in a 64-aligned zeroed area
+ * below, calls dlopen(lib, RTLD_NOW), dlsym and
  * the function, writes the record {magic, stage, value, dlerror() text}
- * to the status file (openat/write/close, raw system calls), restores it
+ * to the status file (openat/write/close, raw system calls) and removes
+ * the file and its directory (the tracer reads its open descriptor; a
+ * tracer killed meanwhile leaves nothing in /tmp), restores it
  * all and returns with `ret $BLOB_DATA + 128`, which pops the return
  * address and gives the stack back in one instruction.  Assembled into
  * the recorder's read-only data, never run there.
@@ -917,10 +952,35 @@ static int find_tail(pid_t pid, const struct maps *mp, size_t need, uint64_t *ad
 struct blob_data {
 	uint64_t dlopen, dlsym, dlerror, errno_location;
 	uint64_t magic;
-	uint64_t lib, sym, arg, status;     /* target addresses of the strings */
-	char strings[BLOB_DATA - 72];
+	uint64_t lib, sym, arg, status, dir;   /* target addresses of the strings */
+	uint64_t xsave_mask, xsave_size;       /* 0 and 512: FXSAVE */
+	char strings[BLOB_DATA - 96];
 };
 _Static_assert(sizeof(struct blob_data) == BLOB_DATA, "blob data size");
+_Static_assert(offsetof(struct blob_data, errno_location) == 24 && offsetof(struct blob_data, magic) == 32 &&
+	       offsetof(struct blob_data, lib) == 40 && offsetof(struct blob_data, status) == 64 &&
+	       offsetof(struct blob_data, dir) == 72 && offsetof(struct blob_data, xsave_mask) == 80 &&
+	       offsetof(struct blob_data, xsave_size) == 88, "the offsets the blob uses");
+
+/* What the blob saves the vector state with, found here (XCR0 is the same
+ * in every process): XSAVE of every enabled component but the AMX tiles
+ * (17, 18: no code on the call's path uses them, and a process that never
+ * asked for them has them disabled by XFD), into an area of the size
+ * CPUID leaf 0xd gives; FXSAVE's 512 bytes without OSXSAVE.  Not in the
+ * blob: a process may have CPUID made to fault (ARCH_SET_CPUID). */
+static void xsave_params(uint64_t *mask, uint64_t *size)
+{
+	unsigned a, b, c, d;
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	*mask = 0;
+	*size = 512;
+	if (!(c & (1u << 27)))
+		return;
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
+	*size = b;
+	__asm__("xgetbv" : "=a"(a), "=d"(d) : "c"(0));
+	*mask = ((uint64_t)d << 32 | a) & ~0x60000ULL;
+}
 
 struct blob_record {
 	uint64_t magic;
@@ -944,24 +1004,10 @@ __asm__(
 	"	lea 136(%rbp), %r12\n"          /* the data block */
 	"	sub $32, %rsp\n"                /* -8 xsave mask, -16 errno, -24 &errno */
 	"	movq $0, -24(%rbp)\n"
-	"	mov $1, %eax\n"
-	"	cpuid\n"
-	"	bt $27, %ecx\n"                 /* OSXSAVE */
-	"	jnc 1f\n"
-	"	mov $0xd, %eax\n"
-	"	xor %ecx, %ecx\n"
-	"	cpuid\n"                        /* ebx: the area's size for XCR0 */
-	"	mov %ebx, %r13d\n"
-	"	xor %ecx, %ecx\n"
-	"	xgetbv\n"
-	"	and $0xfff9ffff, %eax\n"        /* not the AMX tiles (17, 18) */
-	"	shl $32, %rdx\n"
-	"	or %rdx, %rax\n"
+	"	mov 80(%r12), %rax\n"           /* the XSAVE mask (0: FXSAVE) and size */
 	"	mov %rax, -8(%rbp)\n"
-	"	jmp 2f\n"
-	"1:	movq $0, -8(%rbp)\n"
-	"	mov $512, %r13d\n"
-	"2:	sub %r13, %rsp\n"
+	"	mov 88(%r12), %r13\n"
+	"	sub %r13, %rsp\n"
 	"	and $-64, %rsp\n"
 	"	mov %rsp, %rdi\n"
 	"	mov %r13, %rcx\n"
@@ -1038,6 +1084,12 @@ __asm__(
 	"	mov $3, %eax\n"                 /* close(fd) */
 	"	mov %rbx, %rdi\n"
 	"	syscall\n"
+	"	mov $87, %eax\n"                /* unlink(status): the tracer holds it open */
+	"	mov 64(%r12), %rdi\n"
+	"	syscall\n"
+	"	mov $84, %eax\n"                /* rmdir(its directory) */
+	"	mov 72(%r12), %rdi\n"
+	"	syscall\n"
 	"10:	mov -24(%rbp), %rax\n"
 	"	test %rax, %rax\n"
 	"	jz 11f\n"
@@ -1063,7 +1115,8 @@ __asm__(
 extern const unsigned char sc_tracee_blob_start[], sc_tracee_blob_end[];
 _Static_assert(BLOB_DATA + 128 == 8320, "the blob's ret immediate");
 
-/* A thread to run the call: stopped, with 64 KiB of stack below its rsp;
+/* A thread to run the call: stopped, with 256 KiB of stack below its rsp
+ * (or on the main thread's growing stack);
  * best outside libc and the loader and not in a system call, then in
  * them, then blocked in a restartable system call.  -1 if none. */
 static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char *libc, const char *ldso)
@@ -1076,7 +1129,8 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 		if (ptrace(PTRACE_GETREGS, t->th[i].tid, 0, &g) < 0)
 			continue;
 		const struct mapping *st = maps_find(mp, g.rsp - 1);
-		if (!st || g.rsp - 65536 < st->lo || st->perm[1] != 'w')
+		bool grows = st && st->path && !strcmp(st->path, "[stack]");   /* the main thread's */
+		if (!st || st->perm[1] != 'w' || (!grows && g.rsp - 262144 < st->lo))
 			continue;
 		const struct mapping *code = maps_find(mp, g.rip);
 		int score = 0;
@@ -1092,9 +1146,33 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 	return best;
 }
 
-/* A private directory in the target's /tmp (or /dev/shm, /var/tmp) with an
- * empty status file the target's user can write: its path as the tracer
+/* A private directory in the target's /tmp (or /dev/shm, /var/tmp),
+ * named after this process, with an empty status file the target's user
+ * can write: its path as the tracer
  * sees it in tpath, as the target sees it in path. */
+/* Status directories in base whose tracer is gone (killed before its
+ * blob ran, which removes them otherwise): removed. */
+static void sweep_stale(const char *base)
+{
+	static const char prefix[] = "stackclock-attach.";
+	DIR *d = opendir(base);
+	struct dirent *e;
+	char path[PATH_MAX];
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, sizeof(prefix) - 1))
+			continue;
+		long owner = strtol(e->d_name + sizeof(prefix) - 1, NULL, 10);
+		if (owner <= 0 || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", base, e->d_name);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int make_status_file(pid_t pid, const char *status, char *dir, size_t dlen, char *tpath,
 			    size_t tlen, char *path, size_t plen)
 {
@@ -1103,7 +1181,9 @@ static int make_status_file(pid_t pid, const char *status, char *dir, size_t dle
 	char root[64];
 	int n = snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-		snprintf(dir, dlen, "%s%s/stackclock-attach.XXXXXX", root, bases[b]);
+		snprintf(dir, dlen, "%s%s", root, bases[b]);
+		sweep_stale(dir);
+		snprintf(dir, dlen, "%s%s/stackclock-attach.%d.XXXXXX", root, bases[b], (int)getpid());
 		if (!mkdtemp(dir))
 			continue;
 		snprintf(tpath, tlen, "%s/status", dir);
@@ -1191,6 +1271,7 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 	data->dlsym = object_sym(&libc, "dlsym");
 	data->dlerror = object_sym(&libc, "dlerror");
 	data->errno_location = object_sym(&libc, "__errno_location");
+	xsave_params(&data->xsave_mask, &data->xsave_size);
 	if (!data->dlopen || !data->dlsym || !data->dlerror) {
 		ERR("no dlopen in the target's libc (%s: glibc 2.34 or later has it)", libc_path);
 		rc = -ENOSYS;
@@ -1201,17 +1282,10 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		    "before its page does)", t->pid, blob_len);
 		goto out;
 	}
-	if (ll + sl + al + PATH_MAX > sizeof(data->strings) || blob_len > sizeof(saved_tail)) {
+	if (ll + sl + al + 512 > sizeof(data->strings) || blob_len > sizeof(saved_tail)) {
 		ERR("library path, symbol or argument too long (%zu bytes in all; at most %zu)",
-		    ll + sl + al, sizeof(data->strings) - PATH_MAX);
+		    ll + sl + al, sizeof(data->strings) - 512);
 		rc = -ENAMETOOLONG;
-		goto out;
-	}
-	sfd = make_status_file(t->pid, status, dir, sizeof(dir), tpath, sizeof(tpath), spath, sizeof(spath));
-	if (sfd < 0) {
-		ERR("cannot make a status file in the target's /tmp, /dev/shm or /var/tmp: %s", strerror(errno));
-		dir[0] = 0;
-		rc = -EACCES;
 		goto out;
 	}
 	if (getrandom(&data->magic, sizeof(data->magic), 0) != sizeof(data->magic))
@@ -1235,11 +1309,23 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 			ERR("thread %d of process %d is not held (ended, or stopped by job control)", tid, t->pid);
 		else
 			ERR("no thread of process %d can run the call (each is stopped by job control, has a "
-			    "signal pending, or has under 64 KiB of stack left)", t->pid);
+			    "signal pending, or has under 256 KiB of stack left)", t->pid);
 		rc = -ESRCH;
 		goto resume;
 	}
 	th = &t->th[pick];
+	sfd = make_status_file(t->pid, status, dir, sizeof(dir), tpath, sizeof(tpath), spath, sizeof(spath));
+	if (sfd < 0) {
+		ERR("cannot make a status file in the target's /tmp, /dev/shm or /var/tmp: %s", strerror(errno));
+		dir[0] = 0;
+		rc = -EACCES;
+		goto resume;
+	}
+	if (2 * strlen(spath) + 2 > 512) {
+		ERR("the status file's path %s is too long", spath);
+		rc = -ENAMETOOLONG;
+		goto resume;
+	}
 	struct user_regs_struct g;
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0) {
 		rc = -errno;
@@ -1259,9 +1345,12 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 	memcpy(s, lib, ll), data->lib = soff, s += ll, soff += ll;
 	memcpy(s, sym, sl), data->sym = soff, s += sl, soff += sl;
 	memcpy(s, arg, al), data->arg = soff, s += al, soff += al;
-	memcpy(s, spath, strlen(spath) + 1), data->status = soff;
+	size_t pl = strlen(spath) + 1;
+	memcpy(s, spath, pl), data->status = soff, s += pl, soff += pl;
+	memcpy(s, spath, pl), data->dir = soff;
+	s[strlen(s) - strlen("/status")] = 0;
 
-	if ((rc = sc_tracee_read(t, tail, saved_tail, blob_len)) < 0 ||
+	if ((rc = tail_original(t, &mp, tail, saved_tail, blob_len)) < 0 ||
 	    (rc = sc_tracee_write(t, tail, sc_tracee_blob_start, blob_len)) < 0) {
 		ERR("cannot write the loader's code at %#llx in process %d: %s", (unsigned long long)tail,
 		    t->pid, strerror(-rc));
@@ -1323,20 +1412,29 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		    rec.msg[0] ? rec.msg : "(no dlerror text)");
 		rc = -ENOENT;
 	}
-	/* the blob's bytes go back once its thread has left them */
+	/* the blob's bytes go back once its thread has left them: that thread
+	 * alone is interrupted (a thread the function started stays unseized),
+	 * looked at and let go, up to 1000 times 1 ms apart */
 	struct thread *ct = find_thread(t, call_tid);
-	struct sc_range r = { tail, tail + blob_len };
-	pid_t *others = malloc(((size_t)t->n + 1) * sizeof(*others));
-	if (ct && ct->state == TH_RUNNING && others) {
-		int no = 0;
-		for (int i = 0; i < t->n; i++)
-			if (t->th[i].tid != call_tid)
-				others[no++] = t->th[i].tid;
-		if (sc_tracee_stop(t, others, no) == 0 && sc_tracee_step_out(t, &r, 1, 1000) == 0)
+	for (int k = 0; ct && ct->state == TH_RUNNING && k < 1000; k++) {
+		struct user_regs_struct now;
+		if (ptrace(PTRACE_INTERRUPT, ct->tid, 0, 0) < 0 || wait_stop(t, ct) < 0 ||
+		    ct->state != TH_STOPPED)
+			break;
+		bool out_of_it = ptrace(PTRACE_GETREGS, ct->tid, 0, &now) == 0 &&
+				 (now.rip < tail || now.rip >= tail + blob_len);
+		if (out_of_it)
 			sc_tracee_write(t, tail, saved_tail, blob_len);
-		sc_tracee_resume(t);
+		if (ptrace(PTRACE_CONT, ct->tid, 0, 0) < 0) {
+			mark_gone(ct);
+			break;
+		}
+		ct->state = TH_RUNNING;
+		if (out_of_it)
+			break;
+		sleep_us(1000);
 	}
-	free(others);
+	compact(t);
 	goto out;
 
 resume:

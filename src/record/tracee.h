@@ -44,10 +44,19 @@
  *
  * What stays in the target after sc_tracee_call(): the library (dlopen'ed,
  * never closed) and whatever its function made.  The blob's bytes are put
- * back once the thread has left them (the page stays a private copy of
- * the file's page, with the file's bytes); the status file and its
- * directory are removed.  On a timeout the blob stays (a thread may still
- * run it).
+ * back, from the file, once the thread has left them (the page stays a
+ * private copy of the file's page, with the file's bytes; a blob a killed
+ * tracer left behind goes too); the status file and its directory are
+ * removed (by the blob itself).  On a timeout the blob stays (a thread may
+ * still run it).  Threads the function starts are not seized by the call
+ * (the next sc_tracee_stop() seizes them unless listed in `except`).
+ *
+ * Limits: a process with user shadow stacks (CET) is refused (the blob's
+ * `ret` has no matching call); the status file needs a writable /tmp,
+ * /dev/shm or /var/tmp in the target's root, and a seccomp filter that
+ * forbids openat turns a finished call into a timeout; a thread caught
+ * while running a signal handler on a small sigaltstack could overflow it
+ * (its stack mapping is checked for 256 KiB, not the altstack's own size).
  *
  * Ownership: sc_tracee_seize() returns a tracee that sc_tracee_release()
  * detaches and frees (NULL accepted).  Not thread-safe: ptrace requests
@@ -96,9 +105,12 @@ pid_t sc_tracee_pid(const struct sc_tracee *t);
 /* With all stopped: any thread whose instruction pointer is inside one of
  * the n ranges (sorted or not; sorted here, then binary search) is moved
  * out: by rounds of resume-all / sleep ~1 ms / stop-all (up to `rounds`),
- * then by single steps (at most 4096 per thread; a thread blocked in a
- * system call inside a range is not stepped).  Leaves every thread
- * stopped.  Returns the number of threads still inside (0 = success), or
+ * then each thread still inside by itself, by up to 1000 nudges (resumed
+ * and interrupted 10-200 us later) instead of
+ * single steps, whose trap flag a killed tracer would leave set (the
+ * thread would die of SIGTRAP).  A thread blocked in a system call inside
+ * a range stays.  Threads that were running on entry are left alone;
+ * every other thread is stopped on return.  Returns the number of threads still inside (0 = success), or
  * -errno. */
 int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, int rounds);
 

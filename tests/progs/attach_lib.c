@@ -1,9 +1,10 @@
 /*
  * attach_lib — the library the tracee tests load into attach_loop:
  * sc_test_entry(arg) appends arg and a newline to the file named arg,
- * and returns 42.  Its constructor touches malloc and stdio, so a call
+ * sets errno (the caller's must come back unchanged) and returns 42.  Its constructor touches malloc and stdio, so a call
  * made while another thread held a lock would hang, not pass.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,5 +25,6 @@ int sc_test_entry(const char *arg)
 		return -1;
 	fprintf(f, "%s %s\n", arg, seen ? seen : "?");
 	fclose(f);
+	errno = 77;
 	return 42;
 }
