@@ -448,7 +448,8 @@ static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_l
 /*
  * The thread's timeline (engine.h, struct sc_eng_tl_chunk): each chunk
  * one SC_REC_TIMELINE record, its items copied as the runtime coded them
- * (SC_TL_TICKS: calls in ticks, with the conversion; the bases the chunk
+ * (SC_TL_TICKS: calls in ticks, with the conversion; SC_TL_NODEREL: most
+ * call items name their node by the previous one's; the bases the chunk
  * header keeps; as many items as the bytes hold, which the reader
  * validates), then a record of the frames still open, ending at the
  * thread's last event.
@@ -485,13 +486,16 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 			break;
 		if (len > SC_ENG_TL_CHUNK - sizeof(c))
 			break;
-		/* copied as they are: the reader validates every item (a pass
-		 * here over millions of them cost more than the copy) */
+		/* written as they are, straight from the image, uncompressed
+		 * (zstd's fast mode took 60-100 ms of fib(32)'s 26 MB, more
+		 * than the bytes it saved cost): the reader validates every
+		 * item (a pass here over millions of them cost more) */
 		if (len) {
 			r.base_tick = c.base_tick;
 			r.base_ns = c.base_ns;
 			r.nitems = SC_TL_ALL;
-			ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), base + off + sizeof(c), len);
+			r.flags = SC_TL_TICKS | SC_TL_NODEREL;
+			ret = sc_writer_add_stored(w, SC_REC_TIMELINE, &r, sizeof(r), base + off + sizeof(c), len);
 			bytes += len;
 		}
 		off = c.next_off;
@@ -507,6 +511,7 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 
 		r.base_tick = tick;
 		r.base_ns = os_ns;
+		r.flags = SC_TL_TICKS;
 		if (depth && depth < t->stack_cap &&
 		    range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame))) {
 			for (uint64_t i = depth; i >= 1 && !ret; i--) {
