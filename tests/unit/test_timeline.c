@@ -65,6 +65,7 @@ static void rig_start(struct rig *g, uint64_t budget, uint64_t min, uint32_t dep
 	g->a.tl_left = budget ? &g->left : NULL;
 	g->t = sc_eng_thread_new(&g->a, 7, 1000);
 	sc_eng_tl_start(g->t, min, min, depth, only);
+	sc_eng_tl_unit(g->t, 0);     /* the tests' times are exact */
 }
 
 /* Emit the rig's thread (ticks are half nanoseconds) and build its timeline. */
