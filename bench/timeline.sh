@@ -14,6 +14,8 @@
 #   agg        record -m instrument -F 0 (the aggregated profile only)
 #   tl         record -m instrument -F 0 --timeline
 #   uftrace    uftrace record (its default: every entry and exit)
+#   tl_base    with BASE=/path/to/an/older/build/stackclock: its record
+#              --timeline, in the same runs (before/after a change)
 # Cost of the timeline: (tl - plain) / (agg - plain).  Bytes per event: the
 # data file with a timeline less the one without, over the events (2 per
 # call); uftrace's: its data directory over the same events.
@@ -48,6 +50,7 @@ for ((r = 0; r < RUNS; r++)); do
 	T[plain]+=" $(cpu "$W/fib" "$N")"
 	T[agg]+=" $(cpu "$SC" record -m instrument -F 0 -o "$W/agg.data" -- "$W/fib" "$N")"
 	T[tl]+=" $(cpu "$SC" record -m instrument -F 0 --timeline -o "$W/tl.data" -- "$W/fib" "$N")"
+	[ -n "${BASE:-}" ] && T[tl_base]+=" $(cpu "$BASE" record -m instrument -F 0 --timeline -o "$W/tlb.data" -- "$W/fib" "$N")"
 	rm -rf "$W/ut"
 	T[uftrace]+=" $(cpu uftrace record -d "$W/ut" "$W/fib" "$N")"
 done
@@ -55,9 +58,10 @@ calls=$("$SC" report -i "$W/agg.data" --format json | python3 -c "import json,sy
 events=$((2 * calls))
 a=$(stat -c %s "$W/agg.data"); t=$(stat -c %s "$W/tl.data"); u=$(du -sb "$W/ut" | cut -f1)
 declare -A M
-for k in plain agg tl uftrace; do M[$k]=$(echo "${T[$k]}" | med); done
+KEYS="plain agg tl uftrace${BASE:+ tl_base}"
+for k in $KEYS; do M[$k]=$(echo "${T[$k]}" | med); done
 echo "fib($N): $calls calls, $events events; CPU seconds, median of $RUNS (recorder and target)"
-for k in plain agg tl uftrace; do printf '  %-8s %6.2f s   (%s)\n' "$k" "${M[$k]}" "${T[$k]# }"; done
+for k in $KEYS; do printf '  %-8s %6.2f s   (%s)\n' "$k" "${M[$k]}" "${T[$k]# }"; done
 python3 - "${M[plain]}" "${M[agg]}" "${M[tl]}" "${M[uftrace]}" "$a" "$t" "$u" "$events" <<'PY'
 import sys
 p, a, t, u = map(float, sys.argv[1:5])
@@ -66,6 +70,10 @@ print("  timeline cost: %.2fx the aggregated recording's (%.2f s over plain agai
 print("  uftrace record: %.2fx ours with a timeline" % ((u - p) / (t - p)))
 print("  bytes per event: ours %.2f (data file %d - %d bytes), uftrace %.2f (%d bytes)" % ((ft - fa) / ev, ft, fa, fu / ev, fu))
 PY
+if [ -n "${BASE:-}" ]; then
+	python3 -c "import sys; p, a, b, t = map(float, sys.argv[1:]); print('  BASE timeline cost: %.2fx (ours %.2fx); its file %.2f bytes per event' % ((b - p) / (a - p), (t - p) / (a - p), $(stat -c %s "$W/tlb.data") / $events))" \
+		"${M[plain]}" "${M[agg]}" "${M[tl_base]}" "${M[tl]}"
+fi
 
 # replay: the same calls, a smaller fib
 R=$((N - 2))

@@ -163,7 +163,8 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 	const struct node_info *ni = NULL;
 	size_t nni = 0;
 	uint64_t t = r->base_ns, tick = r->base_tick;
-	bool ticks = r->flags & SC_TL_TICKS;
+	bool ticks = r->flags & SC_TL_TICKS, noderel = ticks && (r->flags & SC_TL_NODEREL);
+	uint64_t prev = UINT64_MAX;       /* SC_TL_NODEREL: the last call's node */
 	uint32_t k;
 
 	if (r->inst != AN_NONE && r->inst < b->p->nthreads)
@@ -173,21 +174,42 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		struct an_tl_item it;
 
 		memset(&it, 0, sizeof(it));
+		unsigned kind;
+
 		if (sc_varint_get(&q, end, &head) < 0)
 			goto damaged;
-		if (ticks && (head & 3) == SC_TL_CALL)
-			tick += (uint64_t)sc_unzigzag(head >> 2);
-		else
-			t += (uint64_t)sc_unzigzag(head >> 2);
-		it.kind = (uint32_t)(head & 3);
+		if (noderel) {
+			if ((head & 3) != SC_TL_N_OTHER) {
+				kind = SC_TL_CALL;
+				tick += head >> 2;
+			} else {
+				kind = (head >> 2 & 1) == SC_TL_X_OS ? SC_TL_OS : SC_TL_SAMPLE;
+				t += (uint64_t)sc_unzigzag(head >> 3);
+			}
+		} else {
+			kind = (unsigned)(head & 3);
+			if (ticks && kind == SC_TL_CALL)
+				tick += (uint64_t)sc_unzigzag(head >> 2);
+			else
+				t += (uint64_t)sc_unzigzag(head >> 2);
+		}
 		it.func = AN_NONE;
 		it.sysno = -1;
-		switch (head & 3) {
+		switch (kind) {
 		case SC_TL_CALL:
-			if (sc_varint_get(&q, end, &a) < 0 || sc_varint_get(&q, end, &c) < 0)
+			if (sc_varint_get(&q, end, &a) < 0)
 				goto damaged;
+			if (!noderel || (head & 3) == SC_TL_N_NODE) {
+				if (sc_varint_get(&q, end, &c) < 0)
+					goto damaged;
+			} else if (prev >= nni) {
+				goto damaged;
+			} else {
+				c = (uint64_t)((head & 3) == SC_TL_N_SAME ? prev : ni[prev].parent) << 2;
+			}
 			if ((c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
 				goto damaged;
+			prev = c >> 2;
 			if (ticks) {
 				double e = (double)r->ns0 + ((double)tick - (double)r->tick0) * r->ns_per_tick;
 				double dn = (double)a * r->ns_per_tick;

@@ -421,6 +421,20 @@ static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
  * base_ns); a tick time T is ns0 + (T - tick0) * ns_per_tick ns, a tick
  * duration D is D * ns_per_tick ns.
  *
+ * With SC_TL_NODEREL (the runtime's call items; always with SC_TL_TICKS)
+ * the head's two low bits are a tag instead of the kind, which lets most
+ * call items leave their node out:
+ *
+ *	SC_TL_N_SAME, SC_TL_N_PARENT, SC_TL_N_NODE  a call; head = (t - t_prev)
+ *	              << 2 | tag (unsigned: a thread's ticks never go back);
+ *	              varint dur; its node is the previous call item's of the
+ *	              same record (SC_TL_N_SAME), that node's parent
+ *	              (SC_TL_N_PARENT), or a varint (node << 2 | SC_TL_F_*)
+ *	              that follows (SC_TL_N_NODE; the only way to carry flags).
+ *	              A record's first call item is SC_TL_N_NODE.
+ *	SC_TL_N_OTHER head = (zigzag(t - t_prev) << 1 | x) << 2 | SC_TL_N_OTHER,
+ *	              x SC_TL_X_OS or SC_TL_X_SAMPLE; then as their kind above.
+ *
  * Calls still open at the thread's end are kept with SC_TL_F_OPEN and the
  * thread's last event as their end.  dropped counts the events the size
  * limit kept out, filtered the calls the record-time filters did (both
@@ -430,6 +444,9 @@ enum { SC_TL_CALL = 0, SC_TL_OS = 1, SC_TL_SAMPLE = 2 };
 #define SC_TL_F_OPEN      1u     /* had not returned when the thread ended */
 #define SC_TL_F_REPAIRED  2u     /* closed by a repair (SPEC section 2) */
 #define SC_TL_TICKS       1u     /* sc_rec_timeline.flags: calls in ticks */
+#define SC_TL_NODEREL     2u     /* sc_rec_timeline.flags: heads carry SC_TL_N_* */
+enum { SC_TL_N_SAME = 0, SC_TL_N_PARENT = 1, SC_TL_N_NODE = 2, SC_TL_N_OTHER = 3 };
+enum { SC_TL_X_OS = 0, SC_TL_X_SAMPLE = 1 };
 #define SC_TL_ALL         UINT32_MAX   /* sc_rec_timeline.nitems: up to its end */
 
 struct sc_rec_timeline {
@@ -438,7 +455,7 @@ struct sc_rec_timeline {
 	uint64_t base_ns;         /* what the first (OS) item codes against */
 	uint32_t nitems;          /* items in this record; SC_TL_ALL: as many
 	                             as its bytes hold */
-	uint32_t flags;           /* SC_TL_TICKS */
+	uint32_t flags;           /* SC_TL_TICKS, SC_TL_NODEREL */
 	uint64_t dropped;         /* events kept out by the size limit, so far */
 	uint64_t filtered;        /* calls kept out by --min-time/--depth/--only */
 	/* SC_TL_TICKS only */
@@ -466,11 +483,16 @@ int sc_writer_add(struct sc_writer *w, enum sc_rec_type type,
 int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
 		   const void *fixed, size_t fixed_size,
 		   const void *tail, size_t tail_size);
+/*
+ * Same, as a chunk of its own stored uncompressed, the tail written from
+ * where it is (no copy): for a few large records (a timeline's chunks)
+ * whose compression would cost more than it saves.  fixed_size <= 128.
+ */
+int sc_writer_add_stored(struct sc_writer *w, enum sc_rec_type type,
+			 const void *fixed, size_t fixed_size,
+			 const void *tail, size_t tail_size);
 /* Write out the current chunk now (records so far survive a crash). */
 int sc_writer_flush(struct sc_writer *w);
-/* Compress the chunks still to come with zstd's fast mode (a timeline's
- * tens of megabytes: less time, a larger file) or its default level. */
-void sc_writer_set_fast(struct sc_writer *w, bool fast);
 /* Flush, close, put in place, free.  Accepts NULL.  Returns 0, or -errno
  * with the temporary file removed and path untouched. */
 int sc_writer_close(struct sc_writer *w);

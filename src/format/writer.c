@@ -12,7 +12,8 @@
  * Everything before it survives.
  *
  * A chunk is compressed with zstd at a fast level when that makes it
- * smaller; records are padded to 8 bytes so that a reader can hand out
+ * smaller (sc_writer_add_stored: a large record stored as it is, in a
+ * chunk of its own); records are padded to 8 bytes so that a reader can hand out
  * aligned pointers into its decompressed buffer without copying.
  */
 #include "format/scdata.h"
@@ -31,9 +32,6 @@
  * repetition, small enough that a crash loses little. */
 #define SC_CHUNK_TARGET   (1u << 20)
 #define SC_ZSTD_LEVEL     1
-/* for the timeline's tens of megabytes (sc_writer_set_fast): on fib(32),
- * 160 ms less of a 0.7 s recording, 8.8 MB instead of 6.1 */
-#define SC_ZSTD_LEVEL_FAST (-5)
 
 struct sc_writer {
 	struct outfile out;      /* the temporary file, renamed when closed */
@@ -46,7 +44,6 @@ struct sc_writer {
 	uint8_t *zbuf;           /* compressed payload */
 	size_t zbuf_alloc;
 	ZSTD_CCtx *cctx;
-	int level;               /* zstd level of the chunks */
 };
 
 static int write_all(int fd, struct iovec *iov, int iovcnt)
@@ -93,7 +90,6 @@ int sc_writer_open(const char *path, uint32_t features, struct sc_writer **out)
 		return ret;
 	}
 	w->fd = w->out.fd;
-	w->level = SC_ZSTD_LEVEL;
 	iov.iov_base = &w->hdr;
 	iov.iov_len = sizeof(w->hdr);
 	ret = write_all(w->fd, &iov, 1);
@@ -120,11 +116,6 @@ static void note_zstd(struct sc_writer *w)
 		pr_debug("could not update the file header's features");
 }
 
-void sc_writer_set_fast(struct sc_writer *w, bool fast)
-{
-	w->level = fast ? SC_ZSTD_LEVEL_FAST : SC_ZSTD_LEVEL;
-}
-
 int sc_writer_flush(struct sc_writer *w)
 {
 	struct sc_chunk_header ch = { .magic = SC_CHUNK_MAGIC };
@@ -142,7 +133,7 @@ int sc_writer_flush(struct sc_writer *w)
 		w->cctx = ZSTD_createCCtx();
 	if (w->cctx && !grow_bytes(&w->zbuf, &w->zbuf_alloc, ZSTD_compressBound(w->raw_len))) {
 		size_t z = ZSTD_compressCCtx(w->cctx, w->zbuf, w->zbuf_alloc,
-					     w->raw, w->raw_len, w->level);
+					     w->raw, w->raw_len, SC_ZSTD_LEVEL);
 		if (!ZSTD_isError(z) && z < w->raw_len) {
 			stored = w->zbuf;
 			stored_len = z;
@@ -211,6 +202,54 @@ int sc_writer_add2(struct sc_writer *w, enum sc_rec_type type,
 	if (w->raw_len >= SC_CHUNK_TARGET)
 		return sc_writer_flush(w);
 	return 0;
+}
+
+/*
+ * A chunk of one record, stored as it is: the records before it go out
+ * first (order kept), then the chunk header, the record's header and fixed
+ * part, and its tail straight from the caller's memory (one writev, no
+ * copy of the tail: a timeline's tens of megabytes were a copy and a
+ * compression that cost more than their bytes on disk).
+ */
+int sc_writer_add_stored(struct sc_writer *w, enum sc_rec_type type,
+			 const void *fixed, size_t fixed_size,
+			 const void *tail, size_t tail_size)
+{
+	static const uint8_t zeros[8];
+	struct sc_chunk_header ch = { .magic = SC_CHUNK_MAGIC, .nrecords = 1 };
+	struct sc_rec_header rh = { .type = type };
+	size_t size = fixed_size + tail_size, pad;
+	uint8_t head[sizeof(rh) + 128];
+	struct iovec iov[4];
+	uint32_t crc;
+	int ret;
+
+	if (w->error)
+		return w->error;
+	if ((unsigned)type == 0 || (unsigned)type > UINT16_MAX || fixed_size > sizeof(head) - sizeof(rh))
+		return -EINVAL;
+	if (size > SC_CHUNK_MAX_RAW - sizeof(rh) - 7)
+		return -E2BIG;
+	ret = sc_writer_flush(w);
+	if (ret)
+		return ret;
+	rh.size = (uint32_t)size;
+	memcpy(head, &rh, sizeof(rh));
+	memcpy(head + sizeof(rh), fixed, fixed_size);
+	pad = SC_REC_PAD(size) - size;
+	crc = crc32(0, head, (uInt)(sizeof(rh) + fixed_size));
+	crc = crc32(crc, tail, (uInt)tail_size);
+	crc = crc32(crc, zeros, (uInt)pad);
+	ch.stored_size = ch.raw_size = (uint32_t)(sizeof(rh) + SC_REC_PAD(size));
+	ch.crc32 = crc;
+	iov[0] = (struct iovec){ &ch, sizeof(ch) };
+	iov[1] = (struct iovec){ head, sizeof(rh) + fixed_size };
+	iov[2] = (struct iovec){ (void *)tail, tail_size };
+	iov[3] = (struct iovec){ (void *)zeros, pad };
+	ret = write_all(w->fd, iov, 4);
+	if (ret)
+		w->error = ret;
+	return ret;
 }
 
 int sc_writer_add(struct sc_writer *w, enum sc_rec_type type,

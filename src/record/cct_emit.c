@@ -448,7 +448,8 @@ static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_l
 /*
  * The thread's timeline (engine.h, struct sc_eng_tl_chunk): each chunk
  * one SC_REC_TIMELINE record, its items copied as the runtime coded them
- * (SC_TL_TICKS: calls in ticks, with the conversion; the bases the chunk
+ * (SC_TL_TICKS: calls in ticks, with the conversion; SC_TL_NODEREL: most
+ * call items name their node by the previous one's; the bases the chunk
  * header keeps; as many items as the bytes hold, which the reader
  * validates), then a record of the frames still open, ending at the
  * thread's last event.
@@ -459,10 +460,16 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 {
 	const uint8_t *base = arena;
 	uint64_t off = more->tl_head_off, cur_off, steps = 0, bytes = 0;
+	/* the chunks count in units of 2^tl_shift ticks: the record's "ticks"
+	 * are those units (tick0 rounded up to one, ns0 moved with it) */
+	unsigned shift = t->tl_shift < SC_ENG_TL_SHIFT_MAX ? t->tl_shift : SC_ENG_TL_SHIFT_MAX;
+	uint64_t unit = 1ull << shift, tick0_u = (conv->tick0 + unit - 1) >> shift;
 	struct sc_rec_timeline r = {
 		.proc_id = proc_id, .tid = t->tid, .flags = SC_TL_TICKS,
 		.dropped = more->tl_dropped, .filtered = more->tl_filtered,
-		.tick0 = conv->tick0, .ns0 = conv->ns0, .ns_per_tick = conv->ns_per_tick,
+		.tick0 = tick0_u,
+		.ns0 = conv->ns0 + (uint64_t)((double)((tick0_u << shift) - conv->tick0) * conv->ns_per_tick + 0.5),
+		.ns_per_tick = conv->ns_per_tick * (double)unit,
 	};
 	uint64_t tick, os_ns;
 	int ret = 0;
@@ -485,20 +492,24 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 			break;
 		if (len > SC_ENG_TL_CHUNK - sizeof(c))
 			break;
-		/* copied as they are: the reader validates every item (a pass
-		 * here over millions of them cost more than the copy) */
+		/* written as they are, straight from the image, uncompressed
+		 * (zstd's fast mode took 60-100 ms of fib(32)'s 26 MB, more
+		 * than the bytes it saved cost): the reader validates every
+		 * item (a pass here over millions of them cost more) */
 		if (len) {
 			r.base_tick = c.base_tick;
 			r.base_ns = c.base_ns;
 			r.nitems = SC_TL_ALL;
-			ret = sc_writer_add2(w, SC_REC_TIMELINE, &r, sizeof(r), base + off + sizeof(c), len);
+			r.flags = SC_TL_TICKS | SC_TL_NODEREL;
+			ret = sc_writer_add_stored(w, SC_REC_TIMELINE, &r, sizeof(r), base + off + sizeof(c), len);
 			bytes += len;
 		}
 		off = c.next_off;
 	}
 	tick = t->tl_last;
 	os_ns = more->tl_last_ns;
-	/* frames open at the end: calls that had not returned */
+	/* frames open at the end: calls that had not returned (in the same
+	 * units as the chunks, rounded down alike, so that they nest) */
 	{
 		uintptr_t top = (uintptr_t)t->top, stack = (uintptr_t)t->stack;
 		uint64_t depth = top >= stack ? (top - stack) / sizeof(struct sc_eng_frame) : 0;
@@ -507,6 +518,7 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 
 		r.base_tick = tick;
 		r.base_ns = os_ns;
+		r.flags = SC_TL_TICKS;
 		if (depth && depth < t->stack_cap &&
 		    range_ok(arena_len, t->stack_off, t->stack_cap * sizeof(struct sc_eng_frame))) {
 			for (uint64_t i = depth; i >= 1 && !ret; i--) {
@@ -517,10 +529,11 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 				if (read_node(arena, arena_len, t, f.node, &nd) || nd.func == SC_ENG_DROP_FUNC ||
 				    nd.id >= t->nnodes || f.entry > t->last_raw)
 					continue;
-				p = sc_varint_put(p, sc_zigzag((int64_t)(t->last_raw - tick)) << 2 | SC_TL_CALL);
-				p = sc_varint_put(p, t->last_raw - f.entry);
+				p = sc_varint_put(p, sc_zigzag((int64_t)((t->last_raw >> shift) - tick)) << 2 |
+						     SC_TL_CALL);
+				p = sc_varint_put(p, (t->last_raw >> shift) - (f.entry >> shift));
 				p = sc_varint_put(p, (uint64_t)nd.id << 2 | SC_TL_F_OPEN);
-				tick = t->last_raw;
+				tick = t->last_raw >> shift;
 				n++;
 				if (p - buf > (long)sizeof(buf) - 3 * SC_VARINT_MAX || i == 1) {
 					r.nitems = n;

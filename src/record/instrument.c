@@ -1248,7 +1248,6 @@ static int write_session(const struct record_opts *opts, struct image *ims, int 
 		data_file_error(opts->output, ret);
 		return ret;
 	}
-	sc_writer_set_fast(w, opts->timeline);
 	for (i = 0; i < opts->argc; i++)
 		argl += strlen(opts->argv[i]) + 1;
 	args = p = xmalloc(argl + 1);

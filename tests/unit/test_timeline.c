@@ -65,6 +65,7 @@ static void rig_start(struct rig *g, uint64_t budget, uint64_t min, uint32_t dep
 	g->a.tl_left = budget ? &g->left : NULL;
 	g->t = sc_eng_thread_new(&g->a, 7, 1000);
 	sc_eng_tl_start(g->t, min, min, depth, only);
+	sc_eng_tl_unit(g->t, 0);     /* the tests' times are exact */
 }
 
 /* Emit the rig's thread (ticks are half nanoseconds) and build its timeline. */
@@ -233,6 +234,44 @@ static void test_many(void)
 	free(g.buf);
 }
 
+/* The runtime's unit (4 ticks): every time rounded down, calls still nested. */
+static void test_units(void)
+{
+	static const uint64_t start[4] = { 500, 500, 506, 600 }, dur[4] = { 6, 4, 44, 0 };
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+	int good;
+	char why[256];
+
+	rig_start(&g, 0, 0, 0, 0);
+	sc_eng_tl_unit(g.t, SC_ENG_TL_SHIFT);
+	sc_eng_enter(g.t, F(1), 0, 1001);      /* ticks are half ns: a unit is 2 ns */
+	sc_eng_enter(g.t, F(2), 0, 1003);      /* in f1's first unit */
+	sc_eng_exit(g.t, F(2), 1010);
+	sc_eng_exit(g.t, F(1), 1013);
+	sc_eng_enter(g.t, F(3), 0, 1013);
+	sc_eng_exit(g.t, F(3), 1100);
+	sc_eng_enter(g.t, F(4), 0, 1200);      /* open at the end */
+	tl = rig_timeline(&g, &p, NULL);
+	good = tl && tl->threads[0].calls == 4;
+	for (size_t k = 0; good && k < 4; k++) {
+		const struct an_tl_item *c = nth_call(tl, k);
+
+		good = c && c->start_ns + tl->t0_ns == start[k] && c->dur_ns == dur[k] &&
+		       c->depth == (k == 1);
+		if (!good)
+			printf("# call %zu: %llu + %llu\n", k, c ? (unsigned long long)(c->start_ns + tl->t0_ns) : 0ull,
+			       c ? (unsigned long long)c->dur_ns : 0ull);
+	}
+	ok(good, "units of 4 ticks: starts and ends rounded down (500+6, 500+4 inside it, 506+44, open 600)");
+	ok(tl && nth_call(tl, 3) && (nth_call(tl, 3)->flags & AN_TL_OPEN), "the open call in the same units");
+	ok(tl && an_timeline_check(tl, why, sizeof(why)) == 0, "an_timeline_check: %s", tl ? why : "");
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+}
+
 static int match_f2(struct sc_eng_arena *a, uint64_t func)
 {
 	(void)a;
@@ -342,6 +381,16 @@ static void test_varint(void)
 			       (e - a == 1 || sc_varint_get(&q2, e - 1, &w) < 0);
 		}
 	ok(good, "varints read back; one cut short is refused");
+	good = 1;
+	for (int k = 0; k < 64 && good; k++)
+		for (uint64_t j = 0; j < 300 && good; j++) {
+			uint64_t v = j < 130 ? j : j < 200 ? 0x3f80 + j : (0x9e3779b97f4a7c15ull * j) >> k, w;
+			uint8_t *e = sc_eng_tl_put(a, v), *e2 = sc_varint_put(a + 16, v);
+			const uint8_t *q = a;
+
+			good = !sc_varint_get(&q, e, &w) && w == v && q == e && e - a == e2 - (a + 16);
+		}
+	ok(good, "the probe's varint store writes the same bytes");
 	good = sc_unzigzag(sc_zigzag(-5)) == -5 && sc_zigzag(-1) == 1 && sc_zigzag(1) == 2;
 	ok(good, "zigzag");
 }
@@ -352,6 +401,7 @@ int main(void)
 	test_varint();
 	test_order();
 	test_many();
+	test_units();
 	test_filters();
 	test_damage();
 	unlink(path);
