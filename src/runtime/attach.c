@@ -208,7 +208,7 @@ void sc_attach_log(uint64_t a, int n, uint64_t insn, uint32_t insn_len, uint64_t
 	text_note(insn);
 }
 
-/* ---- a hooks build: the program's own probes --------------------------- */
+/* ---- GOT slots: a hooks build's probes, the wrappers ------------------- */
 
 static void got_write(const struct att_site *s, uint64_t v)
 {
@@ -279,7 +279,12 @@ static int hook_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	if (sc_patch_never(info->dlpi_name))
 		return 0;
 	rt_dyn_read(info, &d);
-	if (!rt_dyn_imports(&d, "__cyg_profile_func_enter"))
+	/* the readers of return addresses: our wrappers, which put the
+	 * originals back first (retstack.c) */
+	for (const struct sc_patch_wrap *w = sc_patch_wraps; w->name; w++)
+		if (rt_dyn_imports(&d, w->name))
+			got_hook(info, w->name, (uint64_t)(uintptr_t)w->fn);
+	if (!at.ctl->hooks || !rt_dyn_imports(&d, "__cyg_profile_func_enter"))
 		return 0;
 	got_hook(info, "__cyg_profile_func_enter", (uint64_t)(uintptr_t)sc_hook_enter);
 	got_hook(info, "__cyg_profile_func_exit", (uint64_t)(uintptr_t)sc_hook_exit);
@@ -618,8 +623,7 @@ static void do_patch(void)
 
 	sc_attach_logging = 1;
 	sc_patch_start(at.envp);
-	if (at.ctl->hooks)
-		sc_phdr_each(hook_obj, NULL);
+	sc_phdr_each(hook_obj, NULL);
 	sc_attach_logging = 0;
 	at.ctl->sites = at.nsites;
 	ranges_publish();

@@ -96,6 +96,15 @@ void sc_patch_forget(void);
  * the count of return addresses put back. */
 struct rs_stack;
 uint64_t sc_patch_unhook_stack(struct rs_stack *s);
+/* retstack.c's wrappers of the readers of return addresses (the unwinder,
+ * backtrace) and of context switches, by the names they wrap and by
+ * addresses that are never preempted: attach.c points the GOT slots of a
+ * running process at them.  Ends with { NULL, NULL }. */
+struct sc_patch_wrap {
+	const char *name;
+	const void *fn;
+};
+extern const struct sc_patch_wrap sc_patch_wraps[];
 /* Is pc in the runtime's own code (modules.c)? */
 int sc_rt_in_self(uint64_t pc);
 

@@ -564,20 +564,28 @@ static void *rs_sym(void *handle, const char *name)
 	return rt_defined_elsewhere(name) ? dlsym(handle, name) : NULL;
 }
 
+/* The next definition: the one after this runtime, preloaded; loaded into
+ * a running process (attach.c), this runtime comes last, and the real
+ * ones are the first. */
+static void *rs_next(void)
+{
+	return rt.attached ? RTLD_DEFAULT : RTLD_NEXT;
+}
+
 static void rs_resolve(void)
 {
 	rs_real.raise = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
-		rs_sym(RTLD_NEXT, "_Unwind_RaiseException");
+		rs_sym(rs_next(), "_Unwind_RaiseException");
 	rs_real.rethrow = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *))
-		rs_sym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
+		rs_sym(rs_next(), "_Unwind_Resume_or_Rethrow");
 	rs_real.forced = (_Unwind_Reason_Code (*)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *))
-		rs_sym(RTLD_NEXT, "_Unwind_ForcedUnwind");
+		rs_sym(rs_next(), "_Unwind_ForcedUnwind");
 	rs_real.trace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
-		rs_sym(RTLD_NEXT, "_Unwind_Backtrace");
-	rs_real.backtrace = (int (*)(void **, int))rs_sym(RTLD_NEXT, "backtrace");
-	rs_real.begin_catch = (void *(*)(void *))rs_sym(RTLD_NEXT, "__cxa_begin_catch");
-	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))rs_sym(RTLD_NEXT, "swapcontext");
-	rs_real.setcontext = (int (*)(const ucontext_t *))rs_sym(RTLD_NEXT, "setcontext");
+		rs_sym(rs_next(), "_Unwind_Backtrace");
+	rs_real.backtrace = (int (*)(void **, int))rs_sym(rs_next(), "backtrace");
+	rs_real.begin_catch = (void *(*)(void *))rs_sym(rs_next(), "__cxa_begin_catch");
+	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))rs_sym(rs_next(), "swapcontext");
+	rs_real.setcontext = (int (*)(const ucontext_t *))rs_sym(rs_next(), "setcontext");
 	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetIP");
 }
 
@@ -749,3 +757,33 @@ int setcontext(const ucontext_t *ucp)
 	rs_unhook_all();
 	return RS_REAL(setcontext)(ucp);
 }
+
+/*
+ * Loaded into a running process (attach.c), this runtime comes after the
+ * objects that call these: their GOT slots are pointed here instead, by
+ * names that cannot be preempted.  Without it an exception thrown through
+ * a patched frame meets the return trampoline's address and the unwinder
+ * gives up (the program dies).
+ */
+#define RS_ALIAS(name, real) \
+	extern __typeof__(real) name __attribute__((alias(#real), copy(real), visibility("hidden")))
+RS_ALIAS(rs_w_raise, _Unwind_RaiseException);
+RS_ALIAS(rs_w_rethrow, _Unwind_Resume_or_Rethrow);
+RS_ALIAS(rs_w_forced, _Unwind_ForcedUnwind);
+RS_ALIAS(rs_w_trace, _Unwind_Backtrace);
+RS_ALIAS(rs_w_backtrace, backtrace);
+RS_ALIAS(rs_w_begin_catch, __cxa_begin_catch);
+RS_ALIAS(rs_w_swapcontext, swapcontext);
+RS_ALIAS(rs_w_setcontext, setcontext);
+
+const struct sc_patch_wrap sc_patch_wraps[] = {
+	{ "_Unwind_RaiseException", (const void *)rs_w_raise },
+	{ "_Unwind_Resume_or_Rethrow", (const void *)rs_w_rethrow },
+	{ "_Unwind_ForcedUnwind", (const void *)rs_w_forced },
+	{ "_Unwind_Backtrace", (const void *)rs_w_trace },
+	{ "backtrace", (const void *)rs_w_backtrace },
+	{ "__cxa_begin_catch", (const void *)rs_w_begin_catch },
+	{ "swapcontext", (const void *)rs_w_swapcontext },
+	{ "setcontext", (const void *)rs_w_setcontext },
+	{ NULL, NULL },
+};

@@ -68,6 +68,22 @@ slot=$($AT got "$pid" "$TMP/hooks" __cyg_profile_func_enter)
 ok $([ "$slot" = libc ]; echo $?) "hooks: the GOT slot of __cyg_profile_func_enter points into libc again ($slot)"
 finish
 
+# C++ exceptions thrown through functions patched while attached: the
+# unwinder reads the original return addresses (the runtime's wrappers,
+# GOT slots pointed at them), the program's own sums hold.
+build throw e2e_attach_throw.cc -O2 || exit 1
+"$TMP/throw" >"$TMP/throw.out" &
+pid=$!
+sleep 0.3
+check "C++: record -m instrument -p PID --duration 1 with exceptions thrown" -- \
+	"$STACKCLOCK" record -m instrument -p "$pid" --duration 1 -o "$TMP/throw.data"
+kill -TERM "$pid"
+wait "$pid"
+ok $? "C++: the program's own sums held after attach and detach ($(cat "$TMP/throw.out"))"
+report_json "$TMP/throw.data" "$TMP/throw.json"
+check "C++: thrower and middle as many calls, none repaired" -- \
+	q "$TMP/throw.json" "exit(0 if row('thrower(int)')['calls'] == row('middle(int)')['calls'] > 1000 and s['repairs'] == 0 else 1)"
+
 # The recorder killed while attached: the runtime puts the code back by
 # itself and the program goes on.
 for when in 1.6 2.5; do

@@ -1,0 +1,2 @@
+build-dev/src/format/records.o: src/format/records.c src/format/scdata.h
+src/format/scdata.h:
