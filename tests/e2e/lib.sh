@@ -36,6 +36,22 @@ check() {	# check MESSAGE -- COMMAND...  (passes when COMMAND succeeds)
 	return $rc
 }
 
+# one_line_fail MESSAGE PATTERN -- COMMAND...: COMMAND fails (status
+# 1-127), prints nothing on stdout and one line on stderr matching PATTERN
+# (an extended regular expression, case ignored).
+one_line_fail() {
+	local msg=$1 pat=$2; shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+	   grep -qiE -e "$pat" "$TMP/err"; then
+		ok 0 "$msg"
+	else
+		ok 1 "$msg"
+		echo "#   status $rc, stdout $(wc -l <"$TMP/out") lines, stderr: $(head -3 "$TMP/err")"
+	fi
+}
+
 # build OUT SOURCE [CC FLAGS...]: compile a test program into $TMP.
 build() {
 	local out=$1 src=$2; shift 2

@@ -51,17 +51,6 @@ tids=$(sc_stacks "$TMP/t.data" | awk -v p=$pid '$2 == p && $5 ~ /heavy/ { print 
 ok $(( tids == 2 ? 0 : 1 )) "both worker threads sampled ($tids)"
 
 # One-line errors with a non-zero status.
-one_line_fail() {	# one_line_fail MESSAGE PATTERN -- COMMAND...
-	local msg=$1 pat=$2; shift 3
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	local rc=$?
-	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -qE "$pat" "$TMP/err"; then
-		ok 0 "$msg"
-	else
-		ok 1 "$msg"
-		echo "#   status $rc, stderr: $(head -3 "$TMP/err")"
-	fi
-}
 one_line_fail "a PID that does not exist" "no process with PID 4194000" -- \
 	"$STACKCLOCK" record -p 4194000 --duration 1 -o "$TMP/x.data"
 one_line_fail "a program that does not exist" "no such program" -- \

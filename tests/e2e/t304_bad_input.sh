@@ -1,20 +1,6 @@
 #!/usr/bin/env bash
 # Bad input: one line naming the problem, non-zero status, never a crash.
 . "$(dirname "$0")/lib.sh"
-one_line_fail() {	# one_line_fail MESSAGE PATTERN -- COMMAND...
-	local msg=$1 pat=$2; shift 3
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	local rc=$?
-	local lines
-	lines=$(wc -l <"$TMP/err")
-	if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] &&
-	   grep -qiE -e "$pat" "$TMP/err"; then
-		ok 0 "$msg"
-	else
-		ok 1 "$msg"
-		echo "#   status $rc, stdout $(wc -l <"$TMP/out") lines, stderr: $(head -3 "$TMP/err")"
-	fi
-}
 help_ok() {	# help_ok MESSAGE -- COMMAND...: usage on stdout, nothing on stderr, status 0
 	local msg=$1; shift 2
 	"$@" >"$TMP/out" 2>"$TMP/err"
