@@ -79,6 +79,10 @@ struct an_tl_thread {
 	uint64_t filtered;        /* calls the record-time filters kept out */
 	uint64_t calls;           /* AN_TL_CALL items here (after filters) */
 	size_t items_alloc;       /* private: items' allocation (util.h, big_grow) */
+	/* an_timeline_build_linked only (NULL otherwise): items are in the
+	 * order recorded, order[0 .. nitems) the kept ones in order */
+	uint32_t *order;
+	size_t order_alloc;       /* private */
 };
 
 struct an_timeline {
@@ -93,6 +97,7 @@ struct an_timeline {
 	uint64_t items;           /* all threads, after filters */
 	uint64_t dropped, filtered;     /* all threads, at record time */
 	uint64_t damaged_items;   /* items not decoded: damaged records */
+	bool linked;              /* an_timeline_build_linked */
 };
 
 /* View-time filters (replay's options); record-time ones are in the file. */
@@ -108,6 +113,22 @@ struct an_tl_filter {
 int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 		      struct an_timeline **out, char *err, size_t errlen);
 void an_timeline_free(struct an_timeline *tl);       /* accepts NULL */
+
+/*
+ * The same timeline for one pass over it in order (replay), built with
+ * less work and memory: each thread's items stay where they were decoded,
+ * in the order recorded, with their starts absolute (CLOCK_MONOTONIC: less
+ * t0_ns for the other builds' values), and order[] says the order:
+ *
+ *	for (k = 0; k < th->nitems; k++)
+ *		th->items[th->order[k]] ...
+ *
+ * visits the items an_timeline_build gives, in its order, with the same
+ * values otherwise, for the threads the filter's tid selects (the others
+ * have no items to visit); an_timeline_check does not apply.
+ */
+int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
+			     struct an_timeline **out, char *err, size_t errlen);
 
 /* A function's name and module (dense function id of an item). */
 const char *an_tl_name(const struct an_timeline *tl, uint32_t func);

@@ -434,25 +434,31 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		ob_str(o, lab);
 	}
 	ob_str(o, "\n#  START (s)     DURATION  FUNCTION\n");
-	for (size_t i = 0; i < th->nitems; i++) {
-		const struct an_tl_item *it = &th->items[i];
+	const struct an_tl_item *items = th->items;
+	const uint32_t *ord = th->order;
+	uint64_t t0 = tl->t0_ns;
+
+	for (size_t k = 0; k < th->nitems; k++) {
+		const struct an_tl_item *it = &items[ord[k]];
 		uint64_t end;
 		uint32_t ind = 2 * it->depth;
 		bool inner;
 		char *p;
 
+		if (k + 16 < th->nitems)
+			__builtin_prefetch(&items[ord[k + 16]]);
 		while (nst && st[nst - 1].end <= it->start_ns)
 			ob_close(o, st[--nst].depth);
 		ob_room(o, LINE_FAST);
-		p = put_start(o->b + o->n, it->start_ns);
+		p = put_start(o->b + o->n, it->start_ns - t0);
 		if (it->kind == AN_TL_SAMPLE) {
 			memcpy(p, "      sample  ", 14);
 			o->n = (size_t)(p + 14 - o->b);
 			ob_indent(o, ind);
-			for (uint32_t k = 0; k < it->nstack; k++) {
-				if (k)
+			for (uint32_t s = 0; s < it->nstack; s++) {
+				if (s)
 					ob_mem(o, " < ", 3);
-				ob_name(o, tl, nm, tl->frames[it->stack + k]);
+				ob_name(o, tl, nm, tl->frames[it->stack + s]);
 			}
 			ob_mem(o, "\n", 1);
 			continue;
@@ -471,8 +477,8 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		}
 		/* something inside it follows: then braces */
 		end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
-		inner = i + 1 < th->nitems && th->items[i + 1].start_ns < end &&
-			th->items[i + 1].depth > it->depth;
+		inner = k + 1 < th->nitems && items[ord[k + 1]].start_ns < end &&
+			items[ord[k + 1]].depth > it->depth;
 		names_get(nm, tl, it->func);
 		if (ind + nm->len[it->func] <= INDENT_MAX) {
 			p = copy32(p, spaces, ind);
@@ -525,12 +531,12 @@ static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 	out_json_string(f, th->name ? th->name : "");
 	fprintf(f, ",\"dropped\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"events\":[", th->dropped,
 		th->filtered);
-	for (size_t i = 0; i < th->nitems; i++) {
-		const struct an_tl_item *it = &th->items[i];
+	for (size_t k = 0; k < th->nitems; k++) {
+		const struct an_tl_item *it = &th->items[th->order[k]];
 
-		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, i ? "," : "",
+		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, k ? "," : "",
 			it->kind == AN_TL_CALL ? "call" : it->kind == AN_TL_OS ? "os" : "sample",
-			it->start_ns);
+			it->start_ns - tl->t0_ns);
 		if (it->kind != AN_TL_SAMPLE)
 			fprintf(f, ",\"duration_ns\":%" PRIu64, it->dur_ns);
 		fprintf(f, ",\"depth\":%u", it->depth);
@@ -555,10 +561,10 @@ static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 			}
 		} else {
 			fputs(",\"stack\":[", f);
-			for (uint32_t k = 0; k < it->nstack; k++) {
-				if (k)
+			for (uint32_t s = 0; s < it->nstack; s++) {
+				if (s)
 					fputc(',', f);
-				out_json_string(f, an_tl_name(tl, tl->frames[it->stack + k]));
+				out_json_string(f, an_tl_name(tl, tl->frames[it->stack + s]));
 			}
 			fputc(']', f);
 		}
@@ -588,7 +594,7 @@ int cmd_replay(int argc, char **argv)
 	if (damaged)
 		pr_warn("%s is damaged (%s); replaying the events read before the damage",
 			o.input, damaged);
-	ret = an_timeline_build(p, &o.f, &tl, err, sizeof(err));
+	ret = an_timeline_build_linked(p, &o.f, &tl, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("replay: %s: %s", o.input, err);
 		goto out;
