@@ -22,11 +22,9 @@
 
 #include "syscalls.h"              /* generated (Makefile) */
 
-/* A node's function and depth (calls at it have depth - 1). */
-struct node_info {
-	uint32_t func, depth, parent;
-	uint32_t libcall;         /* a library call's row (SPEC section 11) */
-};
+/* A node's function and depth (calls at it have depth - 1): timeline.h's
+ * struct an_tl_node. */
+#define node_info an_tl_node
 
 struct tl_build {
 	struct an_profile *p;
@@ -154,7 +152,12 @@ struct decode_out {
 	struct an_tl_item *items;
 	size_t nitems, alloc;
 	uint64_t t0;
-	bool full;                /* pass 0: the thread is shown (--tid) */
+	/* pass 0 */
+	bool full;                /* the thread is shown (--tid) */
+	bool other;               /* it has items other than calls */
+	struct an_tl_citem *citems;     /* (n, alloc) */
+	struct an_tl_item *wide;
+	size_t nwide, awide;
 };
 
 /* Decode one record's items: pass 1 their keys, pass 2 the items; pass 0
@@ -244,9 +247,21 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 			goto damaged;
 		}
 		if (pass == 0) {
+			struct an_tl_citem ci = { it.start_ns, 0, AN_TL_C_WIDE };
+
+			if (it.kind == AN_TL_CALL && it.dur_ns <= UINT32_MAX && (c >> 2) <= AN_TL_C_NODE_MAX) {
+				ci.dur = (uint32_t)it.dur_ns;
+				ci.ref = (uint32_t)(c >> 2) << 4 | (c & SC_TL_F_OPEN ? AN_TL_C_OPEN : 0) |
+					 (c & SC_TL_F_REPAIRED ? AN_TL_C_REPAIRED : 0);
+			} else {
+				ALLOC_GROW(o->wide, o->nwide + 1, o->awide);
+				ci.dur = (uint32_t)o->nwide;
+				o->wide[o->nwide++] = it;
+				o->other |= it.kind != AN_TL_CALL;
+			}
 			if (o->n == o->alloc)
-				big_grow((void **)&o->items, &o->alloc, o->n + 1, sizeof(*o->items));
-			o->items[o->n++] = it;
+				big_grow((void **)&o->citems, &o->alloc, o->n + 1, sizeof(*o->citems));
+			o->citems[o->n++] = ci;
 		} else if (pass == 1) {
 			if (o->n == o->akey)
 				big_grow((void **)&o->key, &o->akey, o->n + 1, sizeof(*o->key));
@@ -556,18 +571,19 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
  * sequence and the items it names can be fetched ahead of their use (a
  * linked list cannot: each item's address waits on the one before).
  */
-static void order_linked(const struct an_tl_item *it, size_t n, uint32_t *next, uint32_t *ord)
+static void order_linked(const struct an_tl_thread *th, size_t n, uint32_t *next, uint32_t *ord)
 {
 	size_t nst = 0, ast = 0, nother = 0, aother = 0, i, k;
 	uint32_t first = UINT32_MAX, last = UINT32_MAX;
 	struct other *other = NULL;
 	struct sub *st = NULL;
 	bool sorted = true;
+	const struct an_tl_citem *it = th->citems;
 
 	for (i = 0; i < n; i++) {
 		struct sub c;
 
-		if (it[i].kind != AN_TL_CALL) {
+		if ((it[i].ref & AN_TL_C_WIDE) && th->wide[it[i].dur].kind != AN_TL_CALL) {
 			ALLOC_GROW(other, nother + 1, aother);
 			other[nother] = (struct other){ it[i].start_ns, (uint32_t)i };
 			sorted &= !nother || other[nother - 1].start <= other[nother].start;
@@ -627,30 +643,31 @@ static void linked_finish(struct an_timeline *tl, struct an_tl_thread *th, const
 	uint64_t t0 = tl->t0_ns;
 
 	for (size_t k = 0; k < n; k++) {
-		struct an_tl_item *it = &th->items[ord[k]];
-		struct an_tl_item rel;
+		const struct an_tl_citem *c = &th->citems[ord[k]];
+		struct an_tl_item it;
 
 		if (k + 16 < n)
-			__builtin_prefetch(&th->items[ord[k + 16]], 1);
+			__builtin_prefetch(&th->citems[ord[k + 16]]);
+		an_tl_citem_get(th, c, &it);
 		if (other) {
-			while (nst && st[nst - 1].end <= it->start_ns)
+			while (nst && st[nst - 1].end <= it.start_ns)
 				nst--;
-			if (it->kind == AN_TL_CALL) {
+			if (it.kind == AN_TL_CALL) {
 				ALLOC_GROW(st, nst + 1, ast);
-				st[nst].end = it->start_ns + it->dur_ns;
-				st[nst++].depth = it->depth;
+				st[nst].end = it.start_ns + it.dur_ns;
+				st[nst++].depth = it.depth;
 			} else {
-				it->depth = nst ? st[nst - 1].depth + 1 : 0;
+				it.depth = nst ? st[nst - 1].depth + 1 : 0;
+				th->wide[c->dur].depth = it.depth;
 			}
 		}
-		rel = *it;
-		rel.start_ns -= t0;
-		if (filter && !keep(&rel, f))
+		it.start_ns -= t0;
+		if (filter && !keep(&it, f))
 			continue;
 		ord[m++] = ord[k];
-		th->calls += it->kind == AN_TL_CALL;
-		if (rel.start_ns + rel.dur_ns > tl->end_ns)
-			tl->end_ns = rel.start_ns + rel.dur_ns;
+		th->calls += it.kind == AN_TL_CALL;
+		if (it.start_ns + it.dur_ns > tl->end_ns)
+			tl->end_ns = it.start_ns + it.dur_ns;
 	}
 	free(st);
 	th->nitems = m;
@@ -659,8 +676,8 @@ static void linked_finish(struct an_timeline *tl, struct an_tl_thread *th, const
 static int thread_cmp_linked(const void *x, const void *y)
 {
 	const struct an_tl_thread *a = x, *b = y;
-	uint64_t sa = a->nitems ? a->items[a->order[0]].start_ns : UINT64_MAX;
-	uint64_t sb = b->nitems ? b->items[b->order[0]].start_ns : UINT64_MAX;
+	uint64_t sa = a->nitems ? a->citems[a->order[0]].start_ns : UINT64_MAX;
+	uint64_t sb = b->nitems ? b->citems[b->order[0]].start_ns : UINT64_MAX;
 
 	if (a->proc_id != b->proc_id)
 		return a->proc_id < b->proc_id ? -1 : 1;
@@ -679,8 +696,9 @@ int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
 	struct an_map tmap = { 0 };
 	size_t nthr = 0, athr = 0, adec = 0, anext = 0, i, j;
 	uint64_t t0 = UINT64_MAX;
-	uint32_t *next = NULL;
-	bool other, filter;
+	uint32_t *next = NULL, *r_inst = NULL;
+	size_t ar_inst = 0;
+	bool filter;
 
 	*out = NULL;
 	if (!f)
@@ -715,6 +733,8 @@ int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
 			tl->threads[nthr].name = an_thread_name(p, r->proc_id, r->tid);
 			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
 			dec[nthr].full = !f->tid || r->tid == f->tid;
+			ALLOC_GROW(r_inst, nthr + 1, ar_inst);
+			r_inst[nthr] = r->inst;
 			nthr++;
 		}
 		decode_rec(&b, r, &dec[k], 0);
@@ -723,8 +743,8 @@ int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
 	}
 	for (i = 0; i < nthr; i++)
 		for (j = 0; j < dec[i].n; j++)
-			if (dec[i].items[j].start_ns < t0)
-				t0 = dec[i].items[j].start_ns;
+			if (dec[i].citems[j].start_ns < t0)
+				t0 = dec[i].citems[j].start_ns;
 	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
 	filter = f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
 	for (i = 0; i < nthr; i++) {
@@ -733,30 +753,37 @@ int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
 
 		tl->dropped += th->dropped;
 		tl->filtered += th->filtered;
-		th->items = o->items;
-		th->items_alloc = o->alloc;
+		th->citems = o->citems;
+		th->citems_alloc = o->alloc;
+		th->wide = o->wide;
+		th->wide_alloc = o->awide;
+		if (r_inst[i] != AN_NONE && r_inst[i] < p->nthreads) {
+			th->nodes = b.ninfo[r_inst[i]];
+			b.ninfo[r_inst[i]] = NULL;
+		}
 		if (!o->full || !o->n)
 			continue;
 		big_grow((void **)&next, &anext, o->n, sizeof(*next));
 		big_grow((void **)&th->order, &th->order_alloc, o->n, sizeof(*th->order));
-		order_linked(o->items, o->n, next, th->order);
+		order_linked(th, o->n, next, th->order);
 		th->nitems = o->n;
-		other = dec_has_other(o->items, o->n);
-		if (other || filter) {
-			linked_finish(tl, th, f, other);
+		if (o->other || filter) {
+			linked_finish(tl, th, f, o->other);
 		} else {
 			/* nothing moves: the counts in the order recorded */
 			for (j = 0; j < o->n; j++) {
-				const struct an_tl_item *it = &o->items[j];
+				struct an_tl_item it;
 
-				th->calls += it->kind == AN_TL_CALL;
-				if (it->start_ns - tl->t0_ns + it->dur_ns > tl->end_ns)
-					tl->end_ns = it->start_ns - tl->t0_ns + it->dur_ns;
+				an_tl_citem_get(th, &o->citems[j], &it);
+				th->calls += it.kind == AN_TL_CALL;
+				if (it.start_ns - tl->t0_ns + it.dur_ns > tl->end_ns)
+					tl->end_ns = it.start_ns - tl->t0_ns + it.dur_ns;
 			}
 		}
 		tl->items += th->nitems;
 	}
 	big_free(next, anext, sizeof(*next));
+	free(r_inst);
 	if (nthr)
 		qsort(tl->threads, nthr, sizeof(*tl->threads), thread_cmp_linked);
 	tl->nthreads = nthr;
@@ -777,6 +804,9 @@ void an_timeline_free(struct an_timeline *tl)
 	for (size_t i = 0; i < tl->nthreads; i++) {
 		big_free(tl->threads[i].items, tl->threads[i].items_alloc, sizeof(*tl->threads[i].items));
 		big_free(tl->threads[i].order, tl->threads[i].order_alloc, sizeof(*tl->threads[i].order));
+		big_free(tl->threads[i].citems, tl->threads[i].citems_alloc, sizeof(*tl->threads[i].citems));
+		free(tl->threads[i].wide);
+		free(tl->threads[i].nodes);
 	}
 	free(tl->threads);
 	free(tl->frames);

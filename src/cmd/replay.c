@@ -434,19 +434,26 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		ob_str(o, lab);
 	}
 	ob_str(o, "\n#  START (s)     DURATION  FUNCTION\n");
-	const struct an_tl_item *items = th->items;
+	const struct an_tl_citem *ci = th->citems;
 	const uint32_t *ord = th->order;
 	uint64_t t0 = tl->t0_ns;
+	struct an_tl_item cur, nxt;
 
+	if (th->nitems)
+		an_tl_citem_get(th, &ci[ord[0]], &nxt);
 	for (size_t k = 0; k < th->nitems; k++) {
-		const struct an_tl_item *it = &items[ord[k]];
+		const struct an_tl_item *it = &cur;
 		uint64_t end;
-		uint32_t ind = 2 * it->depth;
+		uint32_t ind;
 		bool inner;
 		char *p;
 
+		cur = nxt;
+		if (k + 1 < th->nitems)
+			an_tl_citem_get(th, &ci[ord[k + 1]], &nxt);
 		if (k + 16 < th->nitems)
-			__builtin_prefetch(&items[ord[k + 16]]);
+			__builtin_prefetch(&ci[ord[k + 16]]);
+		ind = 2 * it->depth;
 		while (nst && st[nst - 1].end <= it->start_ns)
 			ob_close(o, st[--nst].depth);
 		ob_room(o, LINE_FAST);
@@ -477,8 +484,7 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		}
 		/* something inside it follows: then braces */
 		end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
-		inner = k + 1 < th->nitems && items[ord[k + 1]].start_ns < end &&
-			items[ord[k + 1]].depth > it->depth;
+		inner = k + 1 < th->nitems && nxt.start_ns < end && nxt.depth > it->depth;
 		names_get(nm, tl, it->func);
 		if (ind + nm->len[it->func] <= INDENT_MAX) {
 			p = copy32(p, spaces, ind);
@@ -532,8 +538,10 @@ static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 	fprintf(f, ",\"dropped\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"events\":[", th->dropped,
 		th->filtered);
 	for (size_t k = 0; k < th->nitems; k++) {
-		const struct an_tl_item *it = &th->items[th->order[k]];
+		struct an_tl_item item;
+		const struct an_tl_item *it = &item;
 
+		an_tl_citem_get(th, &th->citems[th->order[k]], &item);
 		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, k ? "," : "",
 			it->kind == AN_TL_CALL ? "call" : it->kind == AN_TL_OS ? "os" : "sample",
 			it->start_ns - tl->t0_ns);
