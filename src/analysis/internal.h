@@ -138,7 +138,7 @@ struct an_tlrec {
 	uint64_t base_ns, dropped, filtered;
 	uint64_t base_tick, tick0, ns0;   /* SC_TL_TICKS */
 	double ns_per_tick;
-	uint8_t *data;            /* owned */
+	uint8_t *data;            /* in the profile's tlblocks */
 	size_t len;
 };
 
@@ -230,6 +230,10 @@ struct an_profile {
 	/* the timeline (SPEC section 12), as recorded */
 	struct an_tlrec *tlrecs;
 	size_t ntlrecs, atlrecs;
+	/* the tlrecs' data, in blocks of TL_BLOCK bytes or more (util.h's
+	 * big_grow: huge pages, a fault per 2 MiB instead of per 4 KiB) */
+	struct an_tlblock { uint8_t *b; size_t alloc, used; } *tlblocks;
+	size_t ntlblocks, atlblocks;
 
 	/* calling-context trees, built on first use: [split][app_time] */
 	struct an_cct *cct[3][2];

@@ -76,8 +76,9 @@ void an_profile_free(struct an_profile *p)
 	an_map_release(&p->tstats_map);
 	free(p->tmore);
 	an_map_release(&p->tmore_map);
-	for (size_t i = 0; i < p->ntlrecs; i++)
-		free(p->tlrecs[i].data);
+	for (size_t i = 0; i < p->ntlblocks; i++)
+		big_free(p->tlblocks[i].b, p->tlblocks[i].alloc, 1);
+	free(p->tlblocks);
 	free(p->tlrecs);
 	free(p->stacks);
 	free(p->ips);
@@ -590,6 +591,23 @@ static void add_samples(struct an_profile *p, const struct sc_rec_samples *s)
 	p->samples[i].count += s->count;
 }
 
+#define TL_BLOCK (8u << 20)
+
+/* len bytes for a timeline record's data, from the profile's blocks. */
+static uint8_t *tl_alloc(struct an_profile *p, size_t len)
+{
+	struct an_tlblock *bl = p->ntlblocks ? &p->tlblocks[p->ntlblocks - 1] : NULL;
+
+	if (!bl || bl->alloc - bl->used < len) {
+		ALLOC_GROW(p->tlblocks, p->ntlblocks + 1, p->atlblocks);
+		bl = &p->tlblocks[p->ntlblocks++];
+		memset(bl, 0, sizeof(*bl));
+		big_grow((void **)&bl->b, &bl->alloc, len > TL_BLOCK ? len : TL_BLOCK, 1);
+	}
+	bl->used += len;
+	return bl->b + bl->used - len;
+}
+
 /* A timeline record, kept coded, tied to the thread instance whose nodes
  * precede it (a tid reused later is another instance). */
 static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, size_t size)
@@ -612,7 +630,7 @@ static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, 
 	r->dropped = t->dropped;
 	r->filtered = t->filtered;
 	r->len = len;
-	r->data = xmalloc(len ? len : 1);
+	r->data = tl_alloc(p, len);
 	memcpy(r->data, t + 1, len);
 }
 

@@ -22,11 +22,9 @@
 
 #include "syscalls.h"              /* generated (Makefile) */
 
-/* A node's function and depth (calls at it have depth - 1). */
-struct node_info {
-	uint32_t func, depth, parent;
-	uint32_t libcall;         /* a library call's row (SPEC section 11) */
-};
+/* A node's function and depth (calls at it have depth - 1): timeline.h's
+ * struct an_tl_node. */
+#define node_info an_tl_node
 
 struct tl_build {
 	struct an_profile *p;
@@ -154,9 +152,17 @@ struct decode_out {
 	struct an_tl_item *items;
 	size_t nitems, alloc;
 	uint64_t t0;
+	/* pass 0 */
+	bool full;                /* the thread is shown (--tid) */
+	bool other;               /* it has items other than calls */
+	struct an_tl_citem *citems;     /* (n, alloc) */
+	struct an_tl_item *wide;
+	size_t nwide, awide;
 };
 
-/* Decode one record's items: pass 1 their keys, pass 2 the items. */
+/* Decode one record's items: pass 1 their keys, pass 2 the items; pass 0
+ * (linked build) the items in the order recorded, their starts absolute,
+ * samples' stacks only if o->full. */
 static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct decode_out *o, int pass)
 {
 	const uint8_t *q = r->data, *end = r->data + r->len;
@@ -252,7 +258,7 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 				goto damaged;
 			it.kind = AN_TL_SAMPLE;
 			it.start_ns = t;
-			if (pass == 1)
+			if (pass == 1 || (pass == 0 && !o->full))
 				break;
 			if (ni)
 				node_frames(b, ni, nni, a, &it);
@@ -262,7 +268,23 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 		default:
 			goto damaged;
 		}
-		if (pass == 1) {
+		if (pass == 0) {
+			struct an_tl_citem ci = { it.start_ns, 0, AN_TL_C_WIDE };
+
+			if (it.kind == AN_TL_CALL && it.dur_ns <= UINT32_MAX && (c >> 2) <= AN_TL_C_NODE_MAX) {
+				ci.dur = (uint32_t)it.dur_ns;
+				ci.ref = (uint32_t)(c >> 2) << 4 | (c & SC_TL_F_OPEN ? AN_TL_C_OPEN : 0) |
+					 (c & SC_TL_F_REPAIRED ? AN_TL_C_REPAIRED : 0);
+			} else {
+				ALLOC_GROW(o->wide, o->nwide + 1, o->awide);
+				ci.dur = (uint32_t)o->nwide;
+				o->wide[o->nwide++] = it;
+				o->other |= it.kind != AN_TL_CALL;
+			}
+			if (o->n == o->alloc)
+				big_grow((void **)&o->citems, &o->alloc, o->n + 1, sizeof(*o->citems));
+			o->citems[o->n++] = ci;
+		} else if (pass == 1) {
 			if (o->n == o->akey)
 				big_grow((void **)&o->key, &o->akey, o->n + 1, sizeof(*o->key));
 			o->key[o->n++] = it.start_ns << 1 | (it.kind != AN_TL_CALL);
@@ -273,7 +295,7 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 	}
 	return;
 damaged:
-	if (pass == 2)
+	if (pass == 2 || (pass == 0 && o->full))
 		b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems - k;
 }
 
@@ -561,12 +583,253 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 	return 0;
 }
 
+/* ---- the linked build (replay) ------------------------------------------- */
+
+/*
+ * A thread's items, decoded in the order recorded, in start order
+ * (order_items' order: the same subtrees, the other items merged in after
+ * the calls that start with them): ord[k] is the k-th item.  next[] (n
+ * entries) is scratch space: the calls linked in order.  ord[] is read in
+ * sequence and the items it names can be fetched ahead of their use (a
+ * linked list cannot: each item's address waits on the one before).
+ */
+static void order_linked(const struct an_tl_thread *th, size_t n, uint32_t *next, uint32_t *ord)
+{
+	size_t nst = 0, ast = 0, nother = 0, aother = 0, i, k;
+	uint32_t first = UINT32_MAX, last = UINT32_MAX;
+	struct other *other = NULL;
+	struct sub *st = NULL;
+	bool sorted = true;
+	const struct an_tl_citem *it = th->citems;
+
+	for (i = 0; i < n; i++) {
+		struct sub c;
+
+		if ((it[i].ref & AN_TL_C_WIDE) && th->wide[it[i].dur].kind != AN_TL_CALL) {
+			ALLOC_GROW(other, nother + 1, aother);
+			other[nother] = (struct other){ it[i].start_ns, (uint32_t)i };
+			sorted &= !nother || other[nother - 1].start <= other[nother].start;
+			nother++;
+			continue;
+		}
+		c.head = c.tail = (uint32_t)i;
+		c.start = it[i].start_ns;
+		next[i] = UINT32_MAX;
+		if (nst && st[nst - 1].start >= c.start) {
+			k = nst;
+			while (k && st[k - 1].start >= c.start)
+				k--;
+			next[c.head] = st[k].head;
+			for (size_t j = k; j + 1 < nst; j++)
+				next[st[j].tail] = st[j + 1].head;
+			c.tail = st[nst - 1].tail;
+			nst = k;
+		}
+		ALLOC_GROW(st, nst + 1, ast);
+		st[nst++] = c;
+	}
+	for (i = 0; i < nst; i++) {
+		if (last == UINT32_MAX)
+			first = st[i].head;
+		else
+			next[last] = st[i].head;
+		last = st[i].tail;
+	}
+	free(st);
+	if (!sorted)
+		qsort(other, nother, sizeof(*other), other_cmp);
+	/* the calls' list merged with the rest, in order into ord[] */
+	for (i = 0, k = 0; i < n; i++) {
+		if (first != UINT32_MAX && (k == nother || it[first].start_ns <= other[k].start)) {
+			ord[i] = first;
+			first = next[first];
+		} else {
+			ord[i] = other[k++].idx;
+		}
+	}
+	free(other);
+}
+
+/*
+ * A thread's view-time work, in order: OS events' and samples' depths
+ * (set_depths), the filters (items left out are dropped from ord[]), the
+ * counts.  Starts stay absolute (an_timeline_build_linked).
+ */
+static void linked_finish(struct an_timeline *tl, struct an_tl_thread *th, const struct an_tl_filter *f,
+			  bool other)
+{
+	struct { uint64_t end; uint32_t depth; } *st = NULL;
+	size_t nst = 0, ast = 0, m = 0, n = th->nitems;
+	bool filter = f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
+	uint32_t *ord = th->order;
+	uint64_t t0 = tl->t0_ns;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct an_tl_citem *c = &th->citems[ord[k]];
+		struct an_tl_item it;
+
+		if (k + 16 < n)
+			__builtin_prefetch(&th->citems[ord[k + 16]]);
+		an_tl_citem_get(th, c, &it);
+		if (other) {
+			while (nst && st[nst - 1].end <= it.start_ns)
+				nst--;
+			if (it.kind == AN_TL_CALL) {
+				ALLOC_GROW(st, nst + 1, ast);
+				st[nst].end = it.start_ns + it.dur_ns;
+				st[nst++].depth = it.depth;
+			} else {
+				it.depth = nst ? st[nst - 1].depth + 1 : 0;
+				th->wide[c->dur].depth = it.depth;
+			}
+		}
+		it.start_ns -= t0;
+		if (filter && !keep(&it, f))
+			continue;
+		ord[m++] = ord[k];
+		th->calls += it.kind == AN_TL_CALL;
+		if (it.start_ns + it.dur_ns > tl->end_ns)
+			tl->end_ns = it.start_ns + it.dur_ns;
+	}
+	free(st);
+	th->nitems = m;
+}
+
+static int thread_cmp_linked(const void *x, const void *y)
+{
+	const struct an_tl_thread *a = x, *b = y;
+	uint64_t sa = a->nitems ? a->citems[a->order[0]].start_ns : UINT64_MAX;
+	uint64_t sb = b->nitems ? b->citems[b->order[0]].start_ns : UINT64_MAX;
+
+	if (a->proc_id != b->proc_id)
+		return a->proc_id < b->proc_id ? -1 : 1;
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
+			     struct an_timeline **out, char *err, size_t errlen)
+{
+	struct an_tl_filter all = AN_TL_FILTER_ALL;
+	struct an_timeline *tl;
+	struct tl_build b;
+	struct decode_out *dec = NULL;
+	struct an_map tmap = { 0 };
+	size_t nthr = 0, athr = 0, adec = 0, anext = 0, i, j;
+	uint64_t t0 = UINT64_MAX;
+	uint32_t *next = NULL, *r_inst = NULL;
+	size_t ar_inst = 0;
+	bool filter;
+
+	*out = NULL;
+	if (!f)
+		f = &all;
+	if (!p->ntlrecs) {
+		snprintf(err, errlen, "the recording has no timeline: record again with --timeline");
+		return -ENOENT;
+	}
+	tl = xcalloc(1, sizeof(*tl));
+	tl->profile = p;
+	tl->method = an_profile_method(p);
+	tl->linked = true;
+	b.p = p;
+	b.tl = tl;
+	b.ninfo = xcalloc(p->nthreads + 1, sizeof(*b.ninfo));
+	b.nninfo = xcalloc(p->nthreads + 1, sizeof(*b.nninfo));
+	/* one pass: the threads, their items in the order recorded */
+	for (i = 0; i < p->ntlrecs; i++) {
+		const struct an_tlrec *r = &p->tlrecs[i];
+		bool found;
+		uint32_t k = an_map_put(&tmap, (uint64_t)r->proc_id << 32 | r->tid, r->inst,
+					(uint32_t)nthr, &found);
+
+		if (!found) {
+			ALLOC_GROW(tl->threads, nthr + 1, athr);
+			ALLOC_GROW(dec, nthr + 1, adec);
+			memset(&tl->threads[nthr], 0, sizeof(tl->threads[nthr]));
+			memset(&dec[nthr], 0, sizeof(dec[nthr]));
+			tl->threads[nthr].proc_id = r->proc_id;
+			tl->threads[nthr].tid = r->tid;
+			tl->threads[nthr].pid = an_proc_pid(p, r->proc_id);
+			tl->threads[nthr].name = an_thread_name(p, r->proc_id, r->tid);
+			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
+			dec[nthr].full = !f->tid || r->tid == f->tid;
+			ALLOC_GROW(r_inst, nthr + 1, ar_inst);
+			r_inst[nthr] = r->inst;
+			nthr++;
+		}
+		decode_rec(&b, r, &dec[k], 0);
+		tl->threads[k].dropped = r->dropped;
+		tl->threads[k].filtered = r->filtered;
+	}
+	for (i = 0; i < nthr; i++)
+		for (j = 0; j < dec[i].n; j++)
+			if (dec[i].citems[j].start_ns < t0)
+				t0 = dec[i].citems[j].start_ns;
+	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
+	filter = f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
+	for (i = 0; i < nthr; i++) {
+		struct an_tl_thread *th = &tl->threads[i];
+		struct decode_out *o = &dec[i];
+
+		tl->dropped += th->dropped;
+		tl->filtered += th->filtered;
+		th->citems = o->citems;
+		th->citems_alloc = o->alloc;
+		th->wide = o->wide;
+		th->wide_alloc = o->awide;
+		if (r_inst[i] != AN_NONE && r_inst[i] < p->nthreads) {
+			th->nodes = b.ninfo[r_inst[i]];
+			b.ninfo[r_inst[i]] = NULL;
+		}
+		if (!o->full || !o->n)
+			continue;
+		big_grow((void **)&next, &anext, o->n, sizeof(*next));
+		big_grow((void **)&th->order, &th->order_alloc, o->n, sizeof(*th->order));
+		order_linked(th, o->n, next, th->order);
+		th->nitems = o->n;
+		if (o->other || filter) {
+			linked_finish(tl, th, f, o->other);
+		} else {
+			/* nothing moves: the counts in the order recorded */
+			for (j = 0; j < o->n; j++) {
+				struct an_tl_item it;
+
+				an_tl_citem_get(th, &o->citems[j], &it);
+				th->calls += it.kind == AN_TL_CALL;
+				if (it.start_ns - tl->t0_ns + it.dur_ns > tl->end_ns)
+					tl->end_ns = it.start_ns - tl->t0_ns + it.dur_ns;
+			}
+		}
+		tl->items += th->nitems;
+	}
+	big_free(next, anext, sizeof(*next));
+	free(r_inst);
+	if (nthr)
+		qsort(tl->threads, nthr, sizeof(*tl->threads), thread_cmp_linked);
+	tl->nthreads = nthr;
+	for (i = 0; i < p->nthreads + 1; i++)
+		free(b.ninfo[i]);
+	free(b.ninfo);
+	free(b.nninfo);
+	free(dec);
+	an_map_release(&tmap);
+	*out = tl;
+	return 0;
+}
+
 void an_timeline_free(struct an_timeline *tl)
 {
 	if (!tl)
 		return;
-	for (size_t i = 0; i < tl->nthreads; i++)
+	for (size_t i = 0; i < tl->nthreads; i++) {
 		big_free(tl->threads[i].items, tl->threads[i].items_alloc, sizeof(*tl->threads[i].items));
+		big_free(tl->threads[i].order, tl->threads[i].order_alloc, sizeof(*tl->threads[i].order));
+		big_free(tl->threads[i].citems, tl->threads[i].citems_alloc, sizeof(*tl->threads[i].citems));
+		free(tl->threads[i].wide);
+		free(tl->threads[i].nodes);
+	}
 	free(tl->threads);
 	free(tl->frames);
 	free(tl);

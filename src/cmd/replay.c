@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char replay_usage[] =
 	"usage: stackclock replay [-i FILE] [--tid TID] [--since T] [--until T]\n"
@@ -120,32 +121,58 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 
 /* ---- text ---------------------------------------------------------------- */
 
-/* A line buffer written out in large blocks: numbers by hand, no stdio
- * per field (a replay is bound by how fast its lines are made). */
+/*
+ * The text is made in a 1 MiB block written straight to the descriptor
+ * (no stdio copy).  Each line is made in one go after one check for room:
+ * numbers by hand (pairs of digits), names, indents and fixed words copied
+ * in 32-byte steps from sources padded for it, so a line costs no call.
+ */
+#define OBUF_SIZE (1u << 20)
+#define OBUF_SLACK 64             /* the 32-byte steps may write past a line */
+#define LINE_FAST 1024            /* a line checked once for this much room */
+
 struct obuf {
-	FILE *f;
+	int fd;
+	int err;                  /* errno of the first failed write, or 0 */
 	char *b;
 	size_t n;
 };
-#define OBUF_SIZE (1u << 20)
-#define OBUF_ROOM 512             /* most a field adds without a check */
 
 static void ob_flush(struct obuf *o)
 {
-	fwrite(o->b, 1, o->n, o->f);
+	size_t done = 0;
+
+	while (done < o->n && !o->err) {
+		ssize_t w = write(o->fd, o->b + done, o->n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			o->err = w < 0 ? errno : EIO;
+		else
+			done += (size_t)w;
+	}
 	o->n = 0;
 }
 
-static inline void ob_mem(struct obuf *o, const char *s, size_t len)
+static inline void ob_room(struct obuf *o, size_t len)
 {
 	if (o->n + len > OBUF_SIZE)
 		ob_flush(o);
-	if (len > OBUF_SIZE) {
-		fwrite(s, 1, len, o->f);
-		return;
+}
+
+static void ob_mem(struct obuf *o, const char *s, size_t len)
+{
+	while (len) {
+		size_t k;
+
+		ob_room(o, 1);
+		k = OBUF_SIZE - o->n < len ? OBUF_SIZE - o->n : len;
+		memcpy(o->b + o->n, s, k);
+		o->n += k;
+		s += k;
+		len -= k;
 	}
-	memcpy(o->b + o->n, s, len);
-	o->n += len;
 }
 
 static void ob_str(struct obuf *o, const char *s)
@@ -153,14 +180,30 @@ static void ob_str(struct obuf *o, const char *s)
 	ob_mem(o, s, strlen(s));
 }
 
+/* Copy len bytes from src in 32-byte steps: src readable and dst writable
+ * up to the next multiple of 32 past len. */
+static inline char *copy32(char *dst, const char *src, size_t len)
+{
+	for (size_t k = 0; k < len; k += 32)
+		memcpy(dst + k, src + k, 32);
+	return dst + len;
+}
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static inline char *put2(char *p, unsigned v)
+{
+	memcpy(p, digit_pairs + 2 * v, 2);
+	return p + 2;
+}
+
 /* The digits of v right-aligned in width (padded with pad), at most 20
- * digits; two digits per division, written straight into the buffer. */
+ * digits. */
 static inline char *put_u64(char *p, uint64_t v, int width, char pad)
 {
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
 	static const uint64_t p10[20] = {
 		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
 		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
@@ -181,79 +224,112 @@ static inline char *put_u64(char *p, uint64_t v, int width, char pad)
 		unsigned r = (unsigned)(v % 100);
 
 		v /= 100;
-		*--e = pairs[2 * r + 1];
-		*--e = pairs[2 * r];
+		e -= 2;
+		memcpy(e, digit_pairs + 2 * r, 2);
 	}
-	if (v >= 10) {
-		*--e = pairs[2 * v + 1];
-		*--e = pairs[2 * v];
-	} else {
-		*--e = (char)('0' + v);
-	}
+	if (v >= 10)
+		memcpy(e - 2, digit_pairs + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
 	return p + digits;
 }
 
-static inline void ob_room(struct obuf *o)
-{
-	if (o->n + OBUF_ROOM > OBUF_SIZE)
-		ob_flush(o);
-}
-
 /* "   12.345 ms": 8 columns of number, 3 decimals, then the unit */
-static inline void ob_dur(struct obuf *o, uint64_t ns)
+static inline char *put_dur(char *p, uint64_t ns)
 {
-	char *p;
 	uint64_t v;
-	const char *unit;
+	char unit;
+	unsigned frac;
 
-	ob_room(o);
-	p = o->b + o->n;
-	if (ns >= 1000000000) {
-		v = (ns + 500000) / 1000000;
-		unit = " s ";
-	} else if (ns >= 1000000) {
-		v = (ns + 500) / 1000;
-		unit = " ms";
-	} else if (ns >= 1000) {
-		v = ns;
-		unit = " us";
-	} else {
+	if (ns < 1000) {
 		p = put_u64(p, ns, 8, ' ');
 		memcpy(p, " ns", 3);
-		o->n = (size_t)(p + 3 - o->b);
-		return;
+		return p + 3;
 	}
-	p = put_u64(p, v / 1000, 4, ' ');
+	if (ns < 1000000) {
+		v = ns;
+		unit = 'u';
+	} else if (ns < 1000000000) {
+		v = (ns + 500) / 1000;
+		unit = 'm';
+	} else {
+		v = (ns + 500000) / 1000000;
+		unit = 0;
+	}
+	if (v < 1000000) {
+		/* 1.000 to 999.999 (1000.000 after rounding): "%4u" */
+		unsigned w = (unsigned)(v / 1000);
+
+		memcpy(p, "    ", 4);
+		if (w >= 1000)
+			memcpy(p, "1000", 4);
+		else if (w >= 100)
+			p[1] = (char)('0' + w / 100), put2(p + 2, w % 100);
+		else if (w >= 10)
+			put2(p + 2, w);
+		else
+			p[3] = (char)('0' + w);
+		p += 4;
+	} else {
+		p = put_u64(p, v / 1000, 4, ' ');
+	}
+	frac = (unsigned)(v % 1000);
 	*p++ = '.';
-	p = put_u64(p, v % 1000, 3, '0');
-	memcpy(p, unit, 3);
-	o->n = (size_t)(p + 3 - o->b);
+	*p++ = (char)('0' + frac / 100);
+	p = put2(p, frac % 100);
+	if (unit) {
+		p[0] = ' ';
+		p[1] = unit;
+		p[2] = 's';
+	} else {
+		memcpy(p, " s ", 3);
+	}
+	return p + 3;
 }
+
+/* The start column: seconds since the first event, to the microsecond,
+ * "%6llu.%06llu  ". */
+static inline char *put_start(char *p, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000;
+	unsigned us = (unsigned)(ns / 1000 % 1000000);
+
+	if (s < 10) {
+		memcpy(p, "     ", 5);
+		p[5] = (char)('0' + s);
+		p += 6;
+	} else {
+		p = put_u64(p, s, 6, ' ');
+	}
+	*p++ = '.';
+	p = put2(p, us / 10000);
+	p = put2(p, us / 100 % 100);
+	p = put2(p, us % 100);
+	p[0] = ' ';
+	p[1] = ' ';
+	return p + 2;
+}
+
+#define INDENT_MAX 512
+static const char spaces[INDENT_MAX + 32 + 1] =
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                                                "
+	"                                ";
 
 static void ob_indent(struct obuf *o, uint32_t n)
 {
-	static const char sp[] = "                                                                ";
-
 	while (n > 0) {
-		uint32_t k = n < sizeof(sp) - 1 ? n : (uint32_t)sizeof(sp) - 1;
+		uint32_t k = n < INDENT_MAX ? n : INDENT_MAX;
 
-		ob_mem(o, sp, k);
+		ob_mem(o, spaces, k);
 		n -= k;
 	}
-}
-
-/* The start column: seconds since the first event, to the microsecond. */
-static inline void ob_start(struct obuf *o, uint64_t ns)
-{
-	char *p;
-
-	ob_room(o);
-	p = put_u64(o->b + o->n, ns / 1000000000, 6, ' ');
-	*p++ = '.';
-	p = put_u64(p, ns / 1000 % 1000000, 6, '0');
-	*p++ = ' ';
-	*p++ = ' ';
-	o->n = (size_t)(p - o->b);
 }
 
 static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)
@@ -271,14 +347,14 @@ static const char *os_label(const struct an_tl_item *it, char *buf, size_t len)
 
 #define COL_FUNC 27               /* where the function column starts */
 
-/* Function names and their lengths, looked up once per function. */
+/* Function names, copied once per function with room for copy32. */
 struct names {
-	const char **s;
+	char **s;
 	uint32_t *len;
 	size_t n;
 };
 
-static void ob_name(struct obuf *o, const struct an_timeline *tl, struct names *nm, uint32_t func)
+static inline void names_get(struct names *nm, const struct an_timeline *tl, uint32_t func)
 {
 	if (func >= nm->n) {
 		size_t n = (size_t)func + 1 > 2 * nm->n ? (size_t)func + 1 : 2 * nm->n;
@@ -290,11 +366,48 @@ static void ob_name(struct obuf *o, const struct an_timeline *tl, struct names *
 	}
 	if (!nm->s[func]) {
 		const char *name = an_tl_name(tl, func);
+		size_t len;
 
-		nm->s[func] = name ? name : "?";
-		nm->len[func] = (uint32_t)strlen(nm->s[func]);
+		if (!name)
+			name = "?";
+		len = strlen(name);
+		nm->s[func] = xcalloc(1, (len + 63) & ~(size_t)31);
+		memcpy(nm->s[func], name, len);
+		nm->len[func] = (uint32_t)len;
 	}
+}
+
+static void names_free(struct names *nm)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		free(nm->s[i]);
+	free(nm->s);
+	free(nm->len);
+}
+
+static void ob_name(struct obuf *o, const struct an_timeline *tl, struct names *nm, uint32_t func)
+{
+	names_get(nm, tl, func);
 	ob_mem(o, nm->s[func], nm->len[func]);
+}
+
+/* "}" closing a call at depth d */
+static inline void ob_close(struct obuf *o, uint32_t depth)
+{
+	uint32_t n = COL_FUNC + 2 * depth;
+
+	if (n <= INDENT_MAX) {
+		char *p;
+
+		ob_room(o, INDENT_MAX + OBUF_SLACK);
+		p = copy32(o->b + o->n, spaces, n);
+		p[0] = '}';
+		p[1] = '\n';
+		o->n = (size_t)(p + 2 - o->b);
+	} else {
+		ob_indent(o, n);
+		ob_mem(o, "}\n", 2);
+	}
 }
 
 static void text_thread(struct obuf *o, const struct an_timeline *tl, const struct an_tl_thread *th,
@@ -321,64 +434,96 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		ob_str(o, lab);
 	}
 	ob_str(o, "\n#  START (s)     DURATION  FUNCTION\n");
-	for (size_t i = 0; i < th->nitems; i++) {
-		const struct an_tl_item *it = &th->items[i];
-		bool inner;
+	const struct an_tl_citem *ci = th->citems;
+	const uint32_t *ord = th->order;
+	uint64_t t0 = tl->t0_ns;
+	struct an_tl_item cur, nxt;
 
-		while (nst && st[nst - 1].end <= it->start_ns) {
-			nst--;
-			ob_indent(o, COL_FUNC + 2 * st[nst].depth);
-			ob_mem(o, "}\n", 2);
-		}
-		ob_start(o, it->start_ns);
+	if (th->nitems)
+		an_tl_citem_get(th, &ci[ord[0]], &nxt);
+	for (size_t k = 0; k < th->nitems; k++) {
+		const struct an_tl_item *it = &cur;
+		uint64_t end;
+		uint32_t ind;
+		bool inner;
+		char *p;
+
+		cur = nxt;
+		if (k + 1 < th->nitems)
+			an_tl_citem_get(th, &ci[ord[k + 1]], &nxt);
+		if (k + 16 < th->nitems)
+			__builtin_prefetch(&ci[ord[k + 16]]);
+		ind = 2 * it->depth;
+		while (nst && st[nst - 1].end <= it->start_ns)
+			ob_close(o, st[--nst].depth);
+		ob_room(o, LINE_FAST);
+		p = put_start(o->b + o->n, it->start_ns - t0);
 		if (it->kind == AN_TL_SAMPLE) {
-			ob_str(o, "      sample  ");
-			ob_indent(o, 2 * it->depth);
-			for (uint32_t k = 0; k < it->nstack; k++) {
-				if (k)
+			memcpy(p, "      sample  ", 14);
+			o->n = (size_t)(p + 14 - o->b);
+			ob_indent(o, ind);
+			for (uint32_t s = 0; s < it->nstack; s++) {
+				if (s)
 					ob_mem(o, " < ", 3);
-				ob_name(o, tl, nm, tl->frames[it->stack + k]);
+				ob_name(o, tl, nm, tl->frames[it->stack + s]);
 			}
 			ob_mem(o, "\n", 1);
 			continue;
 		}
-		ob_dur(o, it->dur_ns);
-		ob_mem(o, "  ", 2);
-		ob_indent(o, 2 * it->depth);
+		p = put_dur(p, it->dur_ns);
+		p[0] = ' ';
+		p[1] = ' ';
+		p += 2;
 		if (it->kind == AN_TL_OS) {
+			o->n = (size_t)(p - o->b);
+			ob_indent(o, ind);
 			ob_mem(o, "[", 1);
 			ob_str(o, os_label(it, lab, sizeof(lab)));
 			ob_mem(o, "]\n", 2);
 			continue;
 		}
 		/* something inside it follows: then braces */
-		inner = i + 1 < th->nitems && th->items[i + 1].start_ns < it->start_ns + it->dur_ns +
-			(it->dur_ns == 0) && th->items[i + 1].depth > it->depth;
-		ob_name(o, tl, nm, it->func);
-		if (inner)
-			ob_mem(o, "() {", 4);
-		else
-			ob_mem(o, "();", 3);
-		if (it->flags & AN_TL_OPEN)
-			ob_str(o, " /* had not returned */");
-		else if (it->flags & AN_TL_REPAIRED)
-			ob_str(o, " /* closed by a repair */");
-		if (it->flags & AN_TL_LIBCALL) {
-			ob_str(o, " /* ");
-			ob_str(o, out_base_name(an_tl_module(tl, it->func), "?"));
-			ob_str(o, " */");
+		end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
+		inner = k + 1 < th->nitems && nxt.start_ns < end && nxt.depth > it->depth;
+		names_get(nm, tl, it->func);
+		if (ind + nm->len[it->func] <= INDENT_MAX) {
+			p = copy32(p, spaces, ind);
+			p = copy32(p, nm->s[it->func], nm->len[it->func]);
+			memcpy(p, inner ? "() {" : "();", 4);
+			p += 3 + inner;
+			if (!(it->flags & (AN_TL_OPEN | AN_TL_REPAIRED | AN_TL_LIBCALL))) {
+				*p++ = '\n';
+				o->n = (size_t)(p - o->b);
+				goto pushed;
+			}
+			o->n = (size_t)(p - o->b);
+		} else {
+			o->n = (size_t)(p - o->b);
+			ob_indent(o, ind);
+			ob_name(o, tl, nm, it->func);
+			ob_mem(o, inner ? "() {" : "();", 3 + inner);
+		}
+		if (it->flags & (AN_TL_OPEN | AN_TL_REPAIRED | AN_TL_LIBCALL)) {
+			if (it->flags & AN_TL_OPEN)
+				ob_str(o, " /* had not returned */");
+			else if (it->flags & AN_TL_REPAIRED)
+				ob_str(o, " /* closed by a repair */");
+			if (it->flags & AN_TL_LIBCALL) {
+				ob_str(o, " /* ");
+				ob_str(o, out_base_name(an_tl_module(tl, it->func), "?"));
+				ob_str(o, " */");
+			}
 		}
 		ob_mem(o, "\n", 1);
+pushed:
 		if (inner) {
 			ALLOC_GROW(st, nst + 1, ast);
-			st[nst].end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
+			st[nst].end = end;
 			st[nst++].depth = it->depth;
 		}
 	}
-	while (nst--) {
-		ob_indent(o, COL_FUNC + 2 * st[nst].depth);
-		ob_mem(o, "}\n", 2);
-	}
+	while (nst--)
+		ob_close(o, st[nst].depth);
 	free(st);
 }
 
@@ -392,12 +537,14 @@ static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 	out_json_string(f, th->name ? th->name : "");
 	fprintf(f, ",\"dropped\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"events\":[", th->dropped,
 		th->filtered);
-	for (size_t i = 0; i < th->nitems; i++) {
-		const struct an_tl_item *it = &th->items[i];
+	for (size_t k = 0; k < th->nitems; k++) {
+		struct an_tl_item item;
+		const struct an_tl_item *it = &item;
 
-		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, i ? "," : "",
+		an_tl_citem_get(th, &th->citems[th->order[k]], &item);
+		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, k ? "," : "",
 			it->kind == AN_TL_CALL ? "call" : it->kind == AN_TL_OS ? "os" : "sample",
-			it->start_ns);
+			it->start_ns - tl->t0_ns);
 		if (it->kind != AN_TL_SAMPLE)
 			fprintf(f, ",\"duration_ns\":%" PRIu64, it->dur_ns);
 		fprintf(f, ",\"depth\":%u", it->depth);
@@ -422,10 +569,10 @@ static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_t
 			}
 		} else {
 			fputs(",\"stack\":[", f);
-			for (uint32_t k = 0; k < it->nstack; k++) {
-				if (k)
+			for (uint32_t s = 0; s < it->nstack; s++) {
+				if (s)
 					fputc(',', f);
-				out_json_string(f, an_tl_name(tl, tl->frames[it->stack + k]));
+				out_json_string(f, an_tl_name(tl, tl->frames[it->stack + s]));
 			}
 			fputc(']', f);
 		}
@@ -455,7 +602,7 @@ int cmd_replay(int argc, char **argv)
 	if (damaged)
 		pr_warn("%s is damaged (%s); replaying the events read before the damage",
 			o.input, damaged);
-	ret = an_timeline_build(p, &o.f, &tl, err, sizeof(err));
+	ret = an_timeline_build_linked(p, &o.f, &tl, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("replay: %s: %s", o.input, err);
 		goto out;
@@ -479,11 +626,12 @@ int cmd_replay(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else {
-		struct obuf ob = { stdout, xmalloc(OBUF_SIZE), 0 };
+		struct obuf ob = { fileno(stdout), 0, xmalloc(OBUF_SIZE + OBUF_SLACK), 0 };
 		struct names nm = { 0 };
 		size_t shown = 0;
 
-		for (size_t i = 0; i < tl->nthreads; i++) {
+		fflush(stdout);
+		for (size_t i = 0; i < tl->nthreads && !ob.err; i++) {
 			if (o.f.tid && tl->threads[i].tid != o.f.tid)
 				continue;
 			if (shown++)
@@ -492,14 +640,19 @@ int cmd_replay(int argc, char **argv)
 		}
 		ob_flush(&ob);
 		free(ob.b);
-		free(nm.s);
-		free(nm.len);
+		names_free(&nm);
+		if (ob.err) {
+			errno = ob.err;
+			pr_err("replay: cannot write to standard output: %s", strerror(errno));
+			goto out_buf;
+		}
 		if (!shown)
 			pr_warn("replay: no thread %u in %s", o.f.tid, o.input);
 	}
 	status = fflush(stdout) != 0 || ferror(stdout);
 	if (status)
 		pr_err("replay: cannot write to standard output: %s", strerror(errno));
+out_buf:
 	setvbuf(stdout, NULL, _IONBF, 0);
 	free(buf);
 out:

@@ -13,7 +13,11 @@
  *  - the size limit: items dropped and counted, those kept still decode;
  *  - view filters and an_timeline_check; damaged items end a record
  *    without a crash; a profile without a timeline is -ENOENT;
- *  - varints and zigzag read back.
+ *  - varints and zigzag read back;
+ *  - the linked build (replay's: 16-byte items left in the order recorded,
+ *    order[] giving the order) visits the very items of an_timeline_build,
+ *    with every view filter and --tid, a call too long for a 16-byte item
+ *    and damaged records included.
  */
 #include "analysis/timeline.h"
 #include "format/varint.h"
@@ -87,6 +91,90 @@ static struct an_timeline *rig_timeline(struct rig *g, struct an_profile **pp, c
 		return NULL;
 	}
 	return tl;
+}
+
+/* The linked build of p gives the same threads, counts and items, in the
+ * same order, as an_timeline_build with filter f; "" or the difference. */
+static const char *linked_differs(struct an_profile *p, const struct an_tl_filter *f)
+{
+	static char why[160];
+	struct an_timeline *a = NULL, *b = NULL;
+	char err[256];
+
+	why[0] = 0;
+	if (an_timeline_build(p, f, &a, err, sizeof(err)) ||
+	    an_timeline_build_linked(p, f, &b, err, sizeof(err))) {
+		snprintf(why, sizeof(why), "build: %.100s", err);
+		goto out;
+	}
+	if (a->nthreads != b->nthreads || a->t0_ns != b->t0_ns || a->end_ns != b->end_ns ||
+	    a->items != b->items || a->damaged_items != b->damaged_items || a->dropped != b->dropped ||
+	    a->filtered != b->filtered) {
+		snprintf(why, sizeof(why), "totals differ (items %llu/%llu, end %llu/%llu, damaged %llu/%llu)",
+			 (unsigned long long)a->items, (unsigned long long)b->items,
+			 (unsigned long long)a->end_ns, (unsigned long long)b->end_ns,
+			 (unsigned long long)a->damaged_items, (unsigned long long)b->damaged_items);
+		goto out;
+	}
+	for (size_t i = 0; i < a->nthreads; i++) {
+		const struct an_tl_thread *x = &a->threads[i], *y = &b->threads[i];
+
+		if (x->tid != y->tid || x->nitems != y->nitems || x->calls != y->calls) {
+			snprintf(why, sizeof(why), "thread %zu: tid %u/%u, %zu/%zu items", i, x->tid, y->tid,
+				 x->nitems, y->nitems);
+			goto out;
+		}
+		for (size_t k = 0; k < x->nitems; k++) {
+			const struct an_tl_item *u = &x->items[k];
+			struct an_tl_item v;
+			bool same;
+
+			an_tl_citem_get(y, &y->citems[y->order[k]], &v);
+			v.start_ns -= b->t0_ns;
+			same = u->start_ns == v.start_ns && u->dur_ns == v.dur_ns && u->kind == v.kind &&
+			       u->flags == v.flags && u->depth == v.depth && u->func == v.func &&
+			       u->os_cat == v.os_cat && u->nstack == v.nstack &&
+			       (u->kind != AN_TL_OS || u->sysno == v.sysno);
+			for (uint32_t j = 0; same && u->kind == AN_TL_SAMPLE && j < u->nstack; j++)
+				same = a->frames[u->stack + j] == b->frames[v.stack + j];
+			if (!same) {
+				snprintf(why, sizeof(why), "thread %zu item %zu: start %llu/%llu dur %llu/%llu depth %u/%u",
+					 i, k, (unsigned long long)u->start_ns, (unsigned long long)v.start_ns,
+					 (unsigned long long)u->dur_ns, (unsigned long long)v.dur_ns, u->depth, v.depth);
+				goto out;
+			}
+		}
+	}
+out:
+	an_timeline_free(a);
+	an_timeline_free(b);
+	return why;
+}
+
+/* linked_differs over a set of view filters */
+static void linked_same(struct an_profile *p, const char *what)
+{
+	static const struct { uint64_t since, until, min; uint32_t depth; } fs[] = {
+		{ 0, UINT64_MAX, 0, 0 }, { 0, UINT64_MAX, 0, 1 }, { 0, UINT64_MAX, 40, 0 },
+		{ 100, 250, 0, 0 }, { 30, UINT64_MAX, 0, 2 }, { 0, 60, 20, 3 }, { 400, 300, 0, 0 },
+	};
+	const char *why = "";
+
+	for (size_t i = 0; i < sizeof(fs) / sizeof(*fs) && !*why; i++) {
+		struct an_tl_filter f = AN_TL_FILTER_ALL;
+
+		f.since_ns = fs[i].since;
+		f.until_ns = fs[i].until;
+		f.min_ns = fs[i].min;
+		f.max_depth = fs[i].depth;
+		why = linked_differs(p, &f);
+		if (!*why) {
+			f.tid = 7;           /* the rig's thread */
+			why = linked_differs(p, &f);
+		}
+	}
+	ok(!*why, "%s: the linked build visits the same items in the same order%s%s", what,
+	   *why ? ": " : "", why);
 }
 
 static const struct an_tl_item *nth_call(const struct an_timeline *tl, size_t k)
@@ -173,6 +261,7 @@ static void test_order(void)
 		   tl ? (unsigned long long)tl->threads[0].calls : 0ull);
 		an_timeline_free(tl);
 	}
+	linked_same(p, "calls, an OS event, a repair, an open call");
 	an_profile_free(p);
 	free(g.buf);
 }
@@ -212,6 +301,7 @@ static void test_many(void)
 	ok(good, "each call's start and duration exact after the chunk boundaries");
 	ok(tl && an_timeline_check(tl, why, sizeof(why)) == 0, "an_timeline_check");
 	an_timeline_free(tl);
+	linked_same(p, "200,000 calls across chunks");
 	an_profile_free(p);
 	free(g.buf);
 
@@ -230,6 +320,31 @@ static void test_many(void)
 	   tl ? (unsigned long long)tl->threads[0].calls : 0ull,
 	   tl ? (unsigned long long)tl->threads[0].dropped : 0ull);
 	an_timeline_free(tl);
+	linked_same(p, "a 256 KiB limit");
+	an_profile_free(p);
+	free(g.buf);
+}
+
+static void test_long(void)
+{
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+	const struct an_tl_item *c;
+
+	/* f1 lasts 5 s (10^10 half-ns ticks: more than 32 bits of ns), f2
+	 * inside it, a system call inside f2 */
+	rig_start(&g, 0, 0, 0, 0);
+	sc_eng_enter(g.t, F(1), 0, 1000);
+	sc_eng_enter(g.t, F(2), 0, 2000);
+	sc_eng_tl_os(g.t, 1100, 50, SC_OS_SYSCALL, 1);
+	sc_eng_exit(g.t, F(2), 3000);
+	sc_eng_exit(g.t, F(1), 1000 + 10000000000ull);
+	tl = rig_timeline(&g, &p, NULL);
+	c = tl ? nth_call(tl, 0) : NULL;
+	ok(c && c->dur_ns == 5000000000ull, "a 5 s call's duration exact");
+	an_timeline_free(tl);
+	linked_same(p, "a 5 s call");
 	an_profile_free(p);
 	free(g.buf);
 }
@@ -363,6 +478,11 @@ static void test_damage(void)
 	   tl->damaged_items == 3, "a bad node id and a cut varint end their records: 1 call kept, %llu damaged",
 	   tl ? (unsigned long long)tl->damaged_items : 0ull);
 	an_timeline_free(tl);
+	{
+		const char *why = linked_differs(p, NULL);
+
+		ok(!*why, "damaged records: the linked build the same%s%s", *why ? ": " : "", why);
+	}
 	an_profile_free(p);
 }
 
@@ -403,6 +523,7 @@ int main(void)
 	test_many();
 	test_units();
 	test_filters();
+	test_long();
 	test_damage();
 	unlink(path);
 	return tap_done();
