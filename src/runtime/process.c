@@ -186,23 +186,31 @@ static void rt_thread_exit(void *arg)
  * thread id in this process (a thread's id is not handed out again while
  * it runs).  Called as a thread starts; the memory goes to that thread.
  */
+#define RT_ENDING_BUSY ((struct sc_eng_thread *)1)   /* a slot being emptied */
+
 static void rt_reap(void)
 {
+	struct rt_tls_ext *x;
 	unsigned i;
 
 	for (i = 0; i < RT_ENDING; i++) {
 		struct sc_eng_thread *t = __atomic_load_n(&rt.ending[i].t, __ATOMIC_ACQUIRE);
 		uint64_t tid = __atomic_load_n(&rt.ending[i].tid, __ATOMIC_ACQUIRE);
 
-		if (!t || !tid || rt_sys3(SYS_tgkill, rt.pid, (long)tid - 1, 0) != -ESRCH)
+		if (!t || t == RT_ENDING_BUSY || !tid || rt_sys3(SYS_tgkill, rt.pid, (long)tid - 1, 0) != -ESRCH)
 			continue;
-		/* whoever empties the slot retires the thread */
-		if (!__atomic_compare_exchange_n(&rt.ending[i].t, &t, NULL, 0,
+		/* whoever takes the slot retires the thread: the slot is
+		 * emptied only once its fields are cleared, so that a thread
+		 * ending meanwhile never has its own cleared (then it would
+		 * never be reaped, and its memory stayed in the image) */
+		if (!__atomic_compare_exchange_n(&rt.ending[i].t, &t, RT_ENDING_BUSY, 0,
 						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
-		rt_ext_unmap(rt.ending[i].x);
+		x = rt.ending[i].x;
 		rt.ending[i].x = NULL;
 		__atomic_store_n(&rt.ending[i].tid, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&rt.ending[i].t, NULL, __ATOMIC_RELEASE);
+		rt_ext_unmap(x);
 		sc_eng_thread_retire(t);
 	}
 }
