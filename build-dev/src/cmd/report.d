@@ -1,9 +1,0 @@
-build-dev/src/cmd/report.o: src/cmd/report.c src/analysis/analysis.h \
- src/format/scdata.h src/symbols/symbols.h src/cmd/cmd.h \
- src/output/output.h src/util/util.h
-src/analysis/analysis.h:
-src/format/scdata.h:
-src/symbols/symbols.h:
-src/cmd/cmd.h:
-src/output/output.h:
-src/util/util.h:

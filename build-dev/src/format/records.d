@@ -1,2 +1,0 @@
-build-dev/src/format/records.o: src/format/records.c src/format/scdata.h
-src/format/scdata.h:

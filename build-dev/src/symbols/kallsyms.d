@@ -1,7 +1,0 @@
-build-dev/src/symbols/kallsyms.o: src/symbols/kallsyms.c \
- src/symbols/sym_int.h src/symbols/symbols.h src/format/scdata.h \
- src/util/util.h
-src/symbols/sym_int.h:
-src/symbols/symbols.h:
-src/format/scdata.h:
-src/util/util.h:

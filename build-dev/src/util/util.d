@@ -1,2 +1,0 @@
-build-dev/src/util/util.o: src/util/util.c src/util/util.h
-src/util/util.h:
