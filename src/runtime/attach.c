@@ -538,6 +538,36 @@ static void runtime_off(void)
 	pthread_key_delete(rt.key);    /* no thread-exit destructor of ours */
 }
 
+/*
+ * Nothing of ours runs any more (no patched byte, no redirected return
+ * address or GOT slot, no thread-exit key): the memory goes back.  The
+ * threads' thread-local words still point at it, and nothing reads them.
+ */
+static void memory_release(void)
+{
+	for (int i = 0; i < RT_EXT_MAX; i++) {
+		struct rt_tls_ext *x = __atomic_load_n(&rt_exts[i], __ATOMIC_ACQUIRE);
+
+		if (!x || x == tls.x)
+			continue;
+		if (x->rs)
+			rt_sys2(SYS_munmap, x->rs, (long)sc_patch_stack_len(x->rs));
+		rt_ext_unmap(x);
+	}
+	if (rt.hdr)
+		rt_sys2(SYS_munmap, rt.hdr, (long)rt.cap);
+	rt.hdr = NULL;
+	if (rt.fd >= 0)
+		rt_close(rt.fd);
+	if (rt.dirfd >= 0)
+		rt_close(rt.dirfd);
+	rt.fd = rt.dirfd = -1;
+	if (at.sites)
+		rt_sys2(SYS_munmap, at.sites, (long)at.map_len);
+	at.sites = NULL;
+	at.nsites = at.cap = 0;
+}
+
 /* Does the recorder still hold the other threads stopped (is it alive)? */
 static int recorder_alive(void)
 {
@@ -564,6 +594,7 @@ static void detach(void)
 	at.ctl->frames_restored = threads_release(1);
 	image_end();
 	runtime_off();
+	sc_patch_retstack_fini();
 	for (int i = 0; i < n; i++) {
 		uint64_t lo, hi;
 
@@ -571,6 +602,7 @@ static void detach(void)
 		rt_sys2(SYS_munmap, lo, (long)(hi - lo));
 	}
 	sc_patch_forget();
+	memory_release();
 	at.ctl->restore_ns = now_ns() - t0;
 	__atomic_store_n(&at.ctl->state, SC_ATT_DETACHED, __ATOMIC_RELEASE);
 }
@@ -658,6 +690,9 @@ static void *watchdog(void *arg)
 	}
 	if (at.recorder_pidfd >= 0)
 		rt_close(at.recorder_pidfd);
+	/* (the recorder keeps its own mapping of the control file) */
+	rt_sys2(SYS_munmap, at.ctl, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)));
+	at.ctl = NULL;
 	return NULL;
 }
 

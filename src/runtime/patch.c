@@ -893,6 +893,10 @@ void sc_patch_region(int i, uint64_t *lo, uint64_t *hi)
 
 void sc_patch_forget(void)
 {
+	for (int k = 0; k < pt.nplans; k++)
+		if (pt.plans[k].h)
+			rt_sys2(SYS_munmap, pt.plans[k].h, (long)pt.plans[k].len);
+	pt.nplans = 0;
 	sc_patch_on = 0;
 	__atomic_store_n(&pt.nregions, 0, __ATOMIC_RELEASE);
 	pt.npatched = 0;

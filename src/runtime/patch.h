@@ -96,6 +96,10 @@ void sc_patch_forget(void);
  * the count of return addresses put back. */
 struct rs_stack;
 uint64_t sc_patch_unhook_stack(struct rs_stack *s);
+/* retstack.c: the bytes mapped for s; the return stacks' thread-exit key
+ * deleted (detach) */
+uint64_t sc_patch_stack_len(const struct rs_stack *s);
+void sc_patch_retstack_fini(void);
 /* retstack.c's wrappers of the readers of return addresses (the unwinder,
  * backtrace) and of context switches, by the names they wrap and by
  * addresses that are never preempted: attach.c points the GOT slots of a

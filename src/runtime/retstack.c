@@ -122,6 +122,15 @@ void sc_patch_retstack_init(void)
 		rs_key_ok = 1;
 }
 
+/* attach.c's detach: no thread's end runs rs_thread_end any more (its
+ * return stack is unmapped by the caller). */
+void sc_patch_retstack_fini(void)
+{
+	if (rs_key_ok)
+		pthread_key_delete(rs_key);
+	rs_key_ok = 0;
+}
+
 /* A frame whose return is left alone (its exit is then inferred by the
  * engine): counted in the image's header. */
 static __attribute__((noinline, cold)) void rs_unhooked(void)
@@ -727,6 +736,11 @@ static void rs_unhook_all(void)
 		s->n--;
 		rs_unhooked();
 	}
+}
+
+uint64_t sc_patch_stack_len(const struct rs_stack *s)
+{
+	return s->map_len;
 }
 
 uint64_t sc_patch_unhook_stack(struct rs_stack *s)

@@ -32,6 +32,8 @@ attached() {	# attached NAME PROG: record 1 s attached, check what it gives
 	kill -0 "$pid" 2>/dev/null
 	ok $? "$name: the program still runs after the detach"
 	check "$name: the code bytes equal the file's after the detach" -- $AT text "$pid" "$TMP/$prog"
+	left=$(grep -c 'stackclock-[0-9]*-' "/proc/$pid/maps" || true)
+	ok $(( left == 0 ? 0 : 1 )) "$name: the image's memory is given back at the detach ($left mappings left)"
 	report_json "$TMP/$name.data" "$TMP/$name.json"
 	steps=$(q "$TMP/$name.json" "row('step')['calls']")
 	ticks=$(q "$TMP/$name.json" "row('tick')['calls']")
