@@ -273,9 +273,9 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 		clocks_now(real, mono);
 	sc_tracee_resume(t);
 	if (ret)
-		pr_err("record: the runtime in process %d did not %s: %s%s%s", (int)pid, what,
-		       ret == -ETIMEDOUT ? "no answer in 20 s" : strerror(-ret),
-		       ctl->msg[0] ? ": " : "", (const char *)ctl->msg);
+		pr_err("record: the runtime in process %d did not %s: %s (its state %u, thread %u)%s%s",
+		       (int)pid, what, ret == -ETIMEDOUT ? "no answer in 20 s" : strerror(-ret),
+		       ctl->state, ctl->watchdog_tid, ctl->msg[0] ? ": " : "", (const char *)ctl->msg);
 	return ret;
 }
 
@@ -348,6 +348,15 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		       ctl->msg);
 		if (!ret)
 			ret = -EIO;
+		goto release;
+	}
+	/* the watchdog's thread id is what the stops leave running */
+	for (int i = 0; i < 5000 && !__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	if (!ctl->watchdog_tid) {
+		pr_err("record: the runtime's thread in process %d did not start within 5 s; nothing "
+		       "was patched (retry when the process is less busy)", (int)pid);
+		ret = -ETIMEDOUT;
 		goto release;
 	}
 	plan_ranges(pid, plans, nplans, &entries);

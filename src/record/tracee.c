@@ -51,6 +51,10 @@ struct sc_tracee {
 	int memfd;
 	struct thread *th;
 	int n, cap;
+	/* the last sc_tracee_stop()'s threads left running (perhaps never
+	 * seized: the runtime's own): sc_tracee_step_out() leaves them too */
+	pid_t *kept;
+	int nkept;
 };
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -448,6 +452,18 @@ int sc_tracee_seize(pid_t pid, struct sc_tracee **out, char *err, size_t errlen)
 int sc_tracee_stop(struct sc_tracee *t, const pid_t *except, int nexcept)
 {
 	int rc = 0;
+
+	if (except != t->kept) {
+		pid_t *k = nexcept ? malloc((size_t)nexcept * sizeof(*k)) : NULL;
+
+		if (nexcept && !k)
+			return -ENOMEM;
+		for (int i = 0; i < nexcept; i++)
+			k[i] = except[i];
+		free(t->kept);
+		t->kept = k;
+		t->nkept = nexcept;
+	}
 	for (int i = 0; i < t->n; i++) {
 		struct thread *th = &t->th[i];
 		if (th->state != TH_RUNNING || listed(th->tid, except, nexcept))
@@ -512,6 +528,7 @@ void sc_tracee_release(struct sc_tracee *t)
 	if (t->memfd >= 0)
 		close(t->memfd);
 	free(t->th);
+	free(t->kept);
 	free(t);
 }
 
@@ -627,7 +644,7 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 	pid_t *except = NULL;
 	int nexcept = 0, rc = 0;
 	bool *inside = NULL;
-	except = malloc(((size_t)t->n + 1) * sizeof(*except));
+	except = malloc(((size_t)t->n + (size_t)t->nkept + 1) * sizeof(*except));
 	if (!except) {
 		rc = -ENOMEM;
 		goto out;
@@ -635,6 +652,10 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 	for (int i = 0; i < t->n; i++)
 		if (t->th[i].state == TH_RUNNING)
 			except[nexcept++] = t->th[i].tid;
+	/* and those never seized (a thread born after the seize, such as the
+	 * runtime's own, that the caller's stop left running) */
+	for (int i = 0; i < t->nkept; i++)
+		except[nexcept++] = t->kept[i];
 
 	for (int round = 0;; round++) {
 		free(inside);

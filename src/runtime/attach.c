@@ -811,8 +811,11 @@ HOOK int sc_rt_attach(const char *config)
 	}
 	pthread_detach(at.watchdog);
 	/* its tid known before we return: the recorder leaves it running */
-	for (int i = 0; i < 100000 && !__atomic_load_n(&at.ctl->watchdog_tid, __ATOMIC_ACQUIRE); i++)
-		rt_sys0(SYS_sched_yield);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&at.ctl->watchdog_tid, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		rt_sys2(SYS_nanosleep, &ms, NULL);
+	}
 	/* what takes the loader's lock, done now, with the threads running */
 	sc_rt_in_self(0);
 	sc_patch_retstack_init();

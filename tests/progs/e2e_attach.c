@@ -4,7 +4,10 @@
  * tick() twice; every iteration checks its own arithmetic.  Counters of
  * iterations, one per thread, live in a file mapped shared (argv[1]) so the
  * test reads them while the program runs.  A spawner makes a short-lived
- * thread every 50 ms (threads born while attached).  A sampler notes
+ * thread every 50 ms (threads born while attached).  One more thread calls
+ * a tiny function in a tight loop: its first bytes are where that thread
+ * is stopped most of the time, so the attach has to move it out of them
+ * (counted apart, at counts[6]).  A sampler notes
  * every 2 ms the time (CLOCK_REALTIME ns) and the sum of the counters, from
  * offset 128 of the file (their number at offset 64), so that the test can
  * tell the iterations within any window.  SIGTERM ends it: it prints
@@ -61,6 +64,22 @@ static void *run(void *arg)
 	return (void *)x;
 }
 
+__attribute__((noinline)) unsigned long tiny(unsigned long x)
+{
+	return x * 3 + (x >> 7);
+}
+
+static void *tight(void *arg)
+{
+	unsigned long x = 1;
+
+	while (!done) {
+		x = tiny(x);
+		counts[6]++;
+	}
+	return (void *)x + (long)arg;
+}
+
 static void *short_lived(void *arg)
 {
 	unsigned long x = 7;
@@ -99,7 +118,7 @@ static void on_term(int sig)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[NTHREADS], smp;
+	pthread_t t[NTHREADS], smp, tt;
 	unsigned long total = 0;
 	int fd;
 
@@ -115,6 +134,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < NTHREADS; i++)
 		pthread_create(&t[i], NULL, run, (void *)i);
 	pthread_create(&smp, NULL, sampler, NULL);
+	pthread_create(&tt, NULL, tight, NULL);
 	while (!done) {
 		struct timespec ts = { 0, 50000000 };
 		pthread_t s;
@@ -126,6 +146,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 	pthread_join(smp, NULL);
+	pthread_join(tt, NULL);
 	for (int i = 0; i <= NTHREADS; i++)
 		total += counts[i];
 	if (failed) {
