@@ -327,6 +327,55 @@ struct sub {
 	uint64_t start;
 };
 
+/* The calls put in start order as they come (each after its callees:
+ * a call is kept when it returns), linked by next[]. */
+struct subs {
+	struct sub *st;
+	size_t nst, ast;
+	uint32_t *next;
+};
+
+/* Call i, starting at start: the subtrees that start within it are its
+ * callees, and their lists follow it in the order they were made. */
+static void subs_call(struct subs *s, uint32_t i, uint64_t start)
+{
+	struct sub c = { i, i, start };
+	size_t k;
+
+	s->next[i] = UINT32_MAX;
+	if (s->nst && s->st[s->nst - 1].start >= start) {
+		k = s->nst;
+		while (k && s->st[k - 1].start >= start)
+			k--;
+		s->next[c.head] = s->st[k].head;
+		for (size_t j = k; j + 1 < s->nst; j++)
+			s->next[s->st[j].tail] = s->st[j + 1].head;
+		c.tail = s->st[s->nst - 1].tail;
+		s->nst = k;
+	}
+	ALLOC_GROW(s->st, s->nst + 1, s->ast);
+	s->st[s->nst++] = c;
+}
+
+/* The outermost subtrees joined: the first call in start order (or
+ * UINT32_MAX); the stack freed. */
+static uint32_t subs_first(struct subs *s)
+{
+	uint32_t first = UINT32_MAX, last = UINT32_MAX;
+
+	for (size_t i = 0; i < s->nst; i++) {
+		if (last == UINT32_MAX)
+			first = s->st[i].head;
+		else
+			s->next[last] = s->st[i].head;
+		last = s->st[i].tail;
+	}
+	free(s->st);
+	s->st = NULL;
+	s->nst = s->ast = 0;
+	return first;
+}
+
 /* An item that is not a call: its start and where it is. */
 struct other {
 	uint64_t start;
@@ -345,16 +394,16 @@ static int other_cmp(const void *x, const void *y)
 static void order_items(struct decode_out *o)
 {
 	const uint64_t *key = o->key;
-	size_t n = o->n, nst = 0, ast = 0, nother = 0, aother = 0, i, k;
-	uint32_t *next = NULL, *dest, first = UINT32_MAX, last = UINT32_MAX;
+	size_t n = o->n, nother = 0, aother = 0, i, k;
+	uint32_t *next = NULL, *dest, first;
 	struct other *other = NULL;
-	struct sub *st = NULL;
+	struct subs subs = { 0 };
 	bool sorted = true;
 
 	big_grow((void **)&next, &o->adest, n, sizeof(*next));
 	populate(next, n * sizeof(*next));
+	subs.next = next;
 	for (i = 0; i < n; i++) {
-		struct sub c;
 
 		if (key[i] & 1) {
 			ALLOC_GROW(other, nother + 1, aother);
@@ -363,32 +412,9 @@ static void order_items(struct decode_out *o)
 			nother++;
 			continue;
 		}
-		c.head = c.tail = (uint32_t)i;
-		c.start = key[i] >> 1;
-		next[i] = UINT32_MAX;
-		/* the subtrees that start within it are its callees: their
-		 * lists follow it, in the order they were made */
-		if (nst && st[nst - 1].start >= c.start) {
-			k = nst;
-			while (k && st[k - 1].start >= c.start)
-				k--;
-			next[c.head] = st[k].head;
-			for (size_t j = k; j + 1 < nst; j++)
-				next[st[j].tail] = st[j + 1].head;
-			c.tail = st[nst - 1].tail;
-			nst = k;
-		}
-		ALLOC_GROW(st, nst + 1, ast);
-		st[nst++] = c;
+		subs_call(&subs, (uint32_t)i, key[i] >> 1);
 	}
-	for (i = 0; i < nst; i++) {
-		if (last == UINT32_MAX)
-			first = st[i].head;
-		else
-			next[last] = st[i].head;
-		last = st[i].tail;
-	}
-	free(st);
+	first = subs_first(&subs);
 	if (!sorted)
 		qsort(other, nother, sizeof(*other), other_cmp);
 	/* where each item goes: the calls' list merged with the rest */
@@ -595,15 +621,14 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
  */
 static void order_linked(const struct an_tl_thread *th, size_t n, uint32_t *next, uint32_t *ord)
 {
-	size_t nst = 0, ast = 0, nother = 0, aother = 0, i, k;
-	uint32_t first = UINT32_MAX, last = UINT32_MAX;
+	size_t nother = 0, aother = 0, i, k;
+	uint32_t first;
 	struct other *other = NULL;
-	struct sub *st = NULL;
+	struct subs subs = { .next = next };
 	bool sorted = true;
 	const struct an_tl_citem *it = th->citems;
 
 	for (i = 0; i < n; i++) {
-		struct sub c;
 
 		if ((it[i].ref & AN_TL_C_WIDE) && th->wide[it[i].dur].kind != AN_TL_CALL) {
 			ALLOC_GROW(other, nother + 1, aother);
@@ -612,30 +637,9 @@ static void order_linked(const struct an_tl_thread *th, size_t n, uint32_t *next
 			nother++;
 			continue;
 		}
-		c.head = c.tail = (uint32_t)i;
-		c.start = it[i].start_ns;
-		next[i] = UINT32_MAX;
-		if (nst && st[nst - 1].start >= c.start) {
-			k = nst;
-			while (k && st[k - 1].start >= c.start)
-				k--;
-			next[c.head] = st[k].head;
-			for (size_t j = k; j + 1 < nst; j++)
-				next[st[j].tail] = st[j + 1].head;
-			c.tail = st[nst - 1].tail;
-			nst = k;
-		}
-		ALLOC_GROW(st, nst + 1, ast);
-		st[nst++] = c;
+		subs_call(&subs, (uint32_t)i, it[i].start_ns);
 	}
-	for (i = 0; i < nst; i++) {
-		if (last == UINT32_MAX)
-			first = st[i].head;
-		else
-			next[last] = st[i].head;
-		last = st[i].tail;
-	}
-	free(st);
+	first = subs_first(&subs);
 	if (!sorted)
 		qsort(other, nother, sizeof(*other), other_cmp);
 	/* the calls' list merged with the rest, in order into ord[] */

@@ -549,11 +549,13 @@ pid_t sc_tracee_pid(const struct sc_tracee *t)
 
 /* ---- memory ---- */
 
-int sc_tracee_read(struct sc_tracee *t, uint64_t addr, void *buf, size_t len)
+/* len bytes at addr through /proc/PID/mem, read into buf or written from it */
+static int mem_io(struct sc_tracee *t, uint64_t addr, void *buf, size_t len, bool write)
 {
 	size_t done = 0;
 	while (done < len) {
-		ssize_t r = pread(t->memfd, (char *)buf + done, len - done, (off_t)(addr + done));
+		ssize_t r = write ? pwrite(t->memfd, (const char *)buf + done, len - done, (off_t)(addr + done))
+				  : pread(t->memfd, (char *)buf + done, len - done, (off_t)(addr + done));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -563,18 +565,14 @@ int sc_tracee_read(struct sc_tracee *t, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+int sc_tracee_read(struct sc_tracee *t, uint64_t addr, void *buf, size_t len)
+{
+	return mem_io(t, addr, buf, len, false);
+}
+
 int sc_tracee_write(struct sc_tracee *t, uint64_t addr, const void *buf, size_t len)
 {
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pwrite(t->memfd, (const char *)buf + done, len - done, (off_t)(addr + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		done += (size_t)r;
-	}
-	return 0;
+	return mem_io(t, addr, (void *)buf, len, true);
 }
 
 /* ---- moving threads out of ranges ---- */
