@@ -8,6 +8,7 @@
  * program's (instrument.c).
  */
 #include "record/record.h"
+#include "record/attach_seed.h"
 #include "record/plan_file.h"
 #include "record/tracee.h"
 #include "runtime/attach.h"
@@ -84,12 +85,12 @@ static void range_add(struct ranges *rs, uint64_t lo, uint64_t hi)
 	rs->n++;
 }
 
-/* The load bias of the object mapped from path in pid (its mapping at file
- * offset 0 less its first segment's page), or -1. */
-static int64_t map_bias(pid_t pid, const char *path, uint64_t first_vaddr)
+/* The load bias of the object mapped from path in pid (run-time less
+ * link-time address, by its mapping at file offset 0), or INT64_MIN. */
+static int64_t map_bias(pid_t pid, const char *path)
 {
 	char maps[64], line[PATH_MAX + 128];
-	int64_t bias = -1;
+	int64_t bias = INT64_MIN;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
@@ -108,7 +109,7 @@ static int64_t map_bias(pid_t pid, const char *path, uint64_t first_vaddr)
 			file++;
 		file[strcspn(file, "\n")] = 0;
 		if (off == 0 && !strcmp(file, path)) {
-			bias = (int64_t)(lo - (first_vaddr & ~4095ul));
+			bias = attach_file_bias(path, lo, 0);
 			break;
 		}
 	}
@@ -117,8 +118,10 @@ static int64_t map_bias(pid_t pid, const char *path, uint64_t first_vaddr)
 }
 
 /* Each r-x file mapping of pid: the plan in plans[] made for it (by
- * build-id), its entries' bytes after the first as ranges. */
-static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges *rs)
+ * build-id), its entries' bytes after the first as ranges, its functions
+ * into fns. */
+static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges *rs,
+			struct attach_fns *fns)
 {
 	char maps[64], line[PATH_MAX + 128], done[64][PATH_MAX];
 	int ndone = 0;
@@ -172,10 +175,13 @@ static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges
 			h = m;
 			v = plan_file_check(h, (uint64_t)st.st_size, &n);
 			if (v && h->build_id_len == bid_len && bid_len && !memcmp(h->build_id, bid, bid_len) &&
-			    (bias = map_bias(pid, file, 0)) >= 0) {
-				for (size_t i = 0; i < n; i++)
+			    (bias = map_bias(pid, file)) != INT64_MIN) {
+				for (size_t i = 0; i < n; i++) {
 					range_add(rs, v[i].entry.site + (uint64_t)bias + 1,
 						  v[i].entry.site + (uint64_t)bias + v[i].entry.len);
+					attach_fns_add(fns, v[i].addr + (uint64_t)bias,
+						       v[i].entry.site + (uint64_t)bias);
+				}
 			}
 			munmap(m, (size_t)st.st_size);
 		}
@@ -242,13 +248,23 @@ static void clocks_now(uint64_t *real, uint64_t *mono)
 	*mono = mono_ns();
 }
 
+/* What PATCH needs besides: the frames open, for the seed file. */
+struct seed_req {
+	struct attach_fns *fns;
+	int hooks;
+	const char *path;
+	struct attach_seed_stats *st;
+};
+
 /* real, mono: when the threads were stopped (DETACH), or let go
- * (PATCH): the ends of the window recorded. */
+ * (PATCH): the ends of the window recorded.  seed (PATCH): the frames
+ * open, written for the runtime with the threads stopped. */
 static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl, pid_t pid,
 			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what,
-			uint64_t *real, uint64_t *mono)
+			uint64_t *real, uint64_t *mono, const struct seed_req *seed, uint64_t *held_ns)
 {
 	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
+	uint64_t t0 = mono_ns();
 	int ret, left;
 
 	ret = sc_tracee_stop(t, &wd, wd ? 1 : 0);
@@ -265,6 +281,13 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 		return -EBUSY;
 	}
 	/* (the rounds that moved threads out of rs let them run with probes) */
+	if (seed) {
+		ret = attach_seed_write(t, wd, seed->fns, seed->hooks, seed->path, seed->st);
+		if (ret)
+			pr_warn("record: cannot write the frames open in process %d (%s): %s; the calls "
+				"running at the attach are seen from their first event only", (int)pid,
+				seed->path, strerror(-ret));
+	}
 	if (cmd == SC_ATT_CMD_DETACH)
 		clocks_now(real, mono);
 	__atomic_store_n(&ctl->cmd, cmd, __ATOMIC_RELEASE);
@@ -272,6 +295,7 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 	if (cmd == SC_ATT_CMD_PATCH)
 		clocks_now(real, mono);
 	sc_tracee_resume(t);
+	*held_ns = mono_ns() - t0;
 	if (ret)
 		pr_err("record: the runtime in process %d did not %s: %s (its state %u, thread %u)%s%s",
 		       (int)pid, what, ret == -ETIMEDOUT ? "no answer in 20 s" : strerror(-ret),
@@ -285,6 +309,9 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 {
 	pid_t pid = opts->attach_pid;
 	char *cfg = file_in(prefix, "attach.cfg"), *ctl_path = file_in(prefix, "attach.ctl");
+	char *seed = file_in(prefix, "attach.seed");
+	struct attach_fns fns = { 0 };
+	struct attach_seed_stats sst;
 	char err[512] = "", *full_env[40], *plans[SC_PATCH_MAX_PLANS];
 	struct sc_attach_ctl *ctl = MAP_FAILED;
 	struct sc_tracee *t = NULL;
@@ -297,6 +324,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		full_env[n++] = env[i];
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_CTL, ctl_path);
 	full_env[n++] = xasprintf("%s=%d", SC_ATTACH_ENV_PID, (int)getpid());
+	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_SEED, seed);
 	full_env[n] = NULL;
 	ret = write_cfg(cfg, full_env);
 	if (!ret) {
@@ -359,13 +387,17 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		ret = -ETIMEDOUT;
 		goto release;
 	}
-	plan_ranges(pid, plans, nplans, &entries);
+	plan_ranges(pid, plans, nplans, &entries, &fns);
 	ret = stopped_step(t, ctl, pid, &entries, SC_ATT_CMD_PATCH, SC_ATT_PATCHED, "apply the plans",
-			   &times->window_real_ns, &times->window_mono_ns);
+			   &times->window_real_ns, &times->window_mono_ns,
+			   &(struct seed_req){ &fns, has_hooks == 1, seed, &sst }, &times->held_ns);
 	if (ret)
 		goto release;
 	times->attach_ns = mono_ns() - t0;
 	times->patch_ns = ctl->patch_ns;
+	times->seed_threads = ctl->seed_threads;
+	times->seed_frames = ctl->seed_frames;
+	times->seed_partial = sst.partial;
 	times->sites = ctl->sites;
 	times->got_slots = ctl->got_slots;
 	/* no ptrace while recording: a signal to the target would wait for us */
@@ -392,13 +424,14 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		goto release;
 	}
 	ret = stopped_step(t, ctl, pid, &inside, SC_ATT_CMD_DETACH, SC_ATT_DETACHED, "detach", &end_real,
-			   &end_mono);
+			   &end_mono, NULL, &times->detach_held_ns);
 	if (end_mono > times->window_mono_ns)
 		times->window_ns = end_mono - times->window_mono_ns;
 	times->detach_ns = mono_ns() - t0;
 	times->restore_ns = ctl->restore_ns;
 	times->sites_restored = ctl->sites_restored;
 	times->frames_restored = ctl->frames_restored;
+	times->seed_used = ctl->seed_used;
 release:
 	if (t)
 		sc_tracee_release(t);
@@ -411,6 +444,10 @@ out:
 	free(ctl_path);
 	free(full_env[n - 1]);
 	free(full_env[n - 2]);
+	free(full_env[n - 3]);
+	unlink(seed);
+	free(seed);
+	free(fns.v);
 	for (int i = 0; i < nplans; i++)
 		free(plans[i]);
 	free(entries.r);

@@ -79,11 +79,9 @@ static int find_program(const char *prog, char *out, size_t outlen)
 	return err;
 }
 
-/*
- * Does the ELF file reference or define __cyg_profile_func_enter?
- * 1 yes, 0 no, -1 not an ELF file we can read (a script: let it run).
- */
-int record_elf_has_hooks(const char *path)
+/* The one below; undef_only: only a reference (an object whose functions
+ * call the hooks, not one that defines them, as libc does). */
+static int elf_hooks_sym(const char *path, bool undef_only)
 {
 	Elf *e;
 	Elf_Scn *scn = NULL;
@@ -117,7 +115,8 @@ int record_elf_has_hooks(const char *path)
 			if (!gelf_getsym(d, (int)i, &sym))
 				break;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (name && !strcmp(name, "__cyg_profile_func_enter")) {
+			if (name && !strcmp(name, "__cyg_profile_func_enter") &&
+			    (!undef_only || sym.st_shndx == SHN_UNDEF)) {
 				found = 1;
 				break;
 			}
@@ -126,6 +125,20 @@ int record_elf_has_hooks(const char *path)
 	elf_end(e);
 	close(fd);
 	return found;
+}
+
+/*
+ * Does the ELF file reference or define __cyg_profile_func_enter?
+ * 1 yes, 0 no, -1 not an ELF file we can read (a script: let it run).
+ */
+int record_elf_has_hooks(const char *path)
+{
+	return elf_hooks_sym(path, false);
+}
+
+int record_elf_calls_hooks(const char *path)
+{
+	return elf_hooks_sym(path, true);
 }
 
 /*
@@ -1294,13 +1307,18 @@ static void attach_summary(pid_t pid, const struct record_attach_times *a)
 	if (a->target_ended) {
 		fprintf(stderr, "stackclock: process %d ended while attached: its profile up to its end is "
 			"recorded\n", (int)pid);
-		return;
+	} else {
+		fprintf(stderr, "stackclock: attached to process %d in %.1f ms (%" PRIu64 " code sites, %" PRIu64
+			" GOT slots; %.1f ms with its threads stopped); detached in %.1f ms (%" PRIu64
+			" sites and %" PRIu64 " return addresses put back)\n",
+			(int)pid, (double)a->attach_ns / 1e6, a->sites, a->got_slots, (double)a->held_ns / 1e6,
+			(double)a->detach_ns / 1e6, a->sites_restored, a->frames_restored);
 	}
-	fprintf(stderr, "stackclock: attached to process %d in %.1f ms (%" PRIu64 " code sites, %" PRIu64
-		" GOT slots; %.1f ms with its threads stopped); detached in %.1f ms (%" PRIu64
-		" sites and %" PRIu64 " return addresses put back)\n",
-		(int)pid, (double)a->attach_ns / 1e6, a->sites, a->got_slots, (double)a->patch_ns / 1e6,
-		(double)a->detach_ns / 1e6, a->sites_restored, a->frames_restored);
+	if (a->seed_frames)
+		fprintf(stderr, "stackclock: %" PRIu64 " calls were running at the attach in %" PRIu64
+			" threads: counted from each thread's first event%s (their frames open at the start)\n",
+			a->seed_frames, a->seed_threads,
+			a->seed_partial ? ", except frames beyond a stack that could not be unwound" : "");
 }
 
 static void report_status(const char *prog, int status)

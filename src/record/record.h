@@ -60,7 +60,12 @@ int record_instrument(const struct record_opts *opts);
 /* record -m instrument -p PID (attach.c, SPEC section 13) */
 struct record_attach_times {
 	uint64_t attach_ns, patch_ns, detach_ns, restore_ns;
+	uint64_t held_ns, detach_held_ns;   /* the threads stopped, at PATCH and DETACH */
 	uint64_t sites, got_slots, sites_restored, frames_restored;
+	/* the frames open at the attach (attach_seed.h): threads and frames
+	 * given to the runtime, threads whose walk stopped short of the root,
+	 * threads that reached an event (so whose frames were opened) */
+	uint64_t seed_threads, seed_frames, seed_partial, seed_used;
 	/* the window recorded: from the threads let go with their code
 	 * patched to the moment they are stopped to be put back (or the
 	 * process's end), CLOCK_REALTIME and CLOCK_MONOTONIC ns */
@@ -107,6 +112,9 @@ int record_plan_lib(const char *lib);
 /* Does the ELF file reference or define __cyg_profile_func_enter?  1 yes,
  * 0 no, -1 not an ELF file we can read (a script). */
 int record_elf_has_hooks(const char *path);
+/* The same for a reference only (its functions call the hooks; libc's
+ * definition of them does not count). */
+int record_elf_calls_hooks(const char *path);
 
 /* ---- launch.c -------------------------------------------------------- */
 

@@ -532,6 +532,20 @@ void sc_tracee_release(struct sc_tracee *t)
 	free(t);
 }
 
+int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint64_t *bp)
+{
+	struct user_regs_struct g;
+
+	if (i < 0 || i >= t->n || (t->th[i].state != TH_STOPPED && t->th[i].state != TH_GROUPSTOP))
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, t->th[i].tid, 0, &g) < 0)
+		return -errno;
+	*ip = g.rip;
+	*sp = g.rsp;
+	*bp = g.rbp;
+	return 0;
+}
+
 int sc_tracee_nthreads(const struct sc_tracee *t)
 {
 	return t->n;

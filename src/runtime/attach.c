@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/ucontext.h>
 #include <time.h>
 #include <linux/membarrier.h>
@@ -66,6 +68,23 @@ static struct {
 	int restoring;                 /* the SIGTRAP handler is ours */
 	pthread_t watchdog;
 } at;
+
+/* The frames open at the attach (attach.h), read at PATCH: the seed file's
+ * threads and frames, in one mapping with a state byte per frame. */
+enum { SEED_BAD, SEED_OPEN, SEED_REDIRECTED };
+static struct {
+	const struct sc_attach_seed_thread *th;
+	const struct sc_attach_seed_frame *f;
+	uint8_t *state;                /* per frame: SEED_* */
+	uint8_t *taken;                /* per thread: 1 engine frames, 2 return stack */
+	uint32_t nth;
+	uint64_t nf;
+	void *map;
+	uint64_t map_len;
+} sd;
+
+static uint64_t seed_restore(void);
+static void seed_free(void);
 
 int sc_attach_logging;
 
@@ -591,7 +610,7 @@ static void detach(void)
 		__atomic_store_n(&at.ctl->state, SC_ATT_ABANDONED, __ATOMIC_RELEASE);
 		return;
 	}
-	at.ctl->frames_restored = threads_release(1);
+	at.ctl->frames_restored = threads_release(1) + seed_restore();
 	image_end();
 	runtime_off();
 	sc_patch_retstack_fini();
@@ -603,6 +622,7 @@ static void detach(void)
 	}
 	sc_patch_forget();
 	memory_release();
+	seed_free();
 	at.ctl->restore_ns = now_ns() - t0;
 	__atomic_store_n(&at.ctl->state, SC_ATT_DETACHED, __ATOMIC_RELEASE);
 }
@@ -618,6 +638,8 @@ static void abandon(void)
 		rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
 	rt_sys3(SYS_unlinkat, AT_FDCWD, at.cfg_path, 0);
 	rt_sys3(SYS_unlinkat, AT_FDCWD, at.ctl_path, 0);
+	if (rt_getenv(at.envp, SC_ATTACH_ENV_SEED))
+		rt_sys3(SYS_unlinkat, AT_FDCWD, rt_getenv(at.envp, SC_ATTACH_ENV_SEED), 0);
 	at.ctl->sites_restored = restore_all(1);
 	threads_release(0);
 	runtime_off();
@@ -633,6 +655,177 @@ void sc_attach_child(void)
 	tls.state = RT_OFF;
 	at.ctl = NULL;
 	restore_all(0);                /* (one thread: the one fork returned in) */
+}
+
+/* ---- the frames open at the attach ------------------------------------- */
+
+/* Read 8 bytes of our own memory that may not be mapped (the recorder's
+ * word for it): 0, or -1 without a fault. */
+static int peek(uint64_t addr, uint64_t *val)
+{
+	struct iovec l = { val, 8 }, r = { (void *)(uintptr_t)addr, 8 };
+
+	return rt_sys6(SYS_process_vm_readv, rt_getpid(), (long)&l, 1, (long)&r, 1, 0) == 8 ? 0 : -1;
+}
+
+static int poke(uint64_t addr, uint64_t val)
+{
+	struct iovec l = { &val, 8 }, r = { (void *)(uintptr_t)addr, 8 };
+
+	return rt_sys6(SYS_process_vm_writev, rt_getpid(), (long)&l, 1, (long)&r, 1, 0) == 8 ? 0 : -1;
+}
+
+/*
+ * At PATCH, the threads stopped and the plans applied: the seed file in,
+ * checked (a slot must hold the call site the recorder read there), and
+ * each patched frame's return address pointed at the return trampoline.
+ */
+static void seed_load(void)
+{
+	const char *path = rt_getenv(at.envp, SC_ATTACH_ENV_SEED);
+	const struct sc_attach_seed_hdr *h;
+	uint64_t size, len, tramp = sc_patch_arch_return();
+	struct stat st;
+	long fd, m;
+
+	if (!path || (fd = rt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0)) < 0)
+		return;
+	if (rt_sys2(SYS_fstat, fd, &st) || (uint64_t)st.st_size < sizeof(*h) ||
+	    (uint64_t)st.st_size > sizeof(*h) + (uint64_t)SC_ATTACH_SEED_MAX * 64) {
+		rt_close((int)fd);
+		return;
+	}
+	size = (uint64_t)st.st_size;
+	len = (size + SC_ATTACH_SEED_MAX / 8 + 2 * PAGE) & ~(uint64_t)(PAGE - 1);
+	m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(m)) {
+		rt_close((int)fd);
+		return;
+	}
+	for (uint64_t got = 0; got < size;) {
+		long n = rt_sys4(SYS_pread64, fd, (char *)m + got, (long)(size - got), (long)got);
+
+		if (n <= 0) {
+			size = got;
+			break;
+		}
+		got += (uint64_t)n;
+	}
+	rt_close((int)fd);
+	h = (const struct sc_attach_seed_hdr *)m;
+	if (size < sizeof(*h) || h->magic != SC_ATTACH_SEED_MAGIC || h->nframes > SC_ATTACH_SEED_MAX ||
+	    h->nthreads > SC_ATTACH_SEED_MAX ||
+	    size != sizeof(*h) + (uint64_t)h->nthreads * sizeof(*sd.th) + h->nframes * sizeof(*sd.f) ||
+	    len - size < h->nframes + h->nthreads + 16) {
+		rt_sys2(SYS_munmap, m, (long)len);
+		return;
+	}
+	sd.map = (void *)m;
+	sd.map_len = len;
+	sd.nth = h->nthreads;
+	sd.nf = h->nframes;
+	sd.th = (const struct sc_attach_seed_thread *)(h + 1);
+	sd.f = (const struct sc_attach_seed_frame *)(sd.th + sd.nth);
+	sd.state = (uint8_t *)m + size;
+	sd.taken = sd.state + sd.nf;
+	for (uint32_t i = 0; i < sd.nth; i++) {
+		const struct sc_attach_seed_thread *t = &sd.th[i];
+
+		if (t->first > sd.nf || t->nframes > sd.nf - t->first)
+			continue;
+		at.ctl->seed_threads++;
+		for (uint64_t k = t->first; k < t->first + t->nframes; k++) {
+			const struct sc_attach_seed_frame *f = &sd.f[k];
+			uint64_t v;
+
+			if (!f->slot) {
+				sd.state[k] = SEED_OPEN;
+			} else if ((f->slot & 7) || f->cfa != f->slot + 8 || peek(f->slot, &v) || v != f->site ||
+				   !tramp || poke(f->slot, tramp)) {
+				continue;          /* not the frame the recorder saw: left alone */
+			} else {
+				sd.state[k] = SEED_REDIRECTED;
+				at.ctl->seed_redirected++;
+			}
+			at.ctl->seed_frames++;
+		}
+	}
+}
+
+/* This thread's seed, or -1. */
+static long seed_of_me(void)
+{
+	uint32_t tid;
+
+	if (!sd.map)
+		return -1;
+	tid = (uint32_t)rt_gettid();
+	for (uint32_t i = 0; i < sd.nth; i++)
+		if (sd.th[i].tid == tid && sd.th[i].first <= sd.nf && sd.th[i].nframes <= sd.nf - sd.th[i].first)
+			return i;
+	return -1;
+}
+
+/* A thread's first event (process.c's thread_start): its frames open at
+ * the attach, open from now on (inherited: not new calls). */
+void sc_attach_seed_engine(struct sc_eng_thread *t, uint64_t now)
+{
+	long i = seed_of_me();
+
+	if (i < 0 || (sd.taken[i] & 1))
+		return;
+	sd.taken[i] |= 1;
+	for (uint64_t k = sd.th[i].first; k < sd.th[i].first + sd.th[i].nframes; k++)
+		if (sd.state[k] != SEED_BAD)
+			sc_eng_inherit(t, sd.f[k].fn, sd.f[k].site, now, sd.f[k].cfa, 0);
+}
+
+/* A thread's new return stack (retstack.c): the returns redirected at
+ * the attach, outermost first; how many were pushed. */
+uint64_t sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn))
+{
+	long i = seed_of_me();
+	uint64_t n = 0;
+
+	if (i < 0 || (sd.taken[i] & 2))
+		return 0;
+	sd.taken[i] |= 2;
+	for (uint64_t k = sd.th[i].first; k < sd.th[i].first + sd.th[i].nframes; k++)
+		if (sd.state[k] == SEED_REDIRECTED) {
+			push((uint64_t *)(uintptr_t)sd.f[k].slot, sd.f[k].site, sd.f[k].site, sd.f[k].fn);
+			n++;
+		}
+	return n;
+}
+
+/* At DETACH (the threads stopped): the redirected returns of the threads
+ * that had no event put back; the threads that had one counted.  The
+ * others went onto their return stacks, which threads_release puts back. */
+static uint64_t seed_restore(void)
+{
+	uint64_t put = 0, tramp = sc_patch_arch_return();
+
+	for (uint32_t i = 0; i < sd.nth; i++) {
+		if (sd.taken[i])
+			at.ctl->seed_used++;
+		if (sd.taken[i] & 2 || sd.th[i].first > sd.nf || sd.th[i].nframes > sd.nf - sd.th[i].first)
+			continue;
+		for (uint64_t k = sd.th[i].first; k < sd.th[i].first + sd.th[i].nframes; k++) {
+			uint64_t v;
+
+			if (sd.state[k] == SEED_REDIRECTED && !peek(sd.f[k].slot, &v) && v == tramp &&
+			    !poke(sd.f[k].slot, sd.f[k].site))
+				put++;
+		}
+	}
+	return put;
+}
+
+static void seed_free(void)
+{
+	if (sd.map)
+		rt_sys2(SYS_munmap, sd.map, (long)sd.map_len);
+	memset(&sd, 0, sizeof(sd));
 }
 
 /* ---- the watchdog ------------------------------------------------------- */
@@ -657,6 +850,7 @@ static void do_patch(void)
 	sc_patch_start(at.envp);
 	sc_phdr_each(hook_obj, NULL);
 	sc_attach_logging = 0;
+	seed_load();
 	at.ctl->sites = at.nsites;
 	ranges_publish();
 	at.ctl->patch_ns = now_ns() - t0;

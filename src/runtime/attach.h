@@ -46,8 +46,9 @@
 #define SC_ATTACH_ENTRY    "sc_rt_attach"
 #define SC_ATTACH_ENV_CTL  "STACKCLOCK_ATTACH_CTL"   /* the control file's path */
 #define SC_ATTACH_ENV_PID  "STACKCLOCK_ATTACH_PID"   /* the recorder's pid */
+#define SC_ATTACH_ENV_SEED "STACKCLOCK_ATTACH_SEED"  /* the frames open at PATCH */
 #define SC_ATTACH_MAGIC    0x68747461u               /* "atth" */
-#define SC_ATTACH_VERSION  1
+#define SC_ATTACH_VERSION  2
 #define SC_ATTACH_RANGES   64
 
 enum sc_attach_cmd {
@@ -78,11 +79,52 @@ struct sc_attach_ctl {
 	uint64_t got_slots;            /* hooks build: GOT slots redirected */
 	uint64_t frames_restored;      /* return addresses put back */
 	uint64_t threads_seen;         /* threads with probes' state */
+	uint64_t seed_threads, seed_frames;   /* open frames taken from the seed file */
+	uint64_t seed_redirected;      /* of them, return addresses redirected */
+	uint64_t seed_used;            /* threads that reached an event (set at DETACH) */
 	/* where no thread may be stopped at DETACH: the stubs' regions and
 	 * the runtime's own code (read once the state is PATCHED) */
 	uint32_t nranges, pad;
 	struct { uint64_t lo, hi; } ranges[SC_ATTACH_RANGES];
 	char msg[256];
+};
+
+/*
+ * The frames open at the attach (SPEC section 13: "their frames are open at
+ * the start").  With every thread stopped for PATCH, the recorder unwinds
+ * each one (CFI, from its registers and its stack) and writes, in the file
+ * SC_ATTACH_ENV_SEED names, the instrumented frames it finds, outermost
+ * first: the function, its call site (the return address into its caller),
+ * its canonical frame address, and for a patched function the return
+ * address's slot (CFA - 8), which the watchdog points at the return
+ * trampoline once the plans are applied, so that its return is seen.  A
+ * thread's frames are opened by the engine at the thread's first event
+ * (counted from there, as frames open at the end close at the last one;
+ * not new calls), its redirected returns pushed on its return stack first.
+ * A thread with no event while attached leaves them unused: the detach
+ * puts their slots back.
+ *
+ *   struct sc_attach_seed_hdr
+ *   struct sc_attach_seed_thread[nthreads]
+ *   struct sc_attach_seed_frame[nframes]     each thread's, outermost first
+ */
+#define SC_ATTACH_SEED_MAGIC 0x64656573u             /* "seed" */
+#define SC_ATTACH_SEED_MAX   (1u << 20)              /* frames, all threads */
+
+struct sc_attach_seed_hdr {
+	uint32_t magic, nthreads;
+	uint64_t nframes;
+};
+
+struct sc_attach_seed_thread {
+	uint32_t tid, nframes;
+	uint64_t first;                /* index of its outermost frame */
+};
+
+struct sc_attach_seed_frame {
+	uint64_t fn, site, cfa;
+	uint64_t slot;                 /* patched: the return address's slot; 0:
+					  a hooks build's frame (its own exit hook) */
 };
 
 #endif

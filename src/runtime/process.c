@@ -508,6 +508,7 @@ int rt_attach_init(char **envp)
 struct sc_eng_thread *thread_start(uintptr_t sp)
 {
 	struct sc_eng_thread *t;
+	uint64_t now;
 	struct rlimit lim;
 	int room;
 
@@ -522,9 +523,12 @@ struct sc_eng_thread *thread_start(uintptr_t sp)
 		rt_reap();
 	if (!rt.sandboxed && tsc_refused())
 		sc_rt_clk.off = 1;     /* inherited from the thread that made this one */
-	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), rt_clock());
+	now = rt_clock();
+	t = rt.sandboxed ? NULL : sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
 	if (t)
 		rt_thread_setup(t);
+	if (t && rt.attached)
+		sc_attach_seed_engine(t, now);     /* its frames open at the attach */
 	if (!t) {
 		__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
 		return NULL;

@@ -140,6 +140,15 @@ static __attribute__((noinline, cold)) void rs_unhooked(void)
 	if (h)
 		__atomic_fetch_add(&h->patch_unhooked, 1, __ATOMIC_RELAXED);
 }
+/* attach.c's frames open at the attach, onto a new stack */
+static void rs_seed_push(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn)
+{
+	struct rs_stack *s = rs_tls;
+
+	if (s->n < SC_RS_MAX)
+		s->e[s->n++] = (struct rs_entry){ slot, orig, site, fn };
+}
+
 static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
 {
 	uint64_t len = sizeof(struct rs_stack) + (uint64_t)SC_RS_MAX * sizeof(struct rs_entry);
@@ -156,7 +165,21 @@ static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
 		tls.x->rs = s;
 	if (rs_key_ok)
 		pthread_setspecific(rs_key, s);
+	if (rt.attached)
+		sc_attach_seed_rs(rs_seed_push);
 	return s;
+}
+
+/* No return stack yet where one is needed (a return through the
+ * trampoline, a reader of return addresses): attached, the frames open at
+ * the attach may be this thread's, returning through the trampoline
+ * before its first event; their stack then (vector registers are the
+ * caller's: what runs here is not all ours). */
+static __attribute__((noinline, cold)) struct rs_stack *rs_seeded(void)
+{
+	if (!rt.attached || rs_tls)
+		return NULL;
+	return (struct rs_stack *)(uintptr_t)sc_rt_vsafe((const void *)rs_new, 0, 0, 0, 0);
 }
 
 static inline int rs_near(const uint64_t *hi, const uint64_t *lo)
@@ -280,7 +303,9 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 	const struct rs_entry *e;
 	uint32_t n;
 
-	if (unlikely(!s || !s->n))
+	if (unlikely(!s) && !(s = rs_seeded()))
+		rs_lost();
+	if (unlikely(!s->n))
 		rs_lost();
 	n = s->n;
 	e = &s->e[n - 1];
@@ -519,7 +544,7 @@ static void rs_restore(uintptr_t slot)
 	struct rs_stack *s = rs_tls;
 	uint32_t n, i;
 
-	if (!s)
+	if (!s && !(s = rs_seeded()))
 		return;
 	n = rs_trim(s, s->n, (const uint64_t *)slot, 1);
 	s->n = n;
@@ -724,7 +749,7 @@ static void rs_unhook_all(void)
 {
 	struct rs_stack *s = rs_tls;
 
-	if (!s)
+	if (!s && !(s = rs_seeded()))
 		return;
 	while (s->n) {
 		struct rs_entry *e = &s->e[s->n - 1];

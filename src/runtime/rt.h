@@ -388,6 +388,11 @@ void sc_rt_sigreturn(void);
 /* A fork child of a process attached to: the code put back as it was (the
  * recorder follows the parent only), the probes off. */
 void sc_attach_child(void);
+/* The frames open at the attach (attach.c, runtime/attach.h): opened in the
+ * engine at the thread's first event, and pushed on its new return stack
+ * (push called for each, outermost first; returns how many). */
+void sc_attach_seed_engine(struct sc_eng_thread *t, uint64_t now);
+uint64_t sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn));
 /* process.c: the runtime set up from envp in a running process */
 int rt_attach_init(char **envp);
 

@@ -155,6 +155,8 @@ static struct unw_table *map_table(struct unw_map *m)
 struct walk {
 	const struct unw_stack *st;
 	enum unw_stop fail;       /* why the last read failed */
+	uint64_t *slots;          /* unw_unwind_slots(): where each return
+				     address was read, else NULL */
 };
 
 static bool read_u64(struct walk *w, uint64_t addr, uint64_t *val)
@@ -175,6 +177,7 @@ static bool read_u64(struct walk *w, uint64_t addr, uint64_t *val)
 
 struct frame {
 	uint64_t pc, sp, bp;
+	uint64_t slot;            /* where pc was read from (0: a register) */
 	bool exact;               /* pc is not a return address */
 };
 
@@ -216,6 +219,7 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 	}
 	if (!read_u64(w, loc, &out->pc))
 		return false;
+	out->slot = loc;
 
 	switch (r->rbp) {
 	case UNW_LOC_CFA: loc = cfa + r->rbp_off; break;
@@ -255,6 +259,7 @@ static bool step_fp(struct walk *w, const struct frame *f,
 	}
 	if (!read_u64(w, f->bp + 8, &out->pc) || !read_u64(w, f->bp, &out->bp))
 		return false;
+	out->slot = f->bp + 8;
 	out->sp = f->bp + 16;
 	out->exact = false;
 	return true;
@@ -294,8 +299,11 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			    find_map(s, next.pc - 1)) {
 				next.sp = f.sp + 8;
 				next.bp = f.bp;
+				next.slot = f.sp;
 				next.exact = false;
 				ips[1] = next.pc;
+				if (w->slots)
+					w->slots[1] = f.sp;
 				if (walk_from(w, s, next, ips, &n2, max) == UNW_STOP_ROOT) {
 					*n = n2;
 					return UNW_STOP_ROOT;
@@ -327,6 +335,8 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			return UNW_STOP_NO_MAP;
 		if (*n == max)
 			return UNW_STOP_MAX_FRAMES;
+		if (w->slots)
+			w->slots[*n] = next.slot;
 		ips[(*n)++] = next.pc;
 		f = next;
 	}
@@ -336,7 +346,14 @@ void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
 		const struct unw_stack *stack, uint64_t *ips, unsigned max,
 		struct unw_result *res)
 {
-	struct walk w = { .st = stack };
+	unw_unwind_slots(s, regs, stack, ips, NULL, max, res);
+}
+
+void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
+		      const struct unw_stack *stack, uint64_t *ips, uint64_t *slots,
+		      unsigned max, struct unw_result *res)
+{
+	struct walk w = { .st = stack, .slots = slots };
 	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true };
 
 	res->flags = 0;
@@ -347,6 +364,8 @@ void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
 		return;
 	}
 	ips[0] = f.pc;
+	if (slots)
+		slots[0] = 0;
 	res->nframes = 1;
 	res->stop = walk_from(&w, s, f, ips, &res->nframes, max);
 	if (res->stop == UNW_STOP_ROOT)

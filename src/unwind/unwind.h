@@ -261,6 +261,16 @@ void unw_unwind(struct unw_space *s, const struct unw_regs *regs,
 		const struct unw_stack *stack, uint64_t *ips, unsigned max,
 		struct unw_result *res);
 
+/*
+ * The same, and where each return address was read: slots[i] (i >= 1) is
+ * the stack address that held ips[i] (so frame i - 1's canonical frame
+ * address is slots[i] + 8); slots[0] = 0.  For a live thread stopped by
+ * ptrace (record/attach_seed.c: the frames open at an attach).
+ */
+void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
+		      const struct unw_stack *stack, uint64_t *ips, uint64_t *slots,
+		      unsigned max, struct unw_result *res);
+
 const char *unw_stop_name(enum unw_stop stop);
 
 #endif

@@ -12,6 +12,10 @@
                                   samples around its ends, in ns
   att_check.py got PID EXE SYM    print "libc", "stackclock" or "other": the
                                   mapping the GOT slot of SYM in PID points into
+  att_check.py open TREE.json DURATION_NS NTHREADS
+                                  the calls running at the attach (SPEC section
+                                  13) in a --raw-times call tree: one line per
+                                  check, "ok|not ok DESCRIPTION"
 """
 import os
 import struct
@@ -101,6 +105,35 @@ def got(pid, exe, sym):
     return 0
 
 
+def open_frames(path, dur, nthreads):
+    """run() (NTHREADS threads) and tight() (one) run for the whole window:
+    open at the start, not new calls, their time from each thread's first
+    event to its last (the window, less the few ms the threads are stopped
+    at each end); step() and tick() are called inside them only."""
+    import json
+    d = json.load(open(path))
+    roots = {}
+    for r in d["tree"]:
+        roots.setdefault(r["function"], []).append(r)
+    out = []
+
+    def check(cond, what):
+        out.append(("ok " if cond else "not ok ") + what)
+
+    for fn, n in (("run", nthreads), ("tight", 1)):
+        rs = roots.get(fn, [])
+        calls = sum(r["calls"] for r in rs)
+        ei = sum(r["elapsed_inclusive_ns"] for r in rs)
+        check(rs and calls == 0, f"{fn}: open at the attach, 0 calls ({calls})")
+        check(0.85 * n * dur <= ei <= 1.02 * n * dur,
+              f"{fn}: EI {ei} ns = {n} x the window {dur} ns (0.85-1.02)")
+    for fn in ("step", "tick", "tiny"):
+        check(fn not in roots, f"{fn}: never at the root (its callers were open at the attach)")
+    check(d["session"]["repairs"] == 0, f"no repairs ({d['session']['repairs']})")
+    print("\n".join(out))
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "text":
@@ -109,6 +142,8 @@ if __name__ == "__main__":
         sys.exit(counts(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None))
     if cmd == "window":
         sys.exit(window(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    if cmd == "open":
+        sys.exit(open_frames(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
     if cmd == "got":
         sys.exit(got(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
     sys.exit(2)

@@ -157,6 +157,38 @@ static void unwind_snap(size_t size, bool full, uint64_t *ips, struct unw_result
 	unw_unwind(space, &snap.regs, &st, ips, MAX_FRAMES, res);
 }
 
+/*
+ * unw_unwind_slots(): the same frames, and for each return address the
+ * stack slot it was read from (attaching redirects those slots): inside
+ * the copy, holding that very address, each caller's above its callee's.
+ */
+static void check_slots(const char *what)
+{
+	uint64_t ips[MAX_FRAMES], ips2[MAX_FRAMES], slots[MAX_FRAMES];
+	struct unw_result res, res2;
+	struct unw_stack st = { .data = snap.stack, .start = snap.regs.sp, .size = snap.size };
+	unsigned bad = 0;
+
+	unw_unwind(space, &snap.regs, &st, ips, MAX_FRAMES, &res);
+	unw_unwind_slots(space, &snap.regs, &st, ips2, slots, MAX_FRAMES, &res2);
+	ok(res.nframes == res2.nframes && !memcmp(ips, ips2, res.nframes * sizeof(ips[0])) &&
+	   res.flags == res2.flags, "%s: unw_unwind_slots gives unw_unwind's %u frames", what, res.nframes);
+	for (unsigned i = 1; i < res2.nframes; i++) {
+		uint64_t v;
+
+		if (slots[i] < st.start || slots[i] + 8 > st.start + st.size ||
+		    (i > 1 && slots[i] <= slots[i - 1])) {
+			bad++;
+			continue;
+		}
+		memcpy(&v, snap.stack + (slots[i] - st.start), 8);
+		bad += v != ips2[i];
+	}
+	ok(slots[0] == 0 && res2.nframes > 3 && bad == 0,
+	   "%s: each return address's slot holds it, callers' above callees' (%u of %u wrong)", what, bad,
+	   res2.nframes - 1);
+}
+
 static void test_chain(void)
 {
 	uint64_t ips[MAX_FRAMES];
@@ -169,6 +201,7 @@ static void test_chain(void)
 	   unw_stop_name(res.stop), res.nframes);
 	ok(matches_ras(ips, res.nframes), "frames are capture, leaf, with_vla, middle, caller (%d checked)", nras);
 	ok(ips[0] == snap.regs.ip, "frame 0 is the sampled pc");
+	check_slots("chain");
 }
 
 static void test_recursion(void)
@@ -183,6 +216,7 @@ static void test_recursion(void)
 	ok(res.flags & UNW_ROOT, "200 levels of recursion reach the root (stop: %s, %u frames)",
 	   unw_stop_name(res.stop), res.nframes);
 	ok(matches_ras(ips, res.nframes), "every recursive frame is there (%d return addresses)", nras);
+	check_slots("recursion");
 
 	/* The same stack copied only in part: flagged, never silently cut. */
 	used = 2048;

@@ -1,0 +1,420 @@
+/*
+ * attach_seed — the frames open in a process's threads at the moment its
+ * plans are applied (SPEC section 13: calls already running are counted
+ * from their first seen event, their frames open at the start).  With every
+ * thread stopped, each one is unwound by CFI from its registers and a copy
+ * of its stack (the sampler's unwinder, src/unwind), and its instrumented
+ * frames are written to the seed file runtime/attach.h describes:
+ *  - a function of a patched plan whose entry jump the thread is past
+ *    (stopped on the entry itself, it has not entered: its jump will run);
+ *  - a function of an object built with the hooks, unless its exit hook
+ *    has run (the thread stopped inside libc's no-op exit hook) or it is
+ *    start-up code the compiler never instruments (_start and kin).
+ * Each with its call site (the return address into its caller) and its
+ * canonical frame address (the return address's slot + 8); a patched one
+ * with that slot, which the runtime redirects so that its return is seen.
+ */
+#include "record/attach_seed.h"
+#include "record/record.h"
+#include "record/plan_file.h"
+#include "runtime/attach.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STACK_MAX   (8u << 20)        /* bytes of a thread's stack read */
+#define FRAMES_MAX  4096
+
+/* ---- the patched functions ---------------------------------------------- */
+
+void attach_fns_add(struct attach_fns *fs, uint64_t fn, uint64_t site)
+{
+	ALLOC_GROW(fs->v, fs->n + 1, fs->alloc);
+	fs->v[fs->n].fn = fn;
+	fs->v[fs->n].site = site;
+	fs->n++;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct attach_fn *x = a, *y = b;
+
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+static const struct attach_fn *fns_find(const struct attach_fns *fs, uint64_t fn)
+{
+	size_t lo = 0, hi = fs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fs->v[mid].fn == fn)
+			return &fs->v[mid];
+		if (fs->v[mid].fn < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- the objects mapped, their functions -------------------------------- */
+
+enum { F_CRT = 1, F_EXIT_HOOK = 2 };
+
+struct func {
+	uint64_t lo, hi;                  /* link-time [lo, hi) */
+	uint8_t flags;
+};
+
+struct object {
+	char *path;
+	int64_t bias;                     /* run-time less link-time address */
+	int hooks;                        /* -1: not asked yet */
+	struct func *f;
+	size_t n, alloc;
+	int loaded;
+};
+
+struct mapping {
+	uint64_t lo, hi, off;
+	struct object *obj;               /* NULL: anonymous, or not a file */
+	int exec, stack;
+};
+
+struct seeder {
+	pid_t pid;
+	struct mapping *m;
+	size_t nm, am;
+	struct object **objs;
+	size_t nobjs, aobjs;
+	struct unw_cache *cache;
+	struct unw_space *space;
+	const struct attach_fns *fns;
+};
+
+static const char *const crt_names[] = {
+	"_start", "_init", "_fini", "frame_dummy", "register_tm_clones", "deregister_tm_clones",
+	"__do_global_dtors_aux", "__libc_csu_init", "__libc_csu_fini", "_dl_relocate_static_pie",
+};
+
+static void func_cb(void *arg, const char *name, uint64_t addr, uint64_t size)
+{
+	struct object *o = arg;
+	uint8_t flags = 0;
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < sizeof(crt_names) / sizeof(crt_names[0]); i++)
+		if (!strcmp(name, crt_names[i]))
+			flags |= F_CRT;
+	if (!strcmp(name, "__cyg_profile_func_exit"))
+		flags |= F_EXIT_HOOK;
+	ALLOC_GROW(o->f, o->n + 1, o->alloc);
+	o->f[o->n].lo = addr;
+	o->f[o->n].hi = addr + size;
+	o->f[o->n].flags = flags;
+	o->n++;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* The function of o holding link-time address a (the innermost of
+ * overlapping symbols: the last start at or below a whose end is above). */
+static const struct func *func_at(struct object *o, uint64_t a)
+{
+	size_t lo = 0, hi;
+
+	if (!o->loaded) {
+		o->loaded = 1;
+		sym_file_functions(o->path, func_cb, o);
+		if (o->n)
+			qsort(o->f, o->n, sizeof(*o->f), func_cmp);
+	}
+	hi = o->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->f[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+		if (o->f[i].lo <= a && a < o->f[i].hi)
+			return &o->f[i];
+	return NULL;
+}
+
+/* The load bias of the file mapped at lo from file offset off: its
+ * PT_LOAD holding that offset gives the link-time address there. */
+static int64_t file_bias(const char *path, uint64_t lo, uint64_t off)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int64_t bias = INT64_MIN;
+
+	if (fd < 0)
+		return bias;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph)) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type != PT_LOAD)
+				continue;
+			if ((ph.p_offset & ~4095ull) <= off && off < ph.p_offset + ph.p_filesz) {
+				bias = (int64_t)(lo - ((ph.p_vaddr & ~4095ull) + (off - (ph.p_offset & ~4095ull))));
+				break;
+			}
+		}
+	}
+	close(fd);
+	return bias;
+}
+
+int64_t attach_file_bias(const char *path, uint64_t lo, uint64_t off)
+{
+	return file_bias(path, lo, off);
+}
+
+static struct object *object_of(struct seeder *s, const char *path, uint64_t lo, uint64_t off)
+{
+	struct object *o;
+
+	for (size_t i = 0; i < s->nobjs; i++)
+		if (!strcmp(s->objs[i]->path, path))
+			return s->objs[i];
+	o = xcalloc(1, sizeof(*o));
+	o->path = xstrdup(path);
+	o->bias = file_bias(path, lo, off);
+	o->hooks = -1;
+	ALLOC_GROW(s->objs, s->nobjs + 1, s->aobjs);
+	s->objs[s->nobjs++] = o;
+	return o;
+}
+
+static int maps_load(struct seeder *s)
+{
+	char maps[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)s->pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+		char perms[8], *file;
+		struct mapping *m;
+		int pos = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
+			continue;
+		file = line + pos;
+		while (*file == ' ')
+			file++;
+		file[strcspn(file, "\n")] = 0;
+		ALLOC_GROW(s->m, s->nm + 1, s->am);
+		m = &s->m[s->nm++];
+		memset(m, 0, sizeof(*m));
+		m->lo = lo;
+		m->hi = hi;
+		m->off = off;
+		m->exec = perms[2] == 'x';
+		m->stack = perms[0] == 'r' && perms[1] == 'w';
+		if (file[0] == '/' && !strstr(file, " (deleted)")) {
+			struct object *o = object_of(s, file, lo, off);
+
+			m->obj = o;
+			if (m->exec && o->bias != INT64_MIN)
+				unw_space_add(s->space, lo, hi, off, unw_cache_module(s->cache, file, NULL, 0));
+		} else if (m->exec && !strcmp(file, "[vdso]")) {
+			unw_space_add(s->space, lo, hi, 0, unw_cache_module(s->cache, "[vdso]", NULL, 0));
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static const struct mapping *mapping_at(const struct seeder *s, uint64_t a)
+{
+	for (size_t i = 0; i < s->nm; i++)
+		if (s->m[i].lo <= a && a < s->m[i].hi)
+			return &s->m[i];
+	return NULL;
+}
+
+/* ---- one thread --------------------------------------------------------- */
+
+struct frames {
+	struct sc_attach_seed_frame *v;
+	size_t n, alloc;
+};
+
+/*
+ * Thread i's instrumented frames, appended outermost first to fr; how many.
+ * ips[k] is frame k's pc (k = 0: where the thread stopped; then return
+ * addresses), slots[k + 1] where frame k's return address lives.
+ */
+static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hooks_any,
+			  struct frames *fr, struct attach_seed_stats *st)
+{
+	uint64_t ip, sp, bp, ips[FRAMES_MAX], slots[FRAMES_MAX];
+	const struct mapping *sm;
+	struct unw_regs regs;
+	struct unw_stack stk;
+	struct unw_result res;
+	struct sc_attach_seed_frame mine[FRAMES_MAX];
+	unsigned nmine = 0;
+	uint8_t *buf;
+	size_t len;
+
+	if (sc_tracee_regs(t, i, &ip, &sp, &bp))
+		return;
+	sm = mapping_at(s, sp);
+	if (!sm || !sm->stack)
+		return;
+	len = sm->hi - sp < STACK_MAX ? (size_t)(sm->hi - sp) : STACK_MAX;
+	buf = xmalloc(len);
+	if (sc_tracee_read(t, sp, buf, len)) {
+		free(buf);
+		return;
+	}
+	regs = (struct unw_regs){ .ip = ip, .sp = sp, .bp = bp };
+	stk = (struct unw_stack){ .data = buf, .start = sp, .size = len, .full = len == STACK_MAX };
+	unw_unwind_slots(s->space, &regs, &stk, ips, slots, FRAMES_MAX, &res);
+	free(buf);
+	st->threads++;
+	if (!(res.flags & UNW_ROOT))
+		st->partial++;
+	for (unsigned k = 0; k + 1 < res.nframes; k++) {
+		uint64_t pc = k ? ips[k] - 1 : ips[k];
+		const struct mapping *m = mapping_at(s, pc);
+		const struct attach_fn *pf;
+		const struct func *fn;
+		struct object *o;
+
+		if (!m || !m->exec || !m->obj || m->obj->bias == INT64_MIN)
+			continue;
+		o = m->obj;
+		fn = func_at(o, pc - (uint64_t)o->bias);
+		if (!fn)
+			continue;
+		if (k == 0 && (fn->flags & F_EXIT_HOOK)) {
+			k++;               /* its caller's exit hook has run: not open */
+			continue;
+		}
+		pf = fns_find(s->fns, fn->lo + (uint64_t)o->bias);
+		if (pf) {
+			if (k == 0 && ip <= pf->site)
+				continue;  /* on its entry: the patched jump runs next */
+			mine[nmine++] = (struct sc_attach_seed_frame){
+				.fn = pf->fn, .site = ips[k + 1], .cfa = slots[k + 1] + 8,
+				.slot = slots[k + 1] };
+			continue;
+		}
+		if (!hooks_any || (fn->flags & F_CRT))
+			continue;
+		if (o->hooks < 0)
+			o->hooks = record_elf_calls_hooks(o->path) == 1;
+		if (o->hooks)
+			mine[nmine++] = (struct sc_attach_seed_frame){
+				.fn = fn->lo + (uint64_t)o->bias, .site = ips[k + 1], .cfa = slots[k + 1] + 8 };
+	}
+	while (nmine) {                    /* outermost first */
+		ALLOC_GROW(fr->v, fr->n + 1, fr->alloc);
+		fr->v[fr->n++] = mine[--nmine];
+	}
+}
+
+int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
+		      const char *path, struct attach_seed_stats *st)
+{
+	struct seeder s = { .pid = sc_tracee_pid(t), .fns = fns };
+	struct sc_attach_seed_thread *th = NULL;
+	struct frames fr = { 0 };
+	struct sc_attach_seed_hdr h = { .magic = SC_ATTACH_SEED_MAGIC };
+	size_t nth = 0, ath = 0;
+	int ret, fd;
+	FILE *f;
+
+	memset(st, 0, sizeof(*st));
+	if (fns->n)
+		qsort(fns->v, fns->n, sizeof(*fns->v), fn_cmp);
+	s.cache = unw_cache_new();
+	s.space = unw_space_new();
+	ret = maps_load(&s);
+	for (int i = 0; !ret && i < sc_tracee_nthreads(t); i++) {
+		size_t before = fr.n;
+
+		if (sc_tracee_tid(t, i) == skip)
+			continue;
+		thread_frames(&s, t, i, hooks, &fr, st);
+		if (fr.n == before)
+			continue;
+		if (fr.n > SC_ATTACH_SEED_MAX) {
+			fr.n = before;
+			break;
+		}
+		ALLOC_GROW(th, nth + 1, ath);
+		th[nth].tid = (uint32_t)sc_tracee_tid(t, i);
+		th[nth].nframes = (uint32_t)(fr.n - before);
+		th[nth].first = before;
+		nth++;
+	}
+	st->seeded_threads = nth;
+	st->frames = fr.n;
+	h.nthreads = (uint32_t)nth;
+	h.nframes = fr.n;
+	if (!ret) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!f) {
+			ret = -errno;
+			if (fd >= 0)
+				close(fd);
+		} else {
+			fchmod(fd, 0644);          /* the target may run as another user */
+			fwrite(&h, sizeof(h), 1, f);
+			if (nth)
+				fwrite(th, sizeof(*th), nth, f);
+			if (fr.n)
+				fwrite(fr.v, sizeof(*fr.v), fr.n, f);
+			if (fclose(f))
+				ret = -EIO;
+		}
+	}
+	for (size_t i = 0; i < s.nobjs; i++) {
+		free(s.objs[i]->path);
+		free(s.objs[i]->f);
+		free(s.objs[i]);
+	}
+	free(s.objs);
+	free(s.m);
+	free(th);
+	free(fr.v);
+	unw_space_free(s.space);
+	unw_cache_free(s.cache);
+	return ret;
+}

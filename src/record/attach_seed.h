@@ -1,0 +1,48 @@
+/*
+ * attach_seed — the frames open in a stopped process's threads when an
+ * attach applies its plans (SPEC section 13), written for the runtime in
+ * the seed file runtime/attach.h describes.
+ */
+#ifndef SC_RECORD_ATTACH_SEED_H
+#define SC_RECORD_ATTACH_SEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/tracee.h"
+
+/* A patched function: its run-time address (what its stub passes) and
+ * its entry jump's first byte. */
+struct attach_fn {
+	uint64_t fn, site;
+};
+
+struct attach_fns {
+	struct attach_fn *v;
+	size_t n, alloc;
+};
+
+void attach_fns_add(struct attach_fns *fs, uint64_t fn, uint64_t site);
+
+struct attach_seed_stats {
+	uint64_t threads;          /* threads unwound */
+	uint64_t partial;          /* of them, walks that stopped short of the root */
+	uint64_t seeded_threads;   /* threads with an instrumented frame open */
+	uint64_t frames;           /* instrumented frames open, all threads */
+};
+
+/*
+ * Every thread of t but skip (the runtime's own) must be stopped.  Unwind
+ * each, keep its frames of the patched functions fns (sorted here) and,
+ * when hooks, of the objects built with the hooks, and write them to path.
+ * 0, or -errno (the file cannot be written; /proc/PID/maps unreadable).
+ */
+int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
+		      const char *path, struct attach_seed_stats *st);
+
+/* The load bias of the ELF file at path mapped at lo from file offset off
+ * (run-time less link-time address), or INT64_MIN. */
+int64_t attach_file_bias(const char *path, uint64_t lo, uint64_t off);
+
+#endif
