@@ -1316,8 +1316,8 @@ static void attach_summary(pid_t pid, const struct record_attach_times *a)
 	}
 	if (a->seed_frames)
 		fprintf(stderr, "stackclock: %" PRIu64 " calls were running at the attach in %" PRIu64
-			" threads: counted from each thread's first event%s (their frames open at the start)\n",
-			a->seed_frames, a->seed_threads,
+			" thread%s: counted from each thread's first event%s (their frames open at the start)\n",
+			a->seed_frames, a->seed_threads, a->seed_threads == 1 ? "" : "s",
 			a->seed_partial ? ", except frames beyond a stack that could not be unwound" : "");
 }
 
