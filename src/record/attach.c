@@ -34,6 +34,7 @@
 #define CALL_TIMEOUT_MS  20000
 #define STATE_TIMEOUT_MS 20000
 #define STEP_ROUNDS      50
+#define UNSAFE_WAIT_MS   5000   /* for a signal handler over an entry's bytes */
 
 static uint64_t mono_ns(void)
 {
@@ -264,29 +265,46 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 			uint64_t *real, uint64_t *mono, const struct seed_req *seed, uint64_t *held_ns)
 {
 	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
-	uint64_t t0 = mono_ns();
+	uint64_t t0, until = mono_ns() + UNSAFE_WAIT_MS * 1000000ull;
 	int ret, left;
 
-	ret = sc_tracee_stop(t, &wd, wd ? 1 : 0);
-	if (ret) {
-		pr_err("record: cannot stop the threads of process %d to %s: %s", (int)pid, what,
-		       strerror(-ret));
-		return ret;
-	}
-	left = sc_tracee_step_out(t, rs->r, rs->n, STEP_ROUNDS);
-	if (left) {
-		sc_tracee_resume(t);
-		pr_err("record: %d thread(s) of process %d stayed inside the code to %s; not done "
-		       "(retry when it is less busy)", left < 0 ? 0 : left, (int)pid, what);
-		return -EBUSY;
-	}
-	/* (the rounds that moved threads out of rs let them run with probes) */
-	if (seed) {
-		ret = attach_seed_write(t, wd, seed->fns, seed->hooks, seed->path, seed->st);
+	for (;;) {
+		t0 = mono_ns();
+		ret = sc_tracee_stop(t, &wd, wd ? 1 : 0);
+		if (ret) {
+			pr_err("record: cannot stop the threads of process %d to %s: %s", (int)pid, what,
+			       strerror(-ret));
+			return ret;
+		}
+		left = sc_tracee_step_out(t, rs->r, rs->n, STEP_ROUNDS);
+		if (left) {
+			sc_tracee_resume(t);
+			pr_err("record: %d thread(s) of process %d stayed inside the code to %s; not done "
+			       "(retry when it is less busy)", left < 0 ? 0 : left, (int)pid, what);
+			return -EBUSY;
+		}
+		/* (the rounds that moved threads out of rs let them run with probes) */
+		if (!seed)
+			break;
+		ret = attach_seed_write(t, wd, seed->fns, seed->hooks, rs->r, rs->n, seed->path, seed->st);
 		if (ret)
 			pr_warn("record: cannot write the frames open in process %d (%s): %s; the calls "
 				"running at the attach are seen from their first event only", (int)pid,
 				seed->path, strerror(-ret));
+		if (!seed->st->unsafe)
+			break;
+		/* a signal handler interrupted an entry's first bytes (or a
+		 * call returns there), or an exception is being unwound: let
+		 * it finish first */
+		sc_tracee_resume(t);
+		if (mono_ns() > until) {
+			pr_err("record: %" PRIu64 " thread(s) of process %d stayed %d s in a signal handler "
+			       "that interrupted the first bytes of a function to patch, or in an exception's "
+			       "unwinding; not attached (retry when it is less busy)", seed->st->unsafe,
+			       (int)pid, UNSAFE_WAIT_MS / 1000);
+			return -EBUSY;
+		}
+		usleep(2000);
 	}
 	if (cmd == SC_ATT_CMD_DETACH)
 		clocks_now(real, mono);

@@ -72,7 +72,7 @@ static const struct attach_fn *fns_find(const struct attach_fns *fs, uint64_t fn
 
 /* ---- the objects mapped, their functions -------------------------------- */
 
-enum { F_CRT = 1, F_EXIT_HOOK = 2 };
+enum { F_CRT = 1, F_EXIT_HOOK = 2, F_UNWINDER = 4 };
 
 struct func {
 	uint64_t lo, hi;                  /* link-time [lo, hi) */
@@ -96,6 +96,8 @@ struct mapping {
 
 struct seeder {
 	pid_t pid;
+	const struct sc_range *r;         /* the entries' bytes after the first, sorted */
+	size_t nr;
 	struct mapping *m;
 	size_t nm, am;
 	struct object **objs;
@@ -122,6 +124,8 @@ static void func_cb(void *arg, const char *name, uint64_t addr, uint64_t size)
 			flags |= F_CRT;
 	if (!strcmp(name, "__cyg_profile_func_exit"))
 		flags |= F_EXIT_HOOK;
+	if (!strncmp(name, "_Unwind_", 8))
+		flags |= F_UNWINDER;
 	ALLOC_GROW(o->f, o->n + 1, o->alloc);
 	o->f[o->n].lo = addr;
 	o->f[o->n].hi = addr + size;
@@ -251,6 +255,8 @@ static int maps_load(struct seeder *s)
 				unw_space_add(s->space, lo, hi, off, unw_cache_module(s->cache, file, NULL, 0));
 		} else if (m->exec && !strcmp(file, "[vdso]")) {
 			unw_space_add(s->space, lo, hi, 0, unw_cache_module(s->cache, "[vdso]", NULL, 0));
+		} else if (m->exec) {
+			unw_space_add(s->space, lo, hi, 0, NULL);   /* code without a file */
 		}
 	}
 	fclose(f);
@@ -263,6 +269,29 @@ static const struct mapping *mapping_at(const struct seeder *s, uint64_t a)
 		if (s->m[i].lo <= a && a < s->m[i].hi)
 			return &s->m[i];
 	return NULL;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sc_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Is a inside one of the sorted ranges (which do not overlap)? */
+static int in_ranges(const struct seeder *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < s->r[lo - 1].hi;
 }
 
 /* ---- one thread --------------------------------------------------------- */
@@ -308,6 +337,34 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 	st->threads++;
 	if (!(res.flags & UNW_ROOT))
 		st->partial++;
+	/*
+	 * A frame that would resume inside bytes about to be rewritten: the
+	 * interrupted instruction of a signal handler's frame, or a return
+	 * address there.  (Frame 0, the thread's own instruction pointer, was
+	 * moved out already.)
+	 */
+	for (unsigned k = 1; k < res.nframes; k++)
+		if (in_ranges(s, ips[k])) {
+			st->unsafe++;
+			return;
+		}
+	/*
+	 * An exception's unwinding in flight (or a backtrace) reads the return
+	 * addresses up the stack without the runtime's wrappers, which only
+	 * the next throw goes through: a frame's return pointed at the
+	 * trampoline now would end it (seen: SIGSEGV).  Not now, then.
+	 */
+	for (unsigned k = 0; k < res.nframes; k++) {
+		uint64_t pc = k ? ips[k] - 1 : ips[k];
+		const struct mapping *m = mapping_at(s, pc);
+		const struct func *fn;
+
+		if (m && m->exec && m->obj && m->obj->bias != INT64_MIN &&
+		    (fn = func_at(m->obj, pc - (uint64_t)m->obj->bias)) && (fn->flags & F_UNWINDER)) {
+			st->unsafe++;
+			return;
+		}
+	}
 	for (unsigned k = 0; k + 1 < res.nframes; k++) {
 		uint64_t pc = k ? ips[k] - 1 : ips[k];
 		const struct mapping *m = mapping_at(s, pc);
@@ -349,9 +406,10 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 }
 
 int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
-		      const char *path, struct attach_seed_stats *st)
+		      const struct sc_range *r, size_t nr, const char *path, struct attach_seed_stats *st)
 {
-	struct seeder s = { .pid = sc_tracee_pid(t), .fns = fns };
+	struct seeder s = { .pid = sc_tracee_pid(t), .fns = fns, .nr = nr };
+	struct sc_range *sorted = nr ? xmalloc(nr * sizeof(*sorted)) : NULL;
 	struct sc_attach_seed_thread *th = NULL;
 	struct frames fr = { 0 };
 	struct sc_attach_seed_hdr h = { .magic = SC_ATTACH_SEED_MAGIC };
@@ -360,6 +418,11 @@ int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, i
 	FILE *f;
 
 	memset(st, 0, sizeof(*st));
+	if (nr) {
+		memcpy(sorted, r, nr * sizeof(*sorted));
+		qsort(sorted, nr, sizeof(*sorted), range_cmp);
+	}
+	s.r = sorted;
 	if (fns->n)
 		qsort(fns->v, fns->n, sizeof(*fns->v), fn_cmp);
 	s.cache = unw_cache_new();
@@ -412,6 +475,7 @@ int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, i
 	}
 	free(s.objs);
 	free(s.m);
+	free(sorted);
 	free(th);
 	free(fr.v);
 	unw_space_free(s.space);

@@ -30,16 +30,24 @@ struct attach_seed_stats {
 	uint64_t partial;          /* of them, walks that stopped short of the root */
 	uint64_t seeded_threads;   /* threads with an instrumented frame open */
 	uint64_t frames;           /* instrumented frames open, all threads */
+	uint64_t unsafe;           /* threads with a frame to resume inside r, or
+				      in an exception's unwinding (no frames kept) */
 };
 
 /*
  * Every thread of t but skip (the runtime's own) must be stopped.  Unwind
  * each, keep its frames of the patched functions fns (sorted here) and,
  * when hooks, of the objects built with the hooks, and write them to path.
- * 0, or -errno (the file cannot be written; /proc/PID/maps unreadable).
+ * Threads that would resume inside one of the nr ranges r (the bytes the
+ * entry jumps replace) further up their stack than their own instruction
+ * pointer (a signal handler's interrupted instruction, a return address),
+ * and threads inside the unwinder (_Unwind_*: an exception in flight reads
+ * return addresses) are counted in st->unsafe: not to be patched under.  0, or -errno (the
+ * file cannot be written; /proc/PID/maps unreadable).
  */
 int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
-		      const char *path, struct attach_seed_stats *st);
+		      const struct sc_range *r, size_t nr, const char *path,
+		      struct attach_seed_stats *st);
 
 /* The load bias of the ELF file at path mapped at lo from file offset off
  * (run-time less link-time address), or INT64_MIN. */

@@ -10,6 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 build plain e2e_attach.c -O2 -pthread || exit 1
 build hooks e2e_attach.c -O2 -pthread -finstrument-functions || exit 1
+build sigheld e2e_attach_sig.c -O2 -pthread || exit 1
 AT="python3 $E2E_DIR/att_check.py"
 
 start() {	# start PROG: the program running, its pid in $pid, counters in $TMP/cnt
@@ -82,6 +83,23 @@ start hooks
 slot=$($AT got "$pid" "$TMP/hooks" __cyg_profile_func_enter)
 ok $([ "$slot" = libc ]; echo $?) "hooks: the GOT slot of __cyg_profile_func_enter points into libc again ($slot)"
 finish
+
+# A signal handler holding the first bytes of a function to patch (its
+# interrupted instruction inside them, its thread's own instruction pointer
+# in nanosleep): the patching waits for it to return.  Patched under it, it
+# returned into the middle of the jump (seen: SIGSEGV, status 139).
+"$TMP/sigheld" 600 >"$TMP/sig.out" &
+pid=$!
+for _ in $(seq 250); do grep -q held "$TMP/sig.out" && break; sleep 0.02; done
+grep -q held "$TMP/sig.out"
+ok $? "signal held: the handler holds tiny's first bytes"
+"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.5 -o "$TMP/sig.data" 2>"$TMP/sig.err"
+ok $? "signal held: attached once the handler returned" || sed 's/^/#   /' "$TMP/sig.err"
+n=$("$STACKCLOCK" report -i "$TMP/sig.data" --format json 2>/dev/null |
+	python3 -c "import json, sys; print(sum(r['calls'] for r in json.load(sys.stdin)['rows'] if r['function'] == 'tiny'))")
+ok $(( ${n:-0} > 0 ? 0 : 1 )) "signal held: tiny's calls recorded after ($n)"
+finish
+ok "$(cat "$TMP/prog.rc")" "signal held: the program's own checks pass ($(tr '\n' ' ' <"$TMP/sig.out"))"
 
 # Ctrl-C: SIGINT to the recorder ends the attached recording, status 0,
 # the code put back, the program going on.
