@@ -190,6 +190,96 @@ static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges
 	fclose(f);
 }
 
+/* ---- the runtime to load ----------------------------------------------- */
+
+/* How many runtimes process pid has mapped (attached to before: each one
+ * stays, inert, after its detach). */
+static int runtimes_in(pid_t pid)
+{
+	char maps[64], line[PATH_MAX + 128], seen[16][PATH_MAX];
+	int n = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *file = strchr(line, '/'), *base;
+		int dup = 0;
+
+		if (!file)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		base = strrchr(file, '/') + 1;
+		if (strncmp(base, "libstackclock.", 14) || !strstr(base, ".so"))
+			continue;
+		for (int i = 0; i < n && i < 16 && !dup; i++)
+			dup = !strcmp(seen[i], file);
+		if (!dup && n < 16)
+			snprintf(seen[n], PATH_MAX, "%s", file);
+		n += !dup;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The runtime for this attach: its own file, or for a process that has
+ * one already, a copy of it under another name (dlopen would give back the
+ * one loaded: its globals and thread-local words are its first attach's).
+ * A copy's name starts like the runtime's, so that no runtime ever patches
+ * or hooks another.  Returns the path (malloc'ed), *copy set when it is a
+ * copy to remove once loaded; NULL after a one-line error.
+ */
+static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefore)
+{
+	char *dir = xstrdup(runtime), *slash = strrchr(dir, '/');
+	const char *dirs[] = { dir, "/tmp", "/var/tmp", "/dev/shm" };
+	char *path = NULL;
+	int in;
+
+	*copy = 0;
+	*nbefore = runtimes_in(pid);
+	if (!*nbefore) {
+		free(dir);
+		return xstrdup(runtime);
+	}
+	if (slash)
+		*slash = 0;
+	in = open(runtime, O_RDONLY | O_CLOEXEC);
+	for (size_t d = 0; in >= 0 && d < sizeof(dirs) / sizeof(dirs[0]) && !path; d++) {
+		char buf[1 << 16];
+		ssize_t n = 1;
+		int out;
+
+		path = xasprintf("%s/libstackclock.attach-%d-%d.so", dirs[d], (int)getpid(), *nbefore);
+		out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+		if (out >= 0 && !lseek(in, 0, SEEK_SET)) {
+			while ((n = read(in, buf, sizeof(buf))) > 0)
+				if (write(out, buf, (size_t)n) != n) {
+					n = -1;
+					break;
+				}
+		}
+		if (out < 0 || n < 0 || close(out) || fchmodat(AT_FDCWD, path, 0755, 0)) {
+			if (out >= 0)
+				unlink(path);
+			free(path);
+			path = NULL;
+		}
+	}
+	if (in >= 0)
+		close(in);
+	free(dir);
+	if (!path)
+		pr_err("record: process %d was attached to before, and a copy of the runtime %s for another "
+		       "attach cannot be written (in its directory, /tmp, /var/tmp or /dev/shm)", (int)pid,
+		       runtime);
+	*copy = path != NULL;
+	return path;
+}
+
 /* ---- the control file --------------------------------------------------- */
 
 static int wait_state(volatile struct sc_attach_ctl *ctl, uint32_t want, pid_t pid, int timeout_ms)
@@ -327,7 +417,8 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 {
 	pid_t pid = opts->attach_pid;
 	char *cfg = file_in(prefix, "attach.cfg"), *ctl_path = file_in(prefix, "attach.ctl");
-	char *seed = file_in(prefix, "attach.seed");
+	char *seed = file_in(prefix, "attach.seed"), *rtfile = NULL;
+	int rtcopy = 0, nbefore = 0;
 	struct attach_fns fns = { 0 };
 	struct attach_seed_stats sst;
 	char err[512] = "", *full_env[40], *plans[SC_PATCH_MAX_PLANS];
@@ -382,12 +473,25 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	}
 
 	t0 = mono_ns();
+	rtfile = runtime_file(pid, runtime, &rtcopy, &nbefore);
+	if (!rtfile) {
+		ret = -EIO;
+		goto out;
+	}
 	ret = sc_tracee_seize(pid, &t, err, sizeof(err));
 	if (ret) {
 		pr_err("record: cannot attach to process %d: %s", (int)pid, err);
 		goto out;
 	}
-	ret = sc_tracee_call(t, runtime, SC_ATTACH_ENTRY, cfg, CALL_TIMEOUT_MS, &callret, err, sizeof(err));
+	ret = sc_tracee_call(t, rtfile, SC_ATTACH_ENTRY, cfg, CALL_TIMEOUT_MS, &callret, err, sizeof(err));
+	if (rtcopy && ret != -ETIMEDOUT)
+		unlink(rtfile);            /* mapped now, or never */
+	if (ret && strstr(err, "static TLS")) {
+		pr_err("record: cannot load another runtime into process %d: it was attached to %d times, "
+		       "and its static TLS has no room left for one more (%s); restart it to attach again",
+		       (int)pid, nbefore, err);
+		goto release;
+	}
 	if (ret || callret) {
 		pr_err("record: cannot load the runtime into process %d: %s%s%s", (int)pid,
 		       ret ? err : strerror(callret < 0 ? -callret : callret), ctl->msg[0] ? ": " : "",
@@ -465,6 +569,7 @@ out:
 	free(full_env[n - 3]);
 	unlink(seed);
 	free(seed);
+	free(rtfile);
 	free(fns.v);
 	for (int i = 0; i < nplans; i++)
 		free(plans[i]);

@@ -910,8 +910,9 @@ static int cfg_read(const char *path)
 	return ne ? 0 : -1;
 }
 
-/* A second attach (the runtime is set up once per process): said in the
- * new control file. */
+/* This copy of the runtime called again (it is set up once; each attach
+ * loads a copy of its own, record/attach.c): said in the new control
+ * file. */
 static int refuse_again(const char *config)
 {
 	static char buf[CFG_MAX];
@@ -939,8 +940,9 @@ static int refuse_again(const char *config)
 	if (rt_mmap_failed(m))
 		return -EALREADY;
 	rt_stpcpy(((struct sc_attach_ctl *)m)->msg,
-		  "a stackclock runtime already ran in this process (attach once per process; "
-		  "restart it to attach again)", sizeof(((struct sc_attach_ctl *)m)->msg));
+		  "this copy of the stackclock runtime ran in this process already (each attach "
+		  "needs a copy of its own; the recorder did not see this one in /proc/PID/maps)",
+		  sizeof(((struct sc_attach_ctl *)m)->msg));
 	rt_sys2(SYS_munmap, m, (long)len);
 	return -EALREADY;
 }

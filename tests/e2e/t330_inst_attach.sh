@@ -164,12 +164,29 @@ done
 # One-line refusals, non-zero status.
 one_line_fail "a pid that does not exist" "no process 999999" -- \
 	"$STACKCLOCK" record -m instrument -p 999999 --duration 1 -o "$TMP/x.data"
-start plain
-"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.2 -o "$TMP/once.data" 2>/dev/null
-one_line_fail "attaching twice to one process" "already ran in this process" -- \
-	"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.2 -o "$TMP/x.data"
-finish
-ok "$(cat "$TMP/prog.rc")" "after a refused second attach the program's checks pass"
+
+# Attached to again and again (a server profiled before and after a
+# change): each attach loads a fresh copy of the runtime (the one before
+# stays, inert), counts as the first did, and puts everything back.
+for prog in plain hooks; do
+	start "$prog"
+	for i in 1 2 3; do
+		"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.3 -o "$TMP/again$i.data" 2>"$TMP/again.err"
+		ok $? "$prog: attach number $i" || sed 's/^/#   /' "$TMP/again.err"
+		report_json "$TMP/again$i.data" "$TMP/again$i.json"
+		steps=$(q "$TMP/again$i.json" "row('step')['calls']")
+		ticks=$(q "$TMP/again$i.json" "row('tick')['calls']")
+		d=$(( ticks - 2 * steps )); d=${d#-}
+		ok $(( steps > 1000 && d <= 24 ? 0 : 1 )) "$prog: attach number $i counts (tick $ticks = 2 x step $steps)"
+		check "$prog: attach number $i: the code bytes equal the file's after" -- $AT text "$pid" "$TMP/$prog"
+	done
+	n=$(grep -o '/[^ ]*libstackclock[^ ]*' "/proc/$pid/maps" | sort -u | wc -l)
+	ok $(( n == 3 ? 0 : 1 )) "$prog: three runtimes loaded, one per attach ($n)"
+	finish
+	ok "$(cat "$TMP/prog.rc")" "$prog: after three attaches the program's checks pass ($(cat "$TMP/prog.out"))"
+done
+left=$(ls /tmp /var/tmp "$(dirname "$STACKCLOCK")" 2>/dev/null | grep -c '^libstackclock\.attach-' || true)
+ok $(( left == 0 ? 0 : 1 )) "no copy of the runtime left on disk ($left)"
 build static e2e_attach.c -O2 -pthread -static 2>/dev/null && {
 	start static
 	one_line_fail "a statically linked program" "statically linked" -- \
