@@ -9,6 +9,7 @@
  */
 #include "record/record.h"
 #include "record/attach_seed.h"
+#include "record/procmaps.h"
 #include "record/plan_file.h"
 #include "record/tracee.h"
 #include "runtime/attach.h"
@@ -86,36 +87,62 @@ static void range_add(struct ranges *rs, uint64_t lo, uint64_t hi)
 	rs->n++;
 }
 
-/* The load bias of the object mapped from path in pid (run-time less
- * link-time address, by its mapping at file offset 0), or INT64_MIN. */
-static int64_t map_bias(pid_t pid, const char *path)
+/* plan_ranges's walk over the executable file mappings */
+struct plan_walk {
+	char *const *plans;
+	int nplans, ndone;
+	char done[64][PATH_MAX];
+	struct ranges *rs;
+	struct attach_fns *fns;
+};
+
+static int plan_map(void *arg, const struct proc_map *pm)
 {
-	char maps[64], line[PATH_MAX + 128];
-	int64_t bias = INT64_MIN;
-	FILE *f;
+	struct plan_walk *w = arg;
+	uint8_t bid[64];
+	unsigned bid_len;
+	int64_t bias;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off;
-		char perms[8], *file;
-		int pos = 0;
+	if (pm->perms[2] != 'x' || pm->path[0] != '/' || w->ndone == 64)
+		return 0;
+	for (int i = 0; i < w->ndone; i++)
+		if (!strcmp(w->done[i], pm->path))
+			return 0;
+	snprintf(w->done[w->ndone++], PATH_MAX, "%s", pm->path);
+	bid_len = sym_file_build_id(pm->path, bid);
+	bias = attach_file_bias(pm->path, pm->lo, pm->off);
+	if (!bid_len || bias == INT64_MIN)
+		return 0;
+	for (int k = 0; k < w->nplans; k++) {
+		int fd = open(w->plans[k], O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		const struct plan_file_header *h;
+		const struct plan_file_entry *v;
+		void *m;
+		size_t n;
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
+		if (fd < 0)
 			continue;
-		file = line + pos;
-		while (*file == ' ')
-			file++;
-		file[strcspn(file, "\n")] = 0;
-		if (off == 0 && !strcmp(file, path)) {
-			bias = attach_file_bias(path, lo, 0);
-			break;
+		if (fstat(fd, &st) || !st.st_size) {
+			close(fd);
+			continue;
 		}
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED)
+			continue;
+		h = m;
+		v = plan_file_check(h, (uint64_t)st.st_size, &n);
+		if (v && h->build_id_len == bid_len && !memcmp(h->build_id, bid, bid_len)) {
+			for (size_t i = 0; i < n; i++) {
+				range_add(w->rs, v[i].entry.site + (uint64_t)bias + 1,
+					  v[i].entry.site + (uint64_t)bias + v[i].entry.len);
+				attach_fns_add(w->fns, v[i].addr + (uint64_t)bias, v[i].entry.site + (uint64_t)bias);
+			}
+		}
+		munmap(m, (size_t)st.st_size);
 	}
-	fclose(f);
-	return bias;
+	return 0;
 }
 
 /* Each r-x file mapping of pid: the plan in plans[] made for it (by
@@ -124,103 +151,48 @@ static int64_t map_bias(pid_t pid, const char *path)
 static void plan_ranges(pid_t pid, char *const *plans, int nplans, struct ranges *rs,
 			struct attach_fns *fns)
 {
-	char maps[64], line[PATH_MAX + 128], done[64][PATH_MAX];
-	int ndone = 0;
-	FILE *f;
+	struct plan_walk *w = xcalloc(1, sizeof(*w));
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f) && ndone < 64) {
-		unsigned long lo, hi, off;
-		char perms[8], *file;
-		uint8_t bid[64];
-		unsigned bid_len;
-		int pos = 0, seen = 0;
-
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos ||
-		    perms[2] != 'x')
-			continue;
-		file = line + pos;
-		while (*file == ' ')
-			file++;
-		file[strcspn(file, "\n")] = 0;
-		if (file[0] != '/')
-			continue;
-		for (int i = 0; i < ndone && !seen; i++)
-			seen = !strcmp(done[i], file);
-		if (seen)
-			continue;
-		snprintf(done[ndone++], PATH_MAX, "%s", file);
-		bid_len = sym_file_build_id(file, bid);
-		for (int k = 0; k < nplans; k++) {
-			int fd = open(plans[k], O_RDONLY | O_CLOEXEC);
-			struct stat st;
-			const struct plan_file_header *h;
-			const struct plan_file_entry *v;
-			void *m;
-			size_t n;
-			int64_t bias;
-
-			if (fd < 0)
-				continue;
-			if (fstat(fd, &st) || !st.st_size) {
-				close(fd);
-				continue;
-			}
-			m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-			close(fd);
-			if (m == MAP_FAILED)
-				continue;
-			h = m;
-			v = plan_file_check(h, (uint64_t)st.st_size, &n);
-			if (v && h->build_id_len == bid_len && bid_len && !memcmp(h->build_id, bid, bid_len) &&
-			    (bias = map_bias(pid, file)) != INT64_MIN) {
-				for (size_t i = 0; i < n; i++) {
-					range_add(rs, v[i].entry.site + (uint64_t)bias + 1,
-						  v[i].entry.site + (uint64_t)bias + v[i].entry.len);
-					attach_fns_add(fns, v[i].addr + (uint64_t)bias,
-						       v[i].entry.site + (uint64_t)bias);
-				}
-			}
-			munmap(m, (size_t)st.st_size);
-		}
-	}
-	fclose(f);
+	w->plans = plans;
+	w->nplans = nplans;
+	w->rs = rs;
+	w->fns = fns;
+	proc_maps_each(pid, plan_map, w);
+	free(w);
 }
 
 /* ---- the runtime to load ----------------------------------------------- */
+
+/* runtimes_in's count of distinct runtime files */
+struct rt_walk {
+	int n;
+	char seen[16][PATH_MAX];
+};
+
+static int rt_map(void *arg, const struct proc_map *pm)
+{
+	struct rt_walk *w = arg;
+	const char *base = strrchr(pm->path, '/');
+
+	if (!base || strncmp(base + 1, "libstackclock.", 14) || !strstr(base, ".so") || w->n == 16)
+		return 0;
+	for (int i = 0; i < w->n; i++)
+		if (!strcmp(w->seen[i], pm->path))
+			return 0;
+	snprintf(w->seen[w->n++], PATH_MAX, "%s", pm->path);
+	return 0;
+}
 
 /* How many runtimes process pid has mapped (attached to before: each one
  * stays, inert, after its detach). */
 static int runtimes_in(pid_t pid)
 {
-	char maps[64], line[PATH_MAX + 128], seen[16][PATH_MAX];
-	int n = 0;
-	FILE *f;
+	struct rt_walk *w = xcalloc(1, sizeof(*w));
+	int n;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		const char *file = strchr(line, '/'), *base;
-		int dup = 0;
-
-		if (!file)
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "libstackclock.", 14) || !strstr(base, ".so"))
-			continue;
-		for (int i = 0; i < n && i < 16 && !dup; i++)
-			dup = !strcmp(seen[i], file);
-		if (!dup && n < 16)
-			snprintf(seen[n], PATH_MAX, "%s", file);
-		n += !dup;
-	}
-	fclose(f);
+	proc_maps_each(pid, rt_map, w);
+	n = w->n;
+	free(w);
 	return n;
 }
 

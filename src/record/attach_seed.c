@@ -15,6 +15,7 @@
  * with that slot, which the runtime redirects so that its return is seen.
  */
 #include "record/attach_seed.h"
+#include "record/procmaps.h"
 #include "record/record.h"
 #include "record/plan_file.h"
 #include "runtime/attach.h"
@@ -218,48 +219,31 @@ static struct object *object_of(struct seeder *s, const char *path, uint64_t lo,
 	return o;
 }
 
-static int maps_load(struct seeder *s)
+static int map_load(void *arg, const struct proc_map *pm)
 {
-	char maps[64], line[PATH_MAX + 128];
-	FILE *f;
+	struct seeder *s = arg;
+	struct mapping *m;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)s->pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off;
-		char perms[8], *file;
-		struct mapping *m;
-		int pos = 0;
+	ALLOC_GROW(s->m, s->nm + 1, s->am);
+	m = &s->m[s->nm++];
+	memset(m, 0, sizeof(*m));
+	m->lo = pm->lo;
+	m->hi = pm->hi;
+	m->off = pm->off;
+	m->exec = pm->perms[2] == 'x';
+	m->stack = pm->perms[0] == 'r' && pm->perms[1] == 'w';
+	if (pm->path[0] == '/' && !strstr(pm->path, " (deleted)")) {
+		struct object *o = object_of(s, pm->path, pm->lo, pm->off);
 
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
-			continue;
-		file = line + pos;
-		while (*file == ' ')
-			file++;
-		file[strcspn(file, "\n")] = 0;
-		ALLOC_GROW(s->m, s->nm + 1, s->am);
-		m = &s->m[s->nm++];
-		memset(m, 0, sizeof(*m));
-		m->lo = lo;
-		m->hi = hi;
-		m->off = off;
-		m->exec = perms[2] == 'x';
-		m->stack = perms[0] == 'r' && perms[1] == 'w';
-		if (file[0] == '/' && !strstr(file, " (deleted)")) {
-			struct object *o = object_of(s, file, lo, off);
-
-			m->obj = o;
-			if (m->exec && o->bias != INT64_MIN)
-				unw_space_add(s->space, lo, hi, off, unw_cache_module(s->cache, file, NULL, 0));
-		} else if (m->exec && !strcmp(file, "[vdso]")) {
-			unw_space_add(s->space, lo, hi, 0, unw_cache_module(s->cache, "[vdso]", NULL, 0));
-		} else if (m->exec) {
-			unw_space_add(s->space, lo, hi, 0, NULL);   /* code without a file */
-		}
+		m->obj = o;
+		if (m->exec && o->bias != INT64_MIN)
+			unw_space_add(s->space, pm->lo, pm->hi, pm->off,
+				      unw_cache_module(s->cache, pm->path, NULL, 0));
+	} else if (m->exec && !strcmp(pm->path, "[vdso]")) {
+		unw_space_add(s->space, pm->lo, pm->hi, 0, unw_cache_module(s->cache, "[vdso]", NULL, 0));
+	} else if (m->exec) {
+		unw_space_add(s->space, pm->lo, pm->hi, 0, NULL);   /* code without a file */
 	}
-	fclose(f);
 	return 0;
 }
 
@@ -427,7 +411,7 @@ int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, i
 		qsort(fns->v, fns->n, sizeof(*fns->v), fn_cmp);
 	s.cache = unw_cache_new();
 	s.space = unw_space_new();
-	ret = maps_load(&s);
+	ret = proc_maps_each(s.pid, map_load, &s);
 	for (int i = 0; !ret && i < sc_tracee_nthreads(t); i++) {
 		size_t before = fr.n;
 

@@ -17,6 +17,7 @@
  * target outlives its tracer.
  */
 #include "record/tracee.h"
+#include "record/procmaps.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -738,7 +739,7 @@ struct mapping {
 
 struct maps {
 	struct mapping *m;
-	size_t n;
+	size_t n, cap;
 };
 
 static void maps_free(struct maps *mp)
@@ -750,41 +751,37 @@ static void maps_free(struct maps *mp)
 	mp->n = 0;
 }
 
+static int maps_add(void *arg, const struct proc_map *pm)
+{
+	struct maps *mp = arg;
+	struct mapping x = { .lo = pm->lo, .hi = pm->hi, .off = pm->off };
+
+	memcpy(x.perm, pm->perms, sizeof(x.perm));
+	if ((pm->path[0] == '/' && !strstr(pm->path, " (deleted)")) || pm->path[0] == '[')
+		x.path = strdup(pm->path);   /* a file, or [stack], [heap], [vdso]... */
+	if (mp->n == mp->cap) {
+		size_t cap = mp->cap ? 2 * mp->cap : 64;
+		struct mapping *m = realloc(mp->m, cap * sizeof(*m));
+
+		if (!m) {
+			free(x.path);
+			return -ENOMEM;
+		}
+		mp->m = m;
+		mp->cap = cap;
+	}
+	mp->m[mp->n++] = x;
+	return 0;
+}
+
 static int maps_read(pid_t pid, struct maps *mp)
 {
-	char path[64], line[PATH_MAX + 128];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	size_t cap = 0;
+	int ret;
+
 	mp->m = NULL;
-	mp->n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		struct mapping x = { 0 };
-		int pos = 0;
-		unsigned long long lo, hi, off;
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &lo, &hi, x.perm, &off, &pos) < 4)
-			continue;
-		x.lo = lo, x.hi = hi, x.off = off;
-		char *p = line + pos;
-		p += strspn(p, " \t");
-		p[strcspn(p, "\n")] = 0;
-		if ((*p == '/' && !strstr(p, " (deleted)")) || *p == '[')
-			x.path = strdup(p);   /* a file, or [stack], [heap], [vdso]... */
-		if (mp->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			struct mapping *m = realloc(mp->m, cap * sizeof(*m));
-			if (!m) {
-				free(x.path);
-				break;
-			}
-			mp->m = m;
-		}
-		mp->m[mp->n++] = x;
-	}
-	fclose(f);
-	return 0;
+	mp->n = mp->cap = 0;
+	ret = proc_maps_each(pid, maps_add, mp);
+	return ret == -ENOMEM ? 0 : ret;     /* (what was read stands) */
 }
 
 static const struct mapping *maps_find(const struct maps *mp, uint64_t addr)
