@@ -46,7 +46,8 @@ void module_add(uint64_t base, const char *path)
  * around a call into the C library from a probe: a program patched at run
  * time may keep 256-bit values live across a call to a function it knows
  * leaves them alone (-fipa-ra), and the library's string functions may be
- * AVX code ending in vzeroupper.  The trampolines keep xmm0-15; this keeps
+ * AVX code ending in vzeroupper.  sc_rt_vsafe() keeps xmm0-15 (the stubs' probes
+ * reach this only through it, patch_x86_64.c); this keeps
  * the rest, by XSAVE of the enabled components 2 and 5-7 into a per-thread
  * area (none if the processor or the kernel has no XSAVE, or the area would
  * not fit).

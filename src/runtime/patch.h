@@ -138,16 +138,15 @@ void sc_patch_arch_stub(uint8_t *stub, uint64_t fn, const uint64_t *slot);
 uint64_t sc_patch_arch_entry(void);
 uint64_t sc_patch_arch_return(void);
 
-/* retstack: the C halves of the trampolines (called from assembly only,
- * which then calls the probe itself). */
+/* retstack: the C halves of the trampolines.  rs_enter()'s value: {fn,
+ * call site}; fn's bit 63 set: leave the return address alone; fn 0: no
+ * probe either (a jump back to the function's own entry). */
 struct sc_patch_pair {
 	uint64_t a, b;                 /* returned in rax, rdx */
 };
-/* {fn, call site}; fn's bit 63 set: leave the return address alone; fn 0:
- * no probe either (a jump back to the function's own entry) */
-struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot);
-/* {fn, the original return address} of the frame whose CFA is cfa */
-struct sc_patch_pair sc_patch_leave(uint64_t cfa);
+/* A patched function's probe, from sc_patch_entry_asm: 1 if the return
+ * now goes through the trampoline (its exit: sc_lc_leave, below). */
+uint64_t sc_patch_enter(uint64_t tramp, uint64_t *slot);
 #define SC_PATCH_NO_RETURN  (1ull << 63)
 
 /* Library calls (libcall.c): a stub of SC_LC_STUB_SIZE bytes per slot,
@@ -164,7 +163,7 @@ uint64_t sc_patch_arch_lc_return(void);
 uint64_t sc_rt_vsafe(const void *f, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 /* The library-call probes (retstack.c), from sc_lc_entry_asm (1: the
  * return now goes through the trampoline) and sc_lc_return_asm (the clock
- * read at now). */
+ * read at now; sc_patch_return_asm's too). */
 uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot);
 void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk);
 

@@ -16,28 +16,31 @@
  * The entry probe so finds the caller's return address at CFA-8 and a word
  * unique to the function at CFA-16, where a compiled-in hook's caller
  * leaves its own return address (the engine's "pc").  The shared entry
- * saves every register a caller may expect unchanged: all the caller-saved
- * general registers (-fipa-ra lets a caller keep values in those its
- * callee does not touch) and xmm0-15 (arguments, and the same for vector
- * registers), with plain moves; the C halves are built without vector
- * code, but the probes' slow paths (reading the kernel's records, a new
- * calling context) use floating point and call libc.  It calls
- * sc_patch_enter() and the probe, restores, and jumps to the trampoline
- * through a `call` placed just before the return trampoline whose pushed
- * address it drops: the processor's return predictor then holds the
- * return trampoline, where the function's own return now goes.
+ * saves the caller-saved general registers, all of them (-fipa-ra lets a
+ * caller keep values in those its callee does not touch, and r10 may be
+ * a static chain), and no vector register: its C half, sc_patch_enter()
+ * (retstack.c), is built for general registers only and does the probe's
+ * fast path and the return stack's entry in one call; its slow paths (a
+ * new calling context, the kernel's records, a tail call, a thread's
+ * first event) go through sc_rt_vsafe(), which keeps xmm0-15 (arguments,
+ * and values -fipa-ra keeps live in any of them).  It then restores and
+ * jumps to the trampoline through a `call` placed just before the return
+ * trampoline whose pushed address it drops: the processor's return
+ * predictor then holds the return trampoline, where the function's own
+ * return now goes.
  *
- * The return trampoline keeps the same registers (rax/rdx and xmm0/xmm1
- * hold the return value; x87 is never touched), asks sc_patch_leave() for
- * the original return address and the function, runs the exit probe, and
- * returns there through the slot the original occupied, a return the
- * predictor also expects (the caller's own call pushed it).
+ * The return trampoline keeps the same general registers (rax/rdx hold
+ * the return value; xmm0/xmm1 and x87 are never touched on the way),
+ * reads the clock as the compiled-in exit hook does, and calls
+ * sc_lc_leave(), the library calls' exit (retstack.c: the return stack's
+ * entry popped, the original return address at CFA-8, the exit probe);
+ * it then returns there through the slot the original occupied, a return
+ * the predictor also expects (the caller's own call pushed it).
  */
 #include "runtime/patch.h"
 
 __asm__(".text\n"
-	/* xmm0-15 to 0..255(%rsp) and back: a caller may keep doubles in any
-	 * vector register across a patched call (docs/patching.md) */
+	/* xmm0-15 to 0..255(%rsp) and back (sc_rt_vsafe, below) */
 	".macro sc_xmm_save\n"
 	"\tmovaps %xmm0, 0(%rsp)\n"
 	"\tmovaps %xmm1, 16(%rsp)\n"
@@ -97,38 +100,13 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r10\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tpush %r11\n"
+	"\tpush %r11\n"                  /* rsp = CFA-88 */
 	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tpush %rbp\n"                  /* rsp = CFA-96 */
-	"\t.cfi_adjust_cfa_offset 8\n"
-	"\t.cfi_offset %rbp, -96\n"
-	"\tmov %rsp, %rbp\n"
-	"\t.cfi_def_cfa_register %rbp\n"
-	"\tand $-16, %rsp\n"
-	"\tsub $272, %rsp\n"
-	"\tsc_xmm_save\n"
+	/* the C half needs no alignment (its slow paths realign) */
 	"\tmov %rax, %rdi\n"             /* the trampoline */
-	"\tlea 88(%rbp), %rsi\n"         /* the return address slot (CFA-8) */
-	"\tcall sc_patch_enter\n"        /* rax = fn (bit 63: leave the
-					    return alone; 0: nothing to do),
-					    rdx = call site */
-	"\tmov %rax, 256(%rsp)\n"
-	"\ttest %rax, %rax\n"
-	"\tjz 3f\n"
-	"\tbtr $63, %rax\n"
-	"\tmov %rax, %rdi\n"
-	"\tmov %rdx, %rsi\n"
-	"\tlea 88(%rbp), %rdx\n"
-	"\tcall sc_rt_enter\n"
-	"\tsc_xmm_restore\n"
-	"\tcmpq $0, 256(%rsp)\n"
-	"\tjle 1f\n"
-	"\tlea sc_patch_return_asm(%rip), %rax\n"
-	"\tmov %rax, 88(%rbp)\n"         /* the return goes to the trampoline */
-	"\tmov %rbp, %rsp\n"
-	"\tpop %rbp\n"
-	"\t.cfi_def_cfa %rsp, 88\n"
-	"\t.cfi_restore %rbp\n"
+	"\tlea 80(%rsp), %rsi\n"         /* the return address slot (CFA-8) */
+	"\tcall sc_patch_enter\n"        /* rax = 1: the return is hooked */
+	"\ttest %rax, %rax\n"            /* (the pops keep the flags) */
 	"\tpop %r11\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r10\n"
@@ -147,83 +125,97 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rax\n"
 	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tjz 1f\n"                      /* no return hooked: no predictor entry */
 	/* rsp = CFA-16, [rsp] = the trampoline.  The call pushes the return
 	 * trampoline's address on the processor's return predictor (never
 	 * returned to from here), so the function's own return, which now
 	 * goes there, is predicted, and so is the trampoline's return to the
 	 * caller after it. */
 	"\tcall 2f\n"
+	"\t.cfi_endproc\n"
+	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n"
+	/* rsp = the returned frame's CFA; CFA-8 gets the original return
+	 * address (for the unwinder: this frame returns through it) */
 	".globl sc_patch_return_asm\n"
 	".hidden sc_patch_return_asm\n"
+	".type sc_patch_return_asm, @function\n"
 	"sc_patch_return_asm:\n"
-	/* rsp = the returned frame's CFA; the slot below gets the original */
+	"\t.cfi_startproc\n"
+	"\t.cfi_def_cfa %rsp, 0\n"
+	"\tlea -8(%rsp), %rsp\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rax\n"
-	"\tpush %rdi\n"
-	"\tpush %rsi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rdx\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rcx\n"
-	"\tpush %rax\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rsi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %rdi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r8\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r9\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r10\n"
-	"\tpush %r11\n"
-	"\tpush %rbp\n"                  /* rsp = CFA-88 */
-	"\tmov %rsp, %rbp\n"
-	"\tand $-16, %rsp\n"
-	"\tsub $256, %rsp\n"
-	"\tsc_xmm_save\n"
-	"\tlea 88(%rbp), %rdi\n"         /* CFA */
-	"\tcall sc_patch_leave\n"        /* rax = fn, rdx = where to return */
-	"\tmov %rdx, 80(%rbp)\n"         /* CFA-8 */
-	"\tmov %rax, %rdi\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tpush %r11\n"                  /* rsp = CFA-80 */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	/* the clock first, as __cyg_profile_func_exit reads it (probe.c) */
+	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n"
+	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */
 	"\txor %esi, %esi\n"
-	"\tlea 80(%rbp), %rdx\n"
-	"\tcall sc_rt_exit\n"
-	"\tsc_xmm_restore\n"
-	"\tmov %rbp, %rsp\n"
-	"\tpop %rbp\n"
+	"\ttest %rcx, %rcx\n"
+	"\tje 3f\n"
+	"\tcmp $1, %rcx\n"
+	"\tjne 4f\n"                     /* the TSC is off: 0 */
+	"\tlfence\n"
+	"3:\n"
+	"\trdtsc\n"
+	"\tshl $32, %rdx\n"
+	"\tor %rdx, %rax\n"
+	"\tmov %rax, %rsi\n"
+	"4:\n"
+	"\tmov %rcx, %rdx\n"             /* the word read, for the C half */
+	"\tlea 80(%rsp), %rdi\n"         /* CFA */
+	"\tcall sc_lc_leave\n"           /* the original now at CFA-8 */
 	"\tpop %r11\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r10\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r9\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %r8\n"
-	"\tpop %rax\n"
-	"\tpop %rcx\n"
-	"\tpop %rdx\n"
-	"\tpop %rsi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tpop %rdi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rsi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rcx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rdx\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tpop %rax\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\tret\n"
+	"\t.cfi_endproc\n"
+	".size sc_patch_return_asm, .-sc_patch_return_asm\n"
 	/* the rest of the entry: drop the pushed address, jump to the
 	 * trampoline (16 bytes below: inside the red zone, which signal
 	 * frames skip) */
-	"2:\n"
+	"\t.cfi_startproc\n"
 	"\t.cfi_def_cfa_offset 24\n"
+	"2:\n"
 	"\tlea 16(%rsp), %rsp\n"
 	"\t.cfi_def_cfa_offset 8\n"
 	"\tjmp *-8(%rsp)\n"
-	"3:\n"
-	"\t.cfi_def_cfa %rbp, 96\n"
-	"\t.cfi_offset %rbp, -96\n"
-	"\tsc_xmm_restore\n"
-	"1:\n"                           /* no return hooked: no predictor entry */
-	"\tmov %rbp, %rsp\n"
-	"\tpop %rbp\n"
-	"\t.cfi_def_cfa %rsp, 88\n"
-	"\t.cfi_restore %rbp\n"
-	"\tpop %r11\n"
-	"\tpop %r10\n"
-	"\tpop %r9\n"
-	"\tpop %r8\n"
-	"\tpop %rcx\n"
-	"\tpop %rdx\n"
-	"\tpop %rsi\n"
-	"\tpop %rdi\n"
-	"\tpop %rax\n"
 	"\t.cfi_def_cfa_offset 16\n"
+	"1:\n"
 	"\tlea 8(%rsp), %rsp\n"
 	"\t.cfi_def_cfa_offset 8\n"
 	"\tjmp *-8(%rsp)\n"
-	"\t.cfi_endproc\n"
-	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n");
+	"\t.cfi_endproc\n");
 
 /*
  * Library calls (libcall.c).  A hooked GOT slot points at stub+16 of a

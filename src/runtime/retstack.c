@@ -214,9 +214,10 @@ static inline uint64_t rs_tramp_of(const struct rs_entry *e)
 
 /*
  * The entry of fn whose return address is at slot, returning through the
- * trampoline of kind (RS_LC or 0): {fn, call site} as sc_patch_enter().
- * kind RS_LC: called from code that keeps no vector register (the library
- * calls' entry), so the probes go through sc_rt_vsafe().
+ * trampoline of kind (RS_LC or 0): {fn, call site}, fn's bit 63 set when
+ * the return is left alone (SC_PATCH_NO_RETURN), {0, 0} for a jump back to
+ * its own entry.  Called from code that keeps no vector register (both
+ * entries, patch_x86_64.c), so the probes go through sc_rt_vsafe().
  */
 static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint64_t fn, uint64_t *slot,
 									   uint64_t kind)
@@ -226,9 +227,9 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 	uint32_t n;
 
 	if (unlikely(!s)) {
-		/* (from a library call's entry, vector registers unsaved:
-		 * pthread_setspecific is the C library's) */
-		s = kind ? (struct rs_stack *)(uintptr_t)sc_rt_vsafe((const void *)rs_new, 0, 0, 0, 0) : rs_new();
+		/* (vector registers unsaved: pthread_setspecific is the C
+		 * library's) */
+		s = (struct rs_stack *)(uintptr_t)sc_rt_vsafe((const void *)rs_new, 0, 0, 0, 0);
 		if (!s) {
 			rs_unhooked();
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
@@ -250,10 +251,7 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 		 * before the entry is given up: a signal handler may reuse it */
 		barrier();
 		s->n = --n;
-		if (kind)
-			sc_rt_vsafe((const void *)sc_rt_exit, top_fn, top_site, (uintptr_t)slot, 0);
-		else
-			sc_rt_exit((void *)top_fn, (void *)top_site, (uintptr_t)slot);
+		sc_rt_vsafe((const void *)sc_rt_exit, top_fn, top_site, (uintptr_t)slot, 0);
 		site = top_site;
 		ret = top_orig;
 		*slot = ret;                /* for the probe, as at any entry */
@@ -278,11 +276,6 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | kind)))
 		s->e[n] = (struct rs_entry){ slot, ret | kind, site, fn };
 	return (struct sc_patch_pair){ fn, site };
-}
-
-struct sc_patch_pair sc_patch_enter(uint64_t tramp, uint64_t *slot)
-{
-	return rs_enter(*(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN), slot, 0);
 }
 
 static __attribute__((noinline, cold, noreturn)) void rs_lost(void)
@@ -333,54 +326,58 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 	return (struct sc_patch_pair){ fn, orig };
 }
 
-struct sc_patch_pair sc_patch_leave(uint64_t cfa)
-{
-	return rs_leave(cfa);
-}
-
-/* ---- library calls ------------------------------------------------------ */
+/* ---- the probes of the stubs ------------------------------------------ */
 
 /*
- * The probes of a library call (libcall.c), from sc_lc_entry_asm and
- * sc_lc_return_asm (patch_x86_64.c), which keep the argument and the
- * return registers only: the fast paths of probe.c's sc_rt_enter and
- * sc_rt_exit_at, in code that uses no vector register, with the return
- * stack's entry and exit in the same call.  Anything else (a thread's
- * first event, a signal handler's events queued, the kernel's records to
- * read, a new calling context or call site, the clock off) goes to
- * probe.c's own probes through sc_rt_vsafe(), before anything is changed.
+ * The probes of a patched function (sc_patch_entry_asm, sc_patch_return_asm)
+ * and of a library call (libcall.c; sc_lc_entry_asm, sc_lc_return_asm), all
+ * in patch_x86_64.c, which keep general registers only (a patched
+ * function's trampolines all the caller-saved ones, a library call's the
+ * argument and the return registers): the fast paths of probe.c's
+ * sc_rt_enter and sc_rt_exit_at, in code that uses no vector register,
+ * with the return stack's entry and exit in the same call.  Anything else
+ * (a thread's first event, a signal handler's events queued, the kernel's
+ * records to read, a new calling context or call site, the clock off, a
+ * tail call) goes to probe.c's own probes through sc_rt_vsafe(), which
+ * keeps xmm0-15, before anything is changed.  kind: RS_LC for a library
+ * call, 0 for a patched function (the trampoline its return goes through).
  */
-/* After the entry probe: the return through the trampoline (1), or left
- * alone (0: the return stack is full). */
-static inline uint64_t lc_redirect(uint64_t fn, uint64_t *slot)
+static inline uint64_t rs_tramp_kind(uint64_t kind)
 {
-	if (unlikely(fn & SC_PATCH_NO_RETURN))
+	return kind ? rs_lc_tramp : rs_tramp;
+}
+
+/* After the entry probe: the return through the trampoline (1), or left
+ * alone (0: the return stack is full, or a jump back to the entry). */
+static inline uint64_t lc_redirect(uint64_t fn, uint64_t *slot, uint64_t kind)
+{
+	if (unlikely(!fn || (fn & SC_PATCH_NO_RETURN)))
 		return 0;
-	*slot = rs_lc_tramp;
+	*slot = rs_tramp_kind(kind);
 	return 1;
 }
 
 /* The entry's probe by probe.c (sc_rt_enter, or sc_rt_enter_busy once
  * tls.busy is set), or the events a signal handler queued meanwhile. */
 static __attribute__((noinline, cold)) uint64_t lc_enter_slow(const void *probe, uint64_t fn, uint64_t site,
-							      uint64_t *slot)
+							      uint64_t *slot, uint64_t kind)
 {
 	sc_rt_vsafe(probe, fn & ~SC_PATCH_NO_RETURN, site, (uintptr_t)slot, 0);
-	return lc_redirect(fn, slot);
+	return lc_redirect(fn, slot, kind);
 }
 
 static __attribute__((noinline, cold)) uint64_t lc_enter_replay(struct sc_eng_thread *t, uint64_t fn,
-								uint64_t *slot)
+								uint64_t *slot, uint64_t kind)
 {
 	sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
-	return lc_redirect(fn, slot);
+	return lc_redirect(fn, slot, kind);
 }
 
 /* The fast path found no node with tls.busy set and events queued: the
  * return stack's entry, then the rest of the probe by probe.c. */
-static __attribute__((noinline, cold)) uint64_t lc_enter_slow_push(uint64_t fn, uint64_t *slot)
+static __attribute__((noinline, cold)) uint64_t lc_enter_slow_push(uint64_t fn, uint64_t *slot, uint64_t kind)
 {
-	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+	struct sc_patch_pair p = rs_enter(fn, slot, kind);
 
 	if (!p.a) {
 		/* (not reached: rs_enter's loop case needs a trampoline in
@@ -388,15 +385,15 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_slow_push(uint64_t fn, 
 		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)tls.t, 0, 0, 0);
 		return 0;
 	}
-	return lc_enter_slow((const void *)sc_rt_enter_busy, p.a, p.b, slot);
+	return lc_enter_slow((const void *)sc_rt_enter_busy, p.a, p.b, slot, kind);
 }
 
 /* After the entry's probe: the return stack's entry where there is no
  * stack yet (the thread's first) or it is full (the return left alone). */
 static __attribute__((noinline, cold)) uint64_t lc_enter_push_slow(struct sc_eng_thread *t, uint64_t fn,
-								   uint64_t *slot)
+								   uint64_t *slot, uint64_t kind)
 {
-	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+	struct sc_patch_pair p = rs_enter(fn, slot, kind);
 
 	barrier();
 	if (unlikely(tls.npending)) {
@@ -405,19 +402,19 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_push_slow(struct sc_eng
 		barrier();
 		tls.busy = 0;
 	}
-	return lc_redirect(p.a, slot);
+	return lc_redirect(p.a, slot, kind);
 }
 
 /* Everything but the common case: no return stack yet, a trampoline in
- * the slot (a tail call from a patched function, a frame left unhooked
- * below), the stack full. */
-static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint64_t *slot)
+ * the slot (a tail call from a patched function, a jump back to a patched
+ * function's own entry, a frame left unhooked below), the stack full. */
+static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint64_t *slot, uint64_t kind)
 {
-	struct sc_patch_pair p = rs_enter(fn, slot, RS_LC);
+	struct sc_patch_pair p = rs_enter(fn, slot, kind);
 
 	if (!p.a)
 		return 0;
-	return lc_enter_slow((const void *)sc_rt_enter, p.a, p.b, slot);
+	return lc_enter_slow((const void *)sc_rt_enter, p.a, p.b, slot, kind);
 }
 
 /*
@@ -428,9 +425,9 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_cold(uint64_t fn, uint6
  * decided before anything is changed, so that the common one needs no
  * stack frame.
  */
-uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+static inline __attribute__((always_inline)) uint64_t rs_probe_enter(uint64_t fn, uint64_t *slot, uint64_t kind)
 {
-	uint64_t fn = stub[SC_LC_STUB_FN / 8], ret = *slot, cfa;
+	uint64_t ret = *slot, cfa;
 	struct rs_stack *s;
 	struct sc_eng_thread *t = tls.t;
 	struct sc_eng_node *node;
@@ -438,10 +435,10 @@ uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 	uint32_t n;
 
 	if (unlikely(rs_is_tramp(ret)))
-		return lc_enter_cold(fn, slot);
+		return lc_enter_cold(fn, slot, kind);
 	sc_rt_clk.fence = 1;               /* a leaf's exit, unless a call comes */
 	if (unlikely(!t || tls.busy || !*rt_alive || *tls.ring_head != tls.ring_seen))
-		return lc_enter_cold(fn, slot);
+		return lc_enter_cold(fn, slot, kind);
 	tls.busy = (uintptr_t)slot;
 	barrier();
 	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
@@ -449,11 +446,11 @@ uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 		barrier();
 		if (likely(!tls.npending)) {
 			tls.busy = 0;      /* nothing changed: all again, slowly */
-			return lc_enter_cold(fn, slot);
+			return lc_enter_cold(fn, slot, kind);
 		}
 		/* a signal handler's events are queued: the slow probe
 		 * applies them after this entry */
-		return lc_enter_slow_push(fn, slot);
+		return lc_enter_slow_push(fn, slot, kind);
 	}
 	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
 	/* the return stack's entry (fn and the stack read again: fewer
@@ -461,25 +458,38 @@ uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
 	fn = node->func;
 	s = rs_tls;
 	if (unlikely(!s))
-		return lc_enter_push_slow(t, fn, slot);
+		return lc_enter_push_slow(t, fn, slot, kind);
 	n = rs_trim(s, s->n, slot, 0);
 	if (unlikely(n >= SC_RS_MAX))
-		return lc_enter_push_slow(t, fn, slot);
-	s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+		return lc_enter_push_slow(t, fn, slot, kind);
+	s->e[n] = (struct rs_entry){ slot, ret | kind, ret, fn };
 	barrier();
 	s->n = n + 1;                   /* a signal handler's frames go above */
 	barrier();
 	/* a handler that ran between the two stores above pushed and popped
 	 * at n itself: the entry is ours again only now */
-	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | RS_LC)))
-		s->e[n] = (struct rs_entry){ slot, ret | RS_LC, ret, fn };
+	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | kind)))
+		s->e[n] = (struct rs_entry){ slot, ret | kind, ret, fn };
 	barrier();
 	if (unlikely(tls.npending))
-		return lc_enter_replay(t, fn, slot);
+		return lc_enter_replay(t, fn, slot, kind);
 	barrier();
 	tls.busy = 0;
-	*slot = rs_lc_tramp;
+	*slot = rs_tramp_kind(kind);
 	return 1;
+}
+
+/* A library call's entry: its stub (the row's function) and the slot. */
+uint64_t sc_lc_enter(const uint64_t *stub, uint64_t *slot)
+{
+	return rs_probe_enter(stub[SC_LC_STUB_FN / 8], slot, RS_LC);
+}
+
+/* A patched function's entry: its trampoline (the stub's function is
+ * before it) and the slot. */
+uint64_t sc_patch_enter(uint64_t tramp, uint64_t *slot)
+{
+	return rs_probe_enter(*(const uint64_t *)(tramp - SC_PATCH_STUB_LEN + SC_PATCH_STUB_FN), slot, 0);
 }
 
 /* The exit's probe by probe.c, its clock read. */
@@ -489,10 +499,11 @@ static __attribute__((noinline, cold)) void lc_leave_slow(uint64_t fn, uint64_t 
 }
 
 /*
- * The exit, its clock read at `now` by the trampoline (after an lfence if
- * sc_rt_clk.fence said so; 0 with the clock off), clk the word of
- * sc_rt_clk it read: the return stack's entry popped, its original return
- * address at CFA-8, then sc_rt_exit_at's fast path.
+ * The exit (a patched function's or a library call's: the return stack's
+ * entry says which), its clock read at `now` by the trampoline (after an
+ * lfence if sc_rt_clk.fence said so; 0 with the clock off), clk the word
+ * of sc_rt_clk it read: the return stack's entry popped, its original
+ * return address at CFA-8, then sc_rt_exit_at's fast path.
  */
 void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk)
 {

@@ -93,6 +93,26 @@ static NOINL double keep_xmm(double a, double b, int n)
 	return c + d * 2 + e * 3 + f * 5 + g * 7 + h * 11 + (double)s;
 }
 
+/* doubles in every vector register across calls of a patched leaf that
+ * uses none (-fipa-ra keeps them there, no spill): the probes' fast paths,
+ * which take every call here, must leave all sixteen alone (the stubs
+ * keep vector state on the slow paths only, docs/patching.md) */
+static NOINL long int_leaf(long x) { return (x ^ 0x33) + g_seed; }
+static NOINL double keep_xmm16(int n)
+{
+	double a = g_seed, b = a + 1, c = a + 2, d = a + 3, e = a + 4, f = a + 5, g = a + 6, h = a + 7;
+	double i = a + 8, j = a + 9, k = a + 10, l = a + 11, m = a + 12, o = a + 13;
+	long s = 0;
+
+	for (int r = 0; r < n; r++) {
+		s += int_leaf(r);
+		a += b; b += c; c += d; d += e; e += f; f += g; g += h; h += i;
+		i += j; j += k; k += l; l += m; m += o; o *= 0.5;
+	}
+	return a + b * 2 + c * 3 + d * 4 + e * 5 + f * 6 + g * 7 + h * 8 + i * 9 + j * 10 + k * 11 + l * 12 +
+	       m * 13 + o * 14 + (double)s;
+}
+
 /* tail calls (built with sibling calls on) */
 NOINL long tail_b(long x) { return leaf(x) + 1; }
 NOINL long tail_a(long x) { return tail_b(x + 1); }
@@ -245,6 +265,9 @@ int main(int argc, char **argv)
 	want("bt_leaf", 1);
 	fsum += keep_xmm(1.5, 2.5, n);
 	want("keep_xmm", 1);
+	fsum += keep_xmm16(n * 8);
+	want("keep_xmm16", 1);
+	want("int_leaf", (long)n * 8);
 	want("do_sys", n);
 	{
 		static char alt[1 << 16];
