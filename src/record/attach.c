@@ -313,8 +313,7 @@ static void clocks_now(uint64_t *real, uint64_t *mono)
 
 /* What PATCH needs besides: the frames open, for the seed file. */
 struct seed_req {
-	struct attach_fns *fns;
-	int hooks;
+	struct attach_seeder *seeder;
 	const char *path;
 	struct attach_seed_stats *st;
 };
@@ -348,7 +347,7 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 		/* (the rounds that moved threads out of rs let them run with probes) */
 		if (!seed)
 			break;
-		ret = attach_seed_write(t, wd, seed->fns, seed->hooks, rs->r, rs->n, seed->path, seed->st);
+		ret = attach_seed_write(seed->seeder, t, wd, rs->r, rs->n, seed->path, seed->st);
 		if (ret)
 			pr_warn("record: cannot write the frames open in process %d (%s): %s; the calls "
 				"running at the attach are seen from their first event only", (int)pid,
@@ -392,6 +391,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	char *seed = file_in(prefix, "attach.seed"), *rtfile = NULL;
 	int rtcopy = 0, nbefore = 0;
 	struct attach_fns fns = { 0 };
+	struct attach_seeder *seeder;
 	struct attach_seed_stats sst;
 	char err[512] = "", *full_env[40], *plans[SC_PATCH_MAX_PLANS];
 	struct sc_attach_ctl *ctl = MAP_FAILED;
@@ -482,9 +482,11 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		goto release;
 	}
 	plan_ranges(pid, plans, nplans, &entries, &fns);
+	seeder = attach_seeder_new(pid, &fns, has_hooks == 1);
 	ret = stopped_step(t, ctl, pid, &entries, SC_ATT_CMD_PATCH, SC_ATT_PATCHED, "apply the plans",
 			   &times->window_real_ns, &times->window_mono_ns,
-			   &(struct seed_req){ &fns, has_hooks == 1, seed, &sst }, &times->held_ns);
+			   &(struct seed_req){ seeder, seed, &sst }, &times->held_ns);
+	attach_seeder_free(seeder);
 	if (ret)
 		goto release;
 	times->attach_ns = mono_ns() - t0;

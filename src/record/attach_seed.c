@@ -97,6 +97,7 @@ struct mapping {
 
 struct seeder {
 	pid_t pid;
+	int hooks;
 	const struct sc_range *r;         /* the entries' bytes after the first, sorted */
 	size_t nr;
 	struct mapping *m;
@@ -389,10 +390,55 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 	}
 }
 
-int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
+struct attach_seeder *attach_seeder_new(pid_t pid, struct attach_fns *fns, int hooks)
+{
+	struct seeder *s = xcalloc(1, sizeof(*s));
+
+	s->pid = pid;
+	s->fns = fns;
+	s->hooks = hooks;
+	if (fns->n)
+		qsort(fns->v, fns->n, sizeof(*fns->v), fn_cmp);
+	s->cache = unw_cache_new();
+	s->space = unw_space_new();
+	/* what takes time, while the threads still run: the objects'
+	 * functions (a separate debug file, MiniDebugInfo) and their CFI */
+	proc_maps_each(pid, map_load, s);
+	for (size_t i = 0; i < s->nm; i++)
+		if (s->m[i].exec && s->m[i].obj && s->m[i].obj->bias != INT64_MIN)
+			func_at(s->m[i].obj, 0);
+	for (size_t i = 0; i < unw_space_count(s->space); i++) {
+		struct unw_mapping um;
+
+		unw_space_get(s->space, i, &um);
+		if (um.mod)
+			unw_module_table(um.mod);
+	}
+	return (struct attach_seeder *)s;
+}
+
+void attach_seeder_free(struct attach_seeder *as)
+{
+	struct seeder *s = (struct seeder *)as;
+
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nobjs; i++) {
+		free(s->objs[i]->path);
+		free(s->objs[i]->f);
+		free(s->objs[i]);
+	}
+	free(s->objs);
+	free(s->m);
+	unw_space_free(s->space);
+	unw_cache_free(s->cache);
+	free(s);
+}
+
+int attach_seed_write(struct attach_seeder *as, struct sc_tracee *t, pid_t skip,
 		      const struct sc_range *r, size_t nr, const char *path, struct attach_seed_stats *st)
 {
-	struct seeder s = { .pid = sc_tracee_pid(t), .fns = fns, .nr = nr };
+	struct seeder *s = (struct seeder *)as;
 	struct sc_range *sorted = nr ? xmalloc(nr * sizeof(*sorted)) : NULL;
 	struct sc_attach_seed_thread *th = NULL;
 	struct frames fr = { 0 };
@@ -406,18 +452,19 @@ int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, i
 		memcpy(sorted, r, nr * sizeof(*sorted));
 		qsort(sorted, nr, sizeof(*sorted), range_cmp);
 	}
-	s.r = sorted;
-	if (fns->n)
-		qsort(fns->v, fns->n, sizeof(*fns->v), fn_cmp);
-	s.cache = unw_cache_new();
-	s.space = unw_space_new();
-	ret = proc_maps_each(s.pid, map_load, &s);
+	s->r = sorted;
+	s->nr = nr;
+	/* the mappings now (new threads' stacks); the objects as loaded */
+	s->nm = 0;
+	unw_space_free(s->space);
+	s->space = unw_space_new();
+	ret = proc_maps_each(s->pid, map_load, s);
 	for (int i = 0; !ret && i < sc_tracee_nthreads(t); i++) {
 		size_t before = fr.n;
 
 		if (sc_tracee_tid(t, i) == skip)
 			continue;
-		thread_frames(&s, t, i, hooks, &fr, st);
+		thread_frames(s, t, i, s->hooks, &fr, st);
 		if (fr.n == before)
 			continue;
 		if (fr.n > SC_ATTACH_SEED_MAX) {
@@ -452,17 +499,10 @@ int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, i
 				ret = -EIO;
 		}
 	}
-	for (size_t i = 0; i < s.nobjs; i++) {
-		free(s.objs[i]->path);
-		free(s.objs[i]->f);
-		free(s.objs[i]);
-	}
-	free(s.objs);
-	free(s.m);
+	s->r = NULL;
+	s->nr = 0;
 	free(sorted);
 	free(th);
 	free(fr.v);
-	unw_space_free(s.space);
-	unw_cache_free(s.cache);
 	return ret;
 }

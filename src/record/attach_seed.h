@@ -35,17 +35,25 @@ struct attach_seed_stats {
 };
 
 /*
+ * The frames' finder for process pid: its objects' functions and CFI are
+ * read here, while its threads still run.  fns (sorted here) are the
+ * patched functions; hooks: the objects built with the hooks count too.
+ */
+struct attach_seeder;
+struct attach_seeder *attach_seeder_new(pid_t pid, struct attach_fns *fns, int hooks);
+void attach_seeder_free(struct attach_seeder *s);      /* accepts NULL */
+
+/*
  * Every thread of t but skip (the runtime's own) must be stopped.  Unwind
- * each, keep its frames of the patched functions fns (sorted here) and,
- * when hooks, of the objects built with the hooks, and write them to path.
- * Threads that would resume inside one of the nr ranges r (the bytes the
- * entry jumps replace) further up their stack than their own instruction
+ * each, keep its instrumented frames, and write them to path.  Threads
+ * that would resume inside one of the nr ranges r (the bytes the entry
+ * jumps replace) further up their stack than their own instruction
  * pointer (a signal handler's interrupted instruction, a return address),
  * and threads inside the unwinder (_Unwind_*: an exception in flight reads
- * return addresses) are counted in st->unsafe: not to be patched under.  0, or -errno (the
- * file cannot be written; /proc/PID/maps unreadable).
+ * return addresses) are counted in st->unsafe: not to be patched under.
+ * 0, or -errno (the file cannot be written; /proc/PID/maps unreadable).
  */
-int attach_seed_write(struct sc_tracee *t, pid_t skip, struct attach_fns *fns, int hooks,
+int attach_seed_write(struct attach_seeder *s, struct sc_tracee *t, pid_t skip,
 		      const struct sc_range *r, size_t nr, const char *path,
 		      struct attach_seed_stats *st);
 
