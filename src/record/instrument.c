@@ -1422,9 +1422,7 @@ int record_instrument(const struct record_opts *opts)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
 	if (opts->frequency_hz)
 		env[i++] = xasprintf("%s=%u", SC_SHM_ENV_SAMPLE_HZ, opts->frequency_hz);
-	/* attached: no library calls (their GOT slots and their return
-	 * addresses are not put back at detach yet) */
-	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, attach ? "none" : opts->libcalls ? opts->libcalls : "program");
+	env[i++] = xasprintf("%s=%s", SC_LIBCALL_ENV, opts->libcalls ? opts->libcalls : "program");
 	if (opts->timeline) {
 		env[i++] = xasprintf("%s=%" PRIu64 ",%" PRIu64 ",%u", SC_SHM_ENV_TIMELINE, opts->tl_size,
 				     opts->tl_min_ns, opts->tl_depth);

@@ -284,6 +284,20 @@ static void got_hook(const struct dl_phdr_info *info, const char *name, uint64_t
 	}
 }
 
+/* A GOT slot another part of the runtime is about to point elsewhere
+ * (libcall.c): logged, put back at the detach; ro: its page is read-only
+ * (RELRO). */
+void sc_attach_log_got(uint64_t slot, int ro)
+{
+	struct att_site *s = site_new();
+
+	if (!s)
+		return;
+	*s = (struct att_site){ .at = slot, .insn = slot, .n = 8, .kind = K_GOT, .op0 = (uint8_t)!!ro };
+	bytes_copy(s->old, (const void *)slot, 8);
+	at.ctl->got_slots++;
+}
+
 void sc_patch_retstack_init(void);
 /* probe.c's hooks, by names that are never preempted (this runtime came
  * after libc, which has no-op hooks of the same names) */
@@ -459,13 +473,10 @@ static uint64_t restore_all(int live)
 
 	if (!at.nsites)
 		return 0;
-	sites_sort(at.sites, at.nsites);
-	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
-	at.restoring = 1;
-	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, &at.old_trap, 8);
-	text_writable(1);
-	/* GOT slots: one aligned word each */
-	for (i = 0; i < at.nsites; i++) {
+	/* GOT slots: one aligned word each, last written first (a slot a
+	 * library call's stub took and then an unwinder's wrapper ends with
+	 * what it held before either) */
+	for (i = at.nsites; i-- > 0;) {
 		struct att_site *s = &at.sites[i];
 		uint64_t v;
 
@@ -475,6 +486,11 @@ static uint64_t restore_all(int live)
 		got_write(s, v);
 		put++;
 	}
+	sites_sort(at.sites, at.nsites);
+	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	at.restoring = 1;
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, &at.old_trap, 8);
+	text_writable(1);
 	for (i = 0; i < at.nsites; i++) {
 		struct att_site *s = &at.sites[i];
 

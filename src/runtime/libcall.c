@@ -439,6 +439,9 @@ static void obj_hook(struct obj *o)
 	for (uint32_t i = 0; i < ndone; i++) {
 		const struct slot *d = &done[i];
 
+		if (sc_attach_logging)         /* attached: put back at the detach */
+			sc_attach_log_got((uint64_t)(uintptr_t)d->at,
+					  !page_writable(o, (uint64_t)(uintptr_t)d->at));
 		if (!page_writable(o, (uint64_t)(uintptr_t)d->at)) {
 			/* full RELRO: read-only once the loader is done */
 			uint64_t page = (uint64_t)(uintptr_t)d->at & ~(PAGE - 1);

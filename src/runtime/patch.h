@@ -80,6 +80,9 @@ void sc_patch_region_add(uint64_t lo, uint64_t hi);
  * bytes [at, at + n) change; dest: where it goes once changed. */
 extern int sc_attach_logging;
 void sc_attach_log(uint64_t at, int n, uint64_t insn, uint32_t insn_len, uint64_t dest);
+/* the same for a GOT slot about to be written (libcall.c); ro: its page is
+ * read-only (RELRO) */
+void sc_attach_log_got(uint64_t slot, int ro);
 /* dl_iterate_phdr(), or while attaching (attach.c) the list of objects
  * taken before the threads were stopped: one of them may hold the
  * loader's lock, which dl_iterate_phdr() takes. */

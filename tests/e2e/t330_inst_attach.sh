@@ -65,6 +65,13 @@ attached() {	# attached NAME PROG: record 1 s attached, check what it gives
 	done <"$TMP/$name.open"
 	seeded=$(grep -o 'were running at the attach in [0-9]* threads' "$TMP/$name.err" | grep -o '[0-9]*')
 	ok $(( ${seeded:-0} >= 5 ? 0 : 1 )) "$name: the calls running at the attach are said, in >= 5 threads (${seeded:-none})"
+	# library calls while attached: rows, and their GOT slots libc's again
+	n=$(q "$TMP/$name.json" "row('nanosleep')['calls']")
+	ok $(( ${n:-0} > 0 ? 0 : 1 )) "$name: library calls are rows while attached (nanosleep: $n calls)"
+	for sym in nanosleep usleep clock_gettime; do
+		slot=$($AT got "$pid" "$TMP/$prog" $sym)
+		ok $([ "$slot" = libc ]; echo $?) "$name: the GOT slot of $sym points into libc again ($slot)"
+	done
 	attached_flag=$(q "$TMP/$name.json" "s['attached']")
 	ok $([ "$attached_flag" = True ]; echo $?) "$name: the session says attached ($attached_flag)"
 	finish
