@@ -105,3 +105,11 @@ void longjmp(void *env, int val) { jump_on(0, env, val); }
 void _longjmp(void *env, int val) { jump_on(1, env, val); }
 void siglongjmp(void *env, int val) { jump_on(2, env, val); }
 void __longjmp_chk(void *env, int val) { jump_on(3, env, val); }
+
+/* The same by names never preempted: loaded into a running process, the
+ * runtime comes after libc, and attach.c points the program's GOT slots
+ * for the four at these (retstack.c's sc_patch_wraps). */
+void sc_w_longjmp(void *env, int val) { jump_on(0, env, val); }
+void sc_w__longjmp(void *env, int val) { jump_on(1, env, val); }
+void sc_w_siglongjmp(void *env, int val) { jump_on(2, env, val); }
+void sc_w___longjmp_chk(void *env, int val) { jump_on(3, env, val); }

@@ -835,5 +835,10 @@ const struct sc_patch_wrap sc_patch_wraps[] = {
 	{ "__cxa_begin_catch", (const void *)rs_w_begin_catch },
 	{ "swapcontext", (const void *)rs_w_swapcontext },
 	{ "setcontext", (const void *)rs_w_setcontext },
+	/* (not readers of return addresses: a jump's frames closed as such) */
+	{ "longjmp", (const void *)sc_w_longjmp },
+	{ "_longjmp", (const void *)sc_w__longjmp },
+	{ "siglongjmp", (const void *)sc_w_siglongjmp },
+	{ "__longjmp_chk", (const void *)sc_w___longjmp_chk },
 	{ NULL, NULL },
 };

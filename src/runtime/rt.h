@@ -442,6 +442,11 @@ extern int rt_mods_stale;       /* set by dlclose(): the table is made again */
 
 /* The C library's jump functions, looked up once by the constructor. */
 void jumps_resolve(void);
+/* the jumps' wrappers by names never preempted (attach.c's GOT slots) */
+__attribute__((noreturn)) void sc_w_longjmp(void *env, int val);
+__attribute__((noreturn)) void sc_w__longjmp(void *env, int val);
+__attribute__((noreturn)) void sc_w_siglongjmp(void *env, int val);
+__attribute__((noreturn)) void sc_w___longjmp_chk(void *env, int val);
 
 /* ---- sandbox.c ---- */
 

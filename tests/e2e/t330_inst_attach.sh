@@ -108,6 +108,24 @@ ok $(( ${n:-0} > 0 ? 0 : 1 )) "signal held: tiny's calls recorded after ($n)"
 finish
 ok "$(cat "$TMP/prog.rc")" "signal held: the program's own checks pass ($(tr '\n' ' ' <"$TMP/sig.out"))"
 
+# longjmp over patched frames while attached: the program's GOT slots for
+# the jumps point at the runtime's wrappers, so the frames jumped over are
+# closed as such (repairs of cause longjmp, three a jump), then put back.
+build jmp e2e_attach_jmp.c -O2 || exit 1
+"$TMP/jmp" >"$TMP/jmp.out" &
+pid=$!
+sleep 0.3
+"$STACKCLOCK" record -m instrument -p "$pid" --duration 0.5 -o "$TMP/jmp.data" 2>"$TMP/jmp.err"
+ok $? "longjmp: attached" || sed 's/^/#   /' "$TMP/jmp.err"
+slot=$($AT got "$pid" "$TMP/jmp" longjmp)
+ok $([ "$slot" = libc ]; echo $?) "longjmp: its GOT slot points into libc again ($slot)"
+kill -TERM "$pid"
+wait "$pid"
+ok $? "longjmp: the program's own count of jumps holds ($(cat "$TMP/jmp.out"))"
+report_json "$TMP/jmp.data" "$TMP/jmp.json"
+check "longjmp: every repair is of cause longjmp, three a call of fail" -- \
+	q "$TMP/jmp.json" "exit(0 if s['repairs'] > 0 and s['repairs_by_cause'].get('longjmp', 0) == s['repairs'] and abs(s['repairs'] - 3 * row('fail')['calls']) <= 3 else 1)"
+
 # Ctrl-C: SIGINT to the recorder ends the attached recording, status 0,
 # the code put back, the program going on.
 start plain
