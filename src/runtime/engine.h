@@ -1126,18 +1126,34 @@ SC_ENG_HOT void sc_eng_tl_call(struct sc_eng_thread *t, const struct sc_eng_fram
 	const struct sc_eng_node *n = f->node;
 	uint64_t end = now >> t->tl_shift;
 	uint32_t id = n->id;
-	unsigned tag;
+	uint64_t tag, v1, v2, v3, x, len1, len2, len3;
 
 	if (unlikely(t->tl_filter) && !sc_eng_tl_keep(t, f, now - f->entry))
 		return;
 	if (unlikely(p >= t->tl_end) && !(p = sc_eng_tl_grow(t)))
 		return;
-	tag = id == t->tl_prev ? SC_TL_N_SAME : id == t->tl_prev_parent ? SC_TL_N_PARENT : SC_TL_N_NODE;
+	tag = SC_TL_N_NODE - (id == t->tl_prev_parent) - 2 * (uint64_t)(id == t->tl_prev);
 	tag = fl ? SC_TL_N_NODE : tag;
-	p = sc_eng_tl_put(p, (end - t->tl_last) << 2 | tag);
-	p = sc_eng_tl_put(p, end - (f->entry >> t->tl_shift));
-	if (tag == SC_TL_N_NODE)
-		p = sc_eng_tl_put(p, (uint64_t)id << 2 | fl);
+	v1 = (end - t->tl_last) << 2 | tag;
+	v2 = end - (f->entry >> t->tl_shift);
+	v3 = (uint64_t)id << 2 | fl;
+	if (likely((v1 | v2 | v3) < (1u << 14))) {
+		/* the three as two-byte-at-most varints in one word, one store:
+		 * the node's bytes written always, counted only when named */
+		len1 = 1 + (v1 >= 0x80);
+		len2 = 1 + (v2 >= 0x80);
+		len3 = (1 + (v3 >= 0x80)) & -(uint64_t)(tag == SC_TL_N_NODE);
+		x = (v1 & 0x7f) | (v1 >= 0x80) << 7 | (v1 >> 7) << 8;
+		x |= ((v2 & 0x7f) | (v2 >= 0x80) << 7 | (v2 >> 7) << 8) << (8 * len1);
+		x |= ((v3 & 0x7f) | (v3 >= 0x80) << 7 | (v3 >> 7) << 8) << (8 * (len1 + len2));
+		__builtin_memcpy(p, &x, sizeof(x));
+		p += len1 + len2 + len3;
+	} else {
+		p = sc_varint_put(p, v1);
+		p = sc_varint_put(p, v2);
+		if (tag == SC_TL_N_NODE)
+			p = sc_varint_put(p, v3);
+	}
 	t->tl_prev = id;
 	t->tl_prev_parent = n->parent;
 	t->tl_cur = p;
