@@ -423,6 +423,7 @@ static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64
 	a->commit = 0;
 	a->newaddr = 0;
 	a->cfa_of = 0;
+	a->write = 0;
 	a->ctx = 0;
 }
 
