@@ -361,14 +361,13 @@ struct sc_eng_more {
  * against the previous call item),
  * an OS event's in CLOCK_MONOTONIC ns (against the previous OS item); the
  * recorder copies them (record/cct_emit.c), each chunk's first items
- * coded against its bases.  len is set when the chunk is full; the last
- * one's length is the thread's tl_cur less its start.
+ * coded against its bases.
  *
  * The items are written into the thread's staging buffer (stage_off:
  * SC_ENG_TL_STAGE bytes and SC_ENG_TL_ROOM, in the arena, after the
  * thread's first chunk), the same pages again and again, and copied to the
  * end of the chunk's items when it is full (sc_eng_tl_grow): len counts
- * the items in the chunk, and those of the last chunk go on in the staging
+ * the bytes copied into the chunk, and the last chunk's go on in the staging
  * buffer up to the thread's tl_cur, unless flush_to, set while a copy is
  * made, equals len (the copy was counted, tl_cur not yet moved back).
  */
