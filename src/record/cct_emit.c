@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t to_ns(const struct sc_tick_conv *c, uint64_t ticks)
 {
@@ -454,7 +455,7 @@ static int emit_samples(struct sc_writer *w, const void *arena, uint64_t arena_l
  * validates), then a record of the frames still open, ending at the
  * thread's last event.
  */
-static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_len,
+static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_len, int fd,
 			 const struct sc_eng_thread *t, const struct sc_eng_more *more, uint32_t proc_id,
 			 const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
 {
@@ -472,40 +473,62 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 		.ns_per_tick = conv->ns_per_tick * (double)unit,
 	};
 	uint64_t tick, os_ns;
+	uint8_t *copy = NULL;
 	int ret = 0;
 
 	if (!t->tl_cur && !off)
 		return 0;
+	copy = malloc(SC_ENG_TL_CHUNK + SC_ENG_TL_STAGE + SC_ENG_TL_ROOM);
+	if (!copy)
+		return -ENOMEM;
 	cur_off = (uint64_t)((uintptr_t)t->tl_cur - (uintptr_t)t->base);
 	while (off && !ret && steps++ < arena_len / SC_ENG_TL_CHUNK + 1) {
 		struct sc_eng_tl_chunk c;
-		uint64_t len;
+		uint64_t len, pending = 0;
 
 		if (!range_ok(arena_len, off, SC_ENG_TL_CHUNK))
 			break;
 		memcpy(&c, base + off, sizeof(c));
-		if (c.next_off)
-			len = c.len;
-		else if (cur_off >= off + sizeof(c) && cur_off <= off + SC_ENG_TL_CHUNK)
-			len = cur_off - off - sizeof(c);
-		else
-			break;
+		len = c.len;
 		if (len > SC_ENG_TL_CHUNK - sizeof(c))
 			break;
+		/* the last chunk's items go on in the staging buffer, up to
+		 * tl_cur, unless a copy of them was counted (flush_to) */
+		if (!c.next_off && range_ok(arena_len, c.stage_off, SC_ENG_TL_STAGE + SC_ENG_TL_ROOM) &&
+		    cur_off >= c.stage_off && cur_off <= c.stage_off + SC_ENG_TL_STAGE + SC_ENG_TL_ROOM &&
+		    !(c.flush_to && c.flush_to == len))
+			pending = cur_off - c.stage_off;
 		/* written as they are, straight from the image, uncompressed
 		 * (zstd's fast mode took 60-100 ms of fib(32)'s 26 MB, more
 		 * than the bytes it saved cost): the reader validates every
 		 * item (a pass here over millions of them cost more) */
-		if (len) {
+		if (len + pending) {
+			const uint8_t *items = base + off + sizeof(c);
+
+			/* read with pread from the image's file when it is
+			 * given: the kernel copies from its own mapping of the
+			 * pages, where a first touch of each page through ours
+			 * cost more than the bytes (a VM's shadow page tables:
+			 * the crc over the mapping took 15-18 ms of fib(32)'s
+			 * 17.7 MB, 4-6 ms from the copy) */
+			if (fd >= 0 && len && pread(fd, copy, len, (off_t)(off + sizeof(c))) == (ssize_t)len)
+				items = copy;
+			if (pending) {
+				if (items != copy)
+					memcpy(copy, items, len);
+				memcpy(copy + len, base + c.stage_off, pending);
+				items = copy;
+			}
 			r.base_tick = c.base_tick;
 			r.base_ns = c.base_ns;
 			r.nitems = SC_TL_ALL;
 			r.flags = SC_TL_TICKS | SC_TL_NODEREL;
-			ret = sc_writer_add_stored(w, SC_REC_TIMELINE, &r, sizeof(r), base + off + sizeof(c), len);
-			bytes += len;
+			ret = sc_writer_add_stored(w, SC_REC_TIMELINE, &r, sizeof(r), items, len + pending);
+			bytes += len + pending;
 		}
 		off = c.next_off;
 	}
+	free(copy);
 	tick = t->tl_last;
 	os_ns = more->tl_last_ns;
 	/* frames open at the end: calls that had not returned (in the same
@@ -566,6 +589,13 @@ static int emit_timeline(struct sc_writer *w, const void *arena, uint64_t arena_
 int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_len,
 		       uint64_t thread_off, uint32_t proc_id,
 		       const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
+{
+	return sc_cct_emit_thread_fd(w, arena, arena_len, -1, thread_off, proc_id, conv, tot);
+}
+
+int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena_len, int fd,
+			  uint64_t thread_off, uint32_t proc_id,
+			  const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
 {
 	struct sc_eng_thread t;
 	struct sc_rec_thread_stats st = { 0 };
@@ -637,7 +667,7 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	if (!ret)
 		ret = emit_samples(w, arena, arena_len, &t, &more, proc_id, nodes_n, &node_samples);
 	if (!ret)
-		ret = emit_timeline(w, arena, arena_len, &t, &more, proc_id, conv, tot);
+		ret = emit_timeline(w, arena, arena_len, fd, &t, &more, proc_id, conv, tot);
 
 	st.proc_id = proc_id;
 	st.tid = t.tid;

@@ -61,6 +61,11 @@ struct sc_cct_totals {
 int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_len,
 		       uint64_t thread_off, uint32_t proc_id,
 		       const struct sc_tick_conv *conv, struct sc_cct_totals *tot);
+/* The same, the timeline's chunks read from fd (the arena's file, arena at
+ * its offset 0) instead of the mapping when fd >= 0 and the read succeeds. */
+int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena_len, int fd,
+			  uint64_t thread_off, uint32_t proc_id,
+			  const struct sc_tick_conv *conv, struct sc_cct_totals *tot);
 
 /*
  * Offsets of the arena's threads, oldest first, into offs (at most max).

@@ -572,6 +572,7 @@ static double kernel_ns_per_tick(void)
 
 struct image {
 	char name[256];           /* file name in the shm directory */
+	const char *dir;          /* that directory */
 	const struct sc_shm_header *hdr;
 	const uint8_t *base;
 	uint64_t len;             /* bytes of the arena we may read */
@@ -729,6 +730,7 @@ static int image_map(const char *dir, const char *name, struct image *im)
 		return -errno;
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
+	im->dir = dir;
 	im->base = map;
 	im->hdr = map;
 	im->len = len;
@@ -809,7 +811,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 	char exe[SC_SHM_PATH_MAX];
 	uint64_t *offs = NULL, lost, os_lost = 0, last_ns = 0;
 	uint32_t i, nmod;
-	int nthr, k, ret;
+	int nthr, k, ret, fd = -1;
 
 	memcpy(exe, h->exe, sizeof(exe));
 	exe[sizeof(exe) - 1] = 0;
@@ -859,6 +861,13 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		nthr = sc_cct_threads(im->base, im->len, offs, nthr);
 	}
 	lost = h->arena.lost;
+	/* the timelines are read from the file (sc_cct_emit_thread_fd) */
+	if (nthr > 0 && im->dir) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", im->dir, im->name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	for (k = 0; k < nthr; k++) {
 		struct sc_eng_thread t;
 		struct sc_rec_thread tr = { 0 };
@@ -875,7 +884,7 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		ret = sc_writer_add2(w, SC_REC_THREAD, &tr, sizeof(tr), name, strlen(name) + 1);
 		if (ret)
 			break;
-		ret = sc_cct_emit_thread(w, im->base, im->len, offs[k], im->proc_id, conv, &ct);
+		ret = sc_cct_emit_thread_fd(w, im->base, im->len, fd, offs[k], im->proc_id, conv, &ct);
 		if (ret == -EINVAL) {
 			pr_warn("process %u thread %u: damaged profile in the runtime's memory; kept what was readable",
 				h->pid, t.tid);
@@ -914,6 +923,8 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 			last_ns = ct.last_ns;
 	}
 	free(offs);
+	if (fd >= 0)
+		close(fd);
 	if (ret)
 		return ret;
 	if (lost) {

@@ -136,6 +136,8 @@
 
 /* The timeline (SPEC section 12; sc_eng_tl_start) */
 #define SC_ENG_TL_CHUNK     (256u << 10)       /* bytes of a chunk, header included */
+#define SC_ENG_TL_STAGE     (32u << 10)        /* bytes of a thread's staging buffer
+						  (sc_eng_tl_grow), ROOM beyond */
 #define SC_ENG_TL_ROOM      (3 * SC_VARINT_MAX) /* the longest item */
 /* A call item's times count in units of 2^SC_ENG_TL_SHIFT ticks by default
  * (1.9 ns at 2.1 GHz, far below a probe's cost; sc_eng_tl_unit): each
@@ -165,6 +167,9 @@ struct sc_eng_arena_hdr {
 struct sc_eng_arena;
 /* Back [off, off+len) with memory before use (fallocate on tmpfs); 0 or -1. */
 typedef int (*sc_eng_commit_fn)(struct sc_eng_arena *a, uint64_t off, uint64_t len);
+/* Copy len bytes from src to the arena at off (committed) without touching
+ * the pages through this mapping (pwrite to the arena's file); 0 or -1. */
+typedef int (*sc_eng_write_fn)(struct sc_eng_arena *a, uint64_t off, const void *src, uint64_t len);
 /*
  * Called with an address the report will have to resolve, once per new CCT
  * node (its function) and once per new call-site entry (the byte before the
@@ -192,6 +197,7 @@ struct sc_eng_arena {
 	sc_eng_newaddr_fn newaddr;    /* NULL: nothing to do */
 	sc_eng_cfa_fn cfa_of;         /* NULL: sp is the CFA */
 	sc_eng_tl_match_fn tl_match;  /* NULL: no --only */
+	sc_eng_write_fn write;        /* NULL (or failing): memcpy */
 	uint64_t *tl_left;            /* timeline bytes the image may still take
 					 (shared by its threads), NULL: no limit */
 	void *ctx;
@@ -273,8 +279,8 @@ struct sc_eng_thread {
 	uint32_t prev_exit;                /* the previous event was an exit */
 	uint32_t cost_skip;                /* the interval ending now was OS-bound */
 	uint64_t cost_exw;                 /* enter->exit cost beside work (calib.h) */
-	/* timeline (sc_eng_tl_start): items written at tl_cur, a new chunk
-	 * from tl_end on; tl_cur NULL: no timeline */
+	/* timeline (sc_eng_tl_start): items written at tl_cur in the staging
+	 * buffer, moved to the chunk from tl_end on; tl_cur NULL: no timeline */
 	uint8_t *tl_cur, *tl_end;
 	uint64_t tl_last;                  /* time of the last call item, in
 					      units of 2^SC_ENG_TL_SHIFT ticks */
@@ -355,15 +361,24 @@ struct sc_eng_more {
  * against the previous call item),
  * an OS event's in CLOCK_MONOTONIC ns (against the previous OS item); the
  * recorder copies them (record/cct_emit.c), each chunk's first items
- * coded against its bases.  len is set when the chunk is full; the last
- * one's length is the thread's tl_cur less its start.
+ * coded against its bases.
+ *
+ * The items are written into the thread's staging buffer (stage_off:
+ * SC_ENG_TL_STAGE bytes and SC_ENG_TL_ROOM, in the arena, after the
+ * thread's first chunk), the same pages again and again, and copied to the
+ * end of the chunk's items when it is full (sc_eng_tl_grow): len counts
+ * the bytes copied into the chunk, and the last chunk's go on in the staging
+ * buffer up to the thread's tl_cur, unless flush_to, set while a copy is
+ * made, equals len (the copy was counted, tl_cur not yet moved back).
  */
 struct sc_eng_tl_chunk {
 	uint64_t next_off;
-	uint64_t len;
+	uint64_t len;                      /* bytes of items in the chunk */
 	uint64_t base_tick;                /* the previous call item's time (units) */
 	uint64_t base_ns;                  /* the previous OS item's time */
-	uint64_t reserved[12];
+	uint64_t stage_off;                /* the thread's staging buffer */
+	uint64_t flush_to;                 /* len a copy in progress makes, or 0 */
+	uint64_t reserved[10];
 };
 
 /* A node's samples; id + 1 (0: an empty slot). */
@@ -407,6 +422,7 @@ static inline void sc_eng_arena_attach(struct sc_eng_arena *a, void *buf, uint64
 	a->commit = 0;
 	a->newaddr = 0;
 	a->cfa_of = 0;
+	a->write = 0;
 	a->ctx = 0;
 }
 
@@ -1036,15 +1052,44 @@ SC_ENG_SLOW void sc_eng_tl_unit(struct sc_eng_thread *t, unsigned shift)
 	t->tl_last = t->last_raw >> t->tl_shift;
 }
 
-/* A new chunk for the timeline: where to write, or NULL (the item is
- * dropped, counted; the next items try again, a chunk may be given back). */
+/*
+ * The staging buffer is full (or the thread has no chunk yet): its items
+ * are copied to the chunk, through a->write when it can (on a VM a first
+ * touch of each page of fresh shared memory cost more than the bytes
+ * written in it: 13 us a page), and a new chunk is taken when the chunk
+ * cannot hold another buffer.  Returns where to write, or NULL: the item
+ * is dropped, counted (the next items try again, a chunk may be given
+ * back).  Nothing is lost if the thread dies here: see sc_eng_tl_chunk.
+ */
 SC_ENG_SLOW uint8_t *sc_eng_tl_grow(struct sc_eng_thread *t)
 {
 	struct sc_eng_more *m = sc_eng_more_of(t);
 	struct sc_eng_arena *a = t->arena;
-	struct sc_eng_tl_chunk *c;
-	uint64_t off, left;
+	struct sc_eng_tl_chunk *c = m->tl_chunk_off ? (struct sc_eng_tl_chunk *)(t->base + m->tl_chunk_off) : 0;
+	uint64_t off, left, stage_off = c ? c->stage_off : 0, take = SC_ENG_TL_CHUNK;
+	uint8_t *stage = t->base + stage_off;
 
+	if (c) {
+		uint64_t pending = t->tl_cur >= stage && t->tl_cur <= stage + SC_ENG_TL_STAGE + SC_ENG_TL_ROOM
+			? (uint64_t)(t->tl_cur - stage) : 0;
+
+		if (pending && c->len + pending <= SC_ENG_TL_CHUNK - sizeof(*c)) {
+			__atomic_store_n(&c->flush_to, c->len + pending, __ATOMIC_RELEASE);
+			if (!a->write || a->write(a, m->tl_chunk_off + sizeof(*c) + c->len, stage, pending))
+				__builtin_memcpy((uint8_t *)(c + 1) + c->len, stage, pending);
+			__atomic_store_n(&c->len, c->len + pending, __ATOMIC_RELEASE);
+			__atomic_store_n(&t->tl_cur, stage, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->flush_to, 0, __ATOMIC_RELEASE);
+		}
+		if (c->len + SC_ENG_TL_STAGE + SC_ENG_TL_ROOM <= SC_ENG_TL_CHUNK - sizeof(*c)) {
+			t->tl_end = stage + SC_ENG_TL_STAGE;
+			return t->tl_cur = stage;
+		}
+		/* full: no item until a new chunk is had */
+		t->tl_cur = t->tl_end = stage;
+	} else {
+		take += SC_ENG_TL_STAGE + SC_ENG_TL_ROOM;     /* the staging buffer after it */
+	}
 	if (a->tl_left) {
 		left = __atomic_load_n(a->tl_left, __ATOMIC_RELAXED);
 		do {
@@ -1055,31 +1100,36 @@ SC_ENG_SLOW uint8_t *sc_eng_tl_grow(struct sc_eng_thread *t)
 		} while (!__atomic_compare_exchange_n(a->tl_left, &left, left - SC_ENG_TL_CHUNK, 1,
 						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	}
-	off = sc_eng_alloc(a, SC_ENG_TL_CHUNK);
+	off = sc_eng_alloc(a, take);
 	if (!off) {
 		if (a->tl_left)
 			__atomic_fetch_add(a->tl_left, SC_ENG_TL_CHUNK, __ATOMIC_RELAXED);
 		m->tl_dropped++;
 		return 0;
 	}
-	c = (struct sc_eng_tl_chunk *)(t->base + off);
-	c->next_off = 0;
-	c->len = 0;
-	c->base_tick = t->tl_last;
-	c->base_ns = m->tl_last_ns;
-	if (m->tl_chunk_off) {
-		struct sc_eng_tl_chunk *prev = (struct sc_eng_tl_chunk *)(t->base + m->tl_chunk_off);
-
-		prev->len = (uint64_t)(t->tl_cur - (uint8_t *)(prev + 1));
-		__atomic_store_n(&prev->next_off, off, __ATOMIC_RELEASE);
-	} else {
-		__atomic_store_n(&m->tl_head_off, off, __ATOMIC_RELEASE);
+	if (!c) {
+		stage_off = off + SC_ENG_TL_CHUNK;
+		stage = t->base + stage_off;
 	}
+	{
+		struct sc_eng_tl_chunk *n = (struct sc_eng_tl_chunk *)(t->base + off);
+
+		n->next_off = 0;
+		n->len = 0;
+		n->base_tick = t->tl_last;
+		n->base_ns = m->tl_last_ns;
+		n->stage_off = stage_off;
+		n->flush_to = 0;
+	}
+	if (c)
+		__atomic_store_n(&c->next_off, off, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&m->tl_head_off, off, __ATOMIC_RELEASE);
 	m->tl_chunk_off = off;
 	/* a chunk is a record of its own: its first call item names its node */
 	t->tl_prev = t->tl_prev_parent = SC_ENG_TL_NONE;
-	t->tl_end = (uint8_t *)c + SC_ENG_TL_CHUNK - SC_ENG_TL_ROOM;
-	return t->tl_cur = (uint8_t *)(c + 1);
+	t->tl_end = stage + SC_ENG_TL_STAGE;
+	return t->tl_cur = stage;
 }
 
 /* Whether a call of frame f lasting dur passes the record-time filters. */
@@ -1126,18 +1176,34 @@ SC_ENG_HOT void sc_eng_tl_call(struct sc_eng_thread *t, const struct sc_eng_fram
 	const struct sc_eng_node *n = f->node;
 	uint64_t end = now >> t->tl_shift;
 	uint32_t id = n->id;
-	unsigned tag;
+	uint64_t tag, v1, v2, v3, x, len1, len2, len3;
 
 	if (unlikely(t->tl_filter) && !sc_eng_tl_keep(t, f, now - f->entry))
 		return;
 	if (unlikely(p >= t->tl_end) && !(p = sc_eng_tl_grow(t)))
 		return;
-	tag = id == t->tl_prev ? SC_TL_N_SAME : id == t->tl_prev_parent ? SC_TL_N_PARENT : SC_TL_N_NODE;
+	tag = SC_TL_N_NODE - (id == t->tl_prev_parent) - 2 * (uint64_t)(id == t->tl_prev);
 	tag = fl ? SC_TL_N_NODE : tag;
-	p = sc_eng_tl_put(p, (end - t->tl_last) << 2 | tag);
-	p = sc_eng_tl_put(p, end - (f->entry >> t->tl_shift));
-	if (tag == SC_TL_N_NODE)
-		p = sc_eng_tl_put(p, (uint64_t)id << 2 | fl);
+	v1 = (end - t->tl_last) << 2 | tag;
+	v2 = end - (f->entry >> t->tl_shift);
+	v3 = (uint64_t)id << 2 | fl;
+	if (likely((v1 | v2 | v3) < (1u << 14))) {
+		/* the three as two-byte-at-most varints in one word, one store:
+		 * the node's bytes written always, counted only when named */
+		len1 = 1 + (v1 >= 0x80);
+		len2 = 1 + (v2 >= 0x80);
+		len3 = (1 + (v3 >= 0x80)) & -(uint64_t)(tag == SC_TL_N_NODE);
+		x = (v1 & 0x7f) | (v1 >= 0x80) << 7 | (v1 >> 7) << 8;
+		x |= ((v2 & 0x7f) | (v2 >= 0x80) << 7 | (v2 >> 7) << 8) << (8 * len1);
+		x |= ((v3 & 0x7f) | (v3 >= 0x80) << 7 | (v3 >> 7) << 8) << (8 * (len1 + len2));
+		__builtin_memcpy(p, &x, sizeof(x));
+		p += len1 + len2 + len3;
+	} else {
+		p = sc_varint_put(p, v1);
+		p = sc_varint_put(p, v2);
+		if (tag == SC_TL_N_NODE)
+			p = sc_varint_put(p, v3);
+	}
 	t->tl_prev = id;
 	t->tl_prev_parent = n->parent;
 	t->tl_cur = p;

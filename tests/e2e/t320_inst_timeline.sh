@@ -113,6 +113,24 @@ d = json.load(open('$TMP/k.json'))
 o = [(e['function'], e['start_ns'] + e['duration_ns']) for t in d['threads'] for e in t['events'] if e.get('open')]
 print(o); raise SystemExit(0 if sorted(f for f, _ in o) == ['final', 'main', 'raise'] and len(set(x for _, x in o)) == 1 else 1)"
 check "SIGKILL: events sorted and nested" -- tl nest "$TMP/k.json"
+# items in the thread's staging buffer (SC_ENG_TL_STAGE) and in chunks,
+# some copied, some not yet: a SIGKILL loses none of the calls made
+gcc -O1 -g -finstrument-functions -o "$TMP/killed" "$PROGS/e2e_killed.c" || exit 1
+for n in 1000 300000; do
+	"$STACKCLOCK" record -m instrument --timeline -o "$TMP/kn.data" -- "$TMP/killed" $n >/dev/null 2>&1
+	"$STACKCLOCK" replay -i "$TMP/kn.data" --format json >"$TMP/kn.json"
+	check "SIGKILL after $n calls: all $n in the timeline, in order, main, die_now and kill() open" -- python3 -c "
+import json
+d = json.load(open('$TMP/kn.json'))
+ev = [e for t in d['threads'] for e in t['events'] if e['kind'] == 'call']
+w = [e for e in ev if e['function'] == 'work']
+o = sorted(e['function'] for e in ev if e.get('open'))
+starts = [e['start_ns'] for e in w]
+print(len(w), o)
+raise SystemExit(0 if len(w) == $n and starts == sorted(starts) and o == ['die_now', 'kill', 'main'] and
+                 all(not e.get('open') for e in w) else 1)"
+	check "SIGKILL after $n calls: events sorted and nested" -- tl nest "$TMP/kn.json"
+done
 
 # --- replay's own filters ---------------------------------------------------
 tid=$(awk 'NR == 1 { print $1 }' "$TMP/tl.out")

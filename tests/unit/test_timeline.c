@@ -9,6 +9,8 @@
  *    in start order, outer calls first at a tie, depths from the nodes,
  *    an OS event inside its call, a repair and an open call flagged;
  *  - a chunk boundary crossed (thousands of calls), the order still exact;
+ *  - the staging buffer: copied through the arena's write (or by the
+ *    engine when it fails), a thread killed inside a copy read once;
  *  - the record-time filters: min ticks, depth, only (a node marked);
  *  - the size limit: items dropped and counted, those kept still decode;
  *  - view filters and an_timeline_check; damaged items end a record
@@ -515,12 +517,117 @@ static void test_varint(void)
 	ok(good, "zigzag");
 }
 
+/* the engine's copies into the chunk: counted, and copied by hand for a
+ * write that fails (the engine then copies itself) */
+static int writes, write_fails;
+
+static int rig_write(struct sc_eng_arena *a, uint64_t off, const void *src, uint64_t len)
+{
+	writes++;
+	if (write_fails)
+		return -1;
+	memcpy(a->base + off, src, len);
+	return 0;
+}
+
+/* n calls of f1 > f2 from now, times as test_many's */
+static uint64_t rig_calls(struct rig *g, int n, uint64_t now)
+{
+	for (int i = 0; i < n; i++) {
+		sc_eng_enter(g->t, F(1), 0, now);
+		sc_eng_enter(g->t, F(2), 0, now + 10 + 2 * (i % 7));
+		sc_eng_exit(g->t, F(2), now + 30 + 2 * (i % 5));
+		sc_eng_exit(g->t, F(1), now + 40);
+		now += 50 + 2 * (i % 3);
+	}
+	return now;
+}
+
+/* every call of rig_calls(n) from 2000, exact, in order, nothing damaged */
+static int rig_exact(const struct an_timeline *tl, int n)
+{
+	uint64_t now = 2000;
+
+	if (!tl || tl->nthreads != 1 || tl->threads[0].calls != 2 * (uint64_t)n || tl->damaged_items)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const struct an_tl_item *a = &tl->threads[0].items[2 * i], *b = a + 1;
+
+		if (a->depth != 0 || b->depth != 1 || (a->start_ns + tl->t0_ns) * 2 != now || a->dur_ns * 2 != 40 ||
+		    (b->start_ns + tl->t0_ns) * 2 != now + 10 + 2 * (i % 7) ||
+		    (int64_t)b->dur_ns * 2 != 20 + 2 * (i % 5) - 2 * (i % 7))
+			return 0;
+		now += 50 + 2 * (i % 3);
+	}
+	return 1;
+}
+
+static void test_staging(void)
+{
+	struct rig g;
+	struct an_profile *p;
+	struct an_timeline *tl;
+	struct sc_eng_more *m;
+	struct sc_eng_tl_chunk *c;
+	uint8_t *stage;
+	uint64_t pending;
+
+	/* items staged, then copied through a->write at each full buffer */
+	rig_start(&g, 0, 0, 0, 0);
+	g.a.write = rig_write;
+	writes = write_fails = 0;
+	rig_calls(&g, 100000, 2000);
+	tl = rig_timeline(&g, &p, NULL);
+	ok(rig_exact(tl, 100000) && writes >= 10,
+	   "200,000 calls staged, copied by the arena's write (%d copies), exact", writes);
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+
+	/* a write that fails: the engine copies */
+	rig_start(&g, 0, 0, 0, 0);
+	g.a.write = rig_write;
+	writes = 0;
+	write_fails = 1;
+	rig_calls(&g, 100000, 2000);
+	tl = rig_timeline(&g, &p, NULL);
+	ok(rig_exact(tl, 100000) && writes > 0, "a failing write: the engine copies, exact (%d tries)", writes);
+	an_timeline_free(tl);
+	an_profile_free(p);
+	free(g.buf);
+
+	/* a thread that died in the middle of a copy: its items are read
+	 * once, from the staging buffer or from the chunk */
+	for (int when = 0; when < 3; when++) {
+		rig_start(&g, 0, 0, 0, 0);
+		rig_calls(&g, 20000, 2000);         /* some copied, some staged */
+		m = sc_eng_more_of(g.t);
+		c = (struct sc_eng_tl_chunk *)(g.t->base + m->tl_chunk_off);
+		stage = g.t->base + c->stage_off;
+		pending = (uint64_t)(g.t->tl_cur - stage);
+		c->flush_to = c->len + pending;
+		if (when >= 1)                      /* copied, not counted */
+			memcpy((uint8_t *)(c + 1) + c->len, stage, pending);
+		if (when >= 2)                      /* counted, tl_cur not moved back */
+			c->len += pending;
+		tl = rig_timeline(&g, &p, NULL);
+		ok(pending > 0 && c->len < SC_ENG_TL_CHUNK && rig_exact(tl, 20000),
+		   "killed in a copy of %llu staged bytes (%s): every call once",
+		   (unsigned long long)pending,
+		   when == 0 ? "before it" : when == 1 ? "copied, not counted" : "counted, staging not emptied");
+		an_timeline_free(tl);
+		an_profile_free(p);
+		free(g.buf);
+	}
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "/tmp/sc-test-timeline.%d.data", (int)getpid());
 	test_varint();
 	test_order();
 	test_many();
+	test_staging();
 	test_units();
 	test_filters();
 	test_long();
