@@ -39,6 +39,29 @@
  */
 #include "runtime/patch.h"
 
+/*
+ * A return trampoline's clock read, first thing, as __cyg_profile_func_exit
+ * reads it (probe.c): rsi = the clock (after an lfence if sc_rt_clk's fence
+ * says so; 0 with the TSC off), rdx = the word of sc_rt_clk read, for the
+ * C half (sc_lc_leave).  Clobbers rax, rcx, rdx, rsi.
+ */
+#define RETURN_CLOCK_ASM \
+	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n" \
+	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */ \
+	"\txor %esi, %esi\n" \
+	"\ttest %rcx, %rcx\n" \
+	"\tje 3f\n" \
+	"\tcmp $1, %rcx\n" \
+	"\tjne 4f\n"                     /* the TSC is off: 0 */ \
+	"\tlfence\n" \
+	"3:\n" \
+	"\trdtsc\n" \
+	"\tshl $32, %rdx\n" \
+	"\tor %rdx, %rax\n" \
+	"\tmov %rax, %rsi\n" \
+	"4:\n" \
+	"\tmov %rcx, %rdx\n"
+
 __asm__(".text\n"
 	/* xmm0-15 to 0..255(%rsp) and back (sc_rt_vsafe, below) */
 	".macro sc_xmm_save\n"
@@ -162,22 +185,7 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %r11\n"                  /* rsp = CFA-80 */
 	"\t.cfi_adjust_cfa_offset 8\n"
-	/* the clock first, as __cyg_profile_func_exit reads it (probe.c) */
-	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n"
-	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */
-	"\txor %esi, %esi\n"
-	"\ttest %rcx, %rcx\n"
-	"\tje 3f\n"
-	"\tcmp $1, %rcx\n"
-	"\tjne 4f\n"                     /* the TSC is off: 0 */
-	"\tlfence\n"
-	"3:\n"
-	"\trdtsc\n"
-	"\tshl $32, %rdx\n"
-	"\tor %rdx, %rax\n"
-	"\tmov %rax, %rsi\n"
-	"4:\n"
-	"\tmov %rcx, %rdx\n"             /* the word read, for the C half */
+	RETURN_CLOCK_ASM
 	"\tlea 80(%rsp), %rdi\n"         /* CFA */
 	"\tcall sc_lc_leave\n"           /* the original now at CFA-8 */
 	"\tpop %r11\n"
@@ -317,22 +325,7 @@ __asm__(".text\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rdx\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
-	/* the clock first, as __cyg_profile_func_exit reads it (probe.c) */
-	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n"
-	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */
-	"\txor %esi, %esi\n"
-	"\ttest %rcx, %rcx\n"
-	"\tje 3f\n"
-	"\tcmp $1, %rcx\n"
-	"\tjne 4f\n"                     /* the TSC is off: 0 */
-	"\tlfence\n"
-	"3:\n"
-	"\trdtsc\n"
-	"\tshl $32, %rdx\n"
-	"\tor %rdx, %rax\n"
-	"\tmov %rax, %rsi\n"
-	"4:\n"
-	"\tmov %rcx, %rdx\n"             /* the word read, for the C half */
+	RETURN_CLOCK_ASM
 	"\tlea 24(%rsp), %rdi\n"         /* CFA */
 	"\tcall sc_lc_leave\n"
 	"\tpop %rdx\n"
