@@ -86,13 +86,19 @@ inst = s["method"] == "instrumentation"
 rows = {x["function"]: x for x in r["rows"]}
 total = None
 incl = {}
+# a column is "1,234 (5.6%)", or a bare 0 (an event none of the function's
+# costs has: seen for work_b's application time, all of it OS-bound, on a
+# loaded machine)
+col = r"([\d,]+) \(\s*[\d.]+%\)|(?:^|\s)(0)(?=\s)"
 for line in open(sys.argv[2]):
-    nums = re.findall(r"([\d,]+) \(\s*[\d.]+%\)", line)
+    nums = [n for n, z in re.findall(col, line) if n]
     if "PROGRAM TOTALS" in line:
         total = [int(n.replace(",", "")) for n in nums]
-    m = re.search(r"\)\s+\S*:(\S+) \[", line)
-    if m and nums:
-        incl[m.group(1)] = [int(n.replace(",", "")) for n in nums]
+    m = re.search(r"(?:\)|\s0)\s+\S*:(\S+) \[", line)
+    if m:
+        prefix = line[:m.start(1)]
+        incl[m.group(1)] = [int(n.replace(",", "")) if n else 0
+                            for n, z in re.findall(col, prefix[:prefix.rfind(" ") + 1])]
 want_total = [s["elapsed_inclusive_ns"], s["application_inclusive_ns"]] if inst else [s["samples"]]
 bad = []
 for f in ("main", "work_a", "work_b", "common", "spin", "rec"):
