@@ -84,6 +84,7 @@ struct object {
 	char *path;
 	int64_t bias;                     /* run-time less link-time address */
 	int hooks;                        /* -1: not asked yet */
+	struct unw_module *mod;           /* its CFI (for functions without symbols) */
 	struct func *f;
 	size_t n, alloc;
 	int loaded;
@@ -173,7 +174,7 @@ static const struct func *func_at(struct object *o, uint64_t a)
 
 /* The load bias of the file mapped at lo from file offset off: its
  * PT_LOAD holding that offset gives the link-time address there. */
-static int64_t file_bias(const char *path, uint64_t lo, uint64_t off)
+int64_t attach_file_bias(const char *path, uint64_t lo, uint64_t off)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
@@ -199,11 +200,6 @@ static int64_t file_bias(const char *path, uint64_t lo, uint64_t off)
 	return bias;
 }
 
-int64_t attach_file_bias(const char *path, uint64_t lo, uint64_t off)
-{
-	return file_bias(path, lo, off);
-}
-
 static struct object *object_of(struct seeder *s, const char *path, uint64_t lo, uint64_t off)
 {
 	struct object *o;
@@ -213,7 +209,7 @@ static struct object *object_of(struct seeder *s, const char *path, uint64_t lo,
 			return s->objs[i];
 	o = xcalloc(1, sizeof(*o));
 	o->path = xstrdup(path);
-	o->bias = file_bias(path, lo, off);
+	o->bias = attach_file_bias(path, lo, off);
 	o->hooks = -1;
 	ALLOC_GROW(s->objs, s->nobjs + 1, s->aobjs);
 	s->objs[s->nobjs++] = o;
@@ -237,9 +233,10 @@ static int map_load(void *arg, const struct proc_map *pm)
 		struct object *o = object_of(s, pm->path, pm->lo, pm->off);
 
 		m->obj = o;
-		if (m->exec && o->bias != INT64_MIN)
-			unw_space_add(s->space, pm->lo, pm->hi, pm->off,
-				      unw_cache_module(s->cache, pm->path, NULL, 0));
+		if (m->exec && o->bias != INT64_MIN) {
+			o->mod = unw_cache_module(s->cache, pm->path, NULL, 0);
+			unw_space_add(s->space, pm->lo, pm->hi, pm->off, o->mod);
+		}
 	} else if (m->exec && !strcmp(pm->path, "[vdso]")) {
 		unw_space_add(s->space, pm->lo, pm->hi, 0, unw_cache_module(s->cache, "[vdso]", NULL, 0));
 	} else if (m->exec) {
@@ -277,6 +274,35 @@ static int in_ranges(const struct seeder *s, uint64_t a)
 			hi = mid;
 	}
 	return lo && a < s->r[lo - 1].hi;
+}
+
+/* The object whose code holds run-time address pc (NULL if none), and
+ * the function symbol there in *fn (NULL if none). */
+static struct object *object_at(const struct seeder *s, uint64_t pc, const struct func **fn)
+{
+	const struct mapping *m = mapping_at(s, pc);
+
+	*fn = NULL;
+	if (!m || !m->exec || !m->obj || m->obj->bias == INT64_MIN)
+		return NULL;
+	*fn = func_at(m->obj, pc - (uint64_t)m->obj->bias);
+	return m->obj;
+}
+
+/* The patched function holding pc in o: by its symbol, else (a stripped
+ * program: the patcher found its functions without symbols) by the CFI's
+ * FDE holding pc, which starts where the function does. */
+static const struct attach_fn *patched_at(const struct seeder *s, struct object *o,
+					  const struct func *fn, uint64_t pc)
+{
+	const struct attach_fn *pf = fn ? fns_find(s->fns, fn->lo + (uint64_t)o->bias) : NULL;
+	struct unw_table *t;
+	uint64_t lo, hi;
+
+	if (!pf && s->fns->n && o->mod && (t = unw_module_table(o->mod)) &&
+	    unw_table_fde_range(t, pc - (uint64_t)o->bias, &lo, &hi))
+		pf = fns_find(s->fns, lo + (uint64_t)o->bias);
+	return pf;
 }
 
 /* ---- one thread --------------------------------------------------------- */
@@ -333,41 +359,30 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 			st->unsafe++;
 			return;
 		}
-	/*
-	 * An exception's unwinding in flight (or a backtrace) reads the return
-	 * addresses up the stack without the runtime's wrappers, which only
-	 * the next throw goes through: a frame's return pointed at the
-	 * trampoline now would end it (seen: SIGSEGV).  Not now, then.
-	 */
-	for (unsigned k = 0; k < res.nframes; k++) {
+	for (unsigned k = 0; k + 1 < res.nframes; k++) {
 		uint64_t pc = k ? ips[k] - 1 : ips[k];
-		const struct mapping *m = mapping_at(s, pc);
+		const struct attach_fn *pf;
 		const struct func *fn;
+		struct object *o = object_at(s, pc, &fn);
 
-		if (m && m->exec && m->obj && m->obj->bias != INT64_MIN &&
-		    (fn = func_at(m->obj, pc - (uint64_t)m->obj->bias)) && (fn->flags & F_UNWINDER)) {
+		if (!o)
+			continue;
+		/*
+		 * An exception's unwinding in flight (or a backtrace) reads the
+		 * return addresses up the stack without the runtime's wrappers,
+		 * which only the next throw goes through: a frame's return
+		 * pointed at the trampoline now would end it (seen: SIGSEGV).
+		 * Not now, then.
+		 */
+		if (fn && (fn->flags & F_UNWINDER)) {
 			st->unsafe++;
 			return;
 		}
-	}
-	for (unsigned k = 0; k + 1 < res.nframes; k++) {
-		uint64_t pc = k ? ips[k] - 1 : ips[k];
-		const struct mapping *m = mapping_at(s, pc);
-		const struct attach_fn *pf;
-		const struct func *fn;
-		struct object *o;
-
-		if (!m || !m->exec || !m->obj || m->obj->bias == INT64_MIN)
-			continue;
-		o = m->obj;
-		fn = func_at(o, pc - (uint64_t)o->bias);
-		if (!fn)
-			continue;
-		if (k == 0 && (fn->flags & F_EXIT_HOOK)) {
+		if (k == 0 && fn && (fn->flags & F_EXIT_HOOK)) {
 			k++;               /* its caller's exit hook has run: not open */
 			continue;
 		}
-		pf = fns_find(s->fns, fn->lo + (uint64_t)o->bias);
+		pf = patched_at(s, o, fn, pc);
 		if (pf) {
 			if (k == 0 && ip <= pf->site)
 				continue;  /* on its entry: the patched jump runs next */
@@ -376,7 +391,7 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 				.slot = slots[k + 1] };
 			continue;
 		}
-		if (!hooks_any || (fn->flags & F_CRT))
+		if (!fn || !hooks_any || (fn->flags & F_CRT))
 			continue;
 		if (o->hooks < 0)
 			o->hooks = record_elf_calls_hooks(o->path) == 1;

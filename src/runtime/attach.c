@@ -712,7 +712,8 @@ static void seed_load(void)
 		return;
 	}
 	size = (uint64_t)st.st_size;
-	len = (size + SC_ATTACH_SEED_MAX / 8 + 2 * PAGE) & ~(uint64_t)(PAGE - 1);
+	/* and a state byte per frame (32 bytes each) and thread (16) */
+	len = (size + size / 8 + PAGE) & ~(uint64_t)(PAGE - 1);
 	m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (rt_mmap_failed(m)) {
 		rt_close((int)fd);
@@ -731,10 +732,18 @@ static void seed_load(void)
 	h = (const struct sc_attach_seed_hdr *)m;
 	if (size < sizeof(*h) || h->magic != SC_ATTACH_SEED_MAGIC || h->nframes > SC_ATTACH_SEED_MAX ||
 	    h->nthreads > SC_ATTACH_SEED_MAX ||
-	    size != sizeof(*h) + (uint64_t)h->nthreads * sizeof(*sd.th) + h->nframes * sizeof(*sd.f) ||
-	    len - size < h->nframes + h->nthreads + 16) {
+	    size != sizeof(*h) + (uint64_t)h->nthreads * sizeof(*sd.th) + h->nframes * sizeof(*sd.f)) {
 		rt_sys2(SYS_munmap, m, (long)len);
 		return;
+	}
+	/* every thread's frames inside the file, or none taken */
+	for (uint32_t i = 0; i < h->nthreads; i++) {
+		const struct sc_attach_seed_thread *t = (const struct sc_attach_seed_thread *)(h + 1) + i;
+
+		if (t->first > h->nframes || t->nframes > h->nframes - t->first) {
+			rt_sys2(SYS_munmap, m, (long)len);
+			return;
+		}
 	}
 	sd.map = (void *)m;
 	sd.map_len = len;
@@ -747,8 +756,6 @@ static void seed_load(void)
 	for (uint32_t i = 0; i < sd.nth; i++) {
 		const struct sc_attach_seed_thread *t = &sd.th[i];
 
-		if (t->first > sd.nf || t->nframes > sd.nf - t->first)
-			continue;
 		at.ctl->seed_threads++;
 		for (uint64_t k = t->first; k < t->first + t->nframes; k++) {
 			const struct sc_attach_seed_frame *f = &sd.f[k];
@@ -777,7 +784,7 @@ static long seed_of_me(void)
 		return -1;
 	tid = (uint32_t)rt_gettid();
 	for (uint32_t i = 0; i < sd.nth; i++)
-		if (sd.th[i].tid == tid && sd.th[i].first <= sd.nf && sd.th[i].nframes <= sd.nf - sd.th[i].first)
+		if (sd.th[i].tid == tid)
 			return i;
 	return -1;
 }
@@ -824,7 +831,7 @@ static uint64_t seed_restore(void)
 	for (uint32_t i = 0; i < sd.nth; i++) {
 		if (sd.taken[i])
 			at.ctl->seed_used++;
-		if (sd.taken[i] & 2 || sd.th[i].first > sd.nf || sd.th[i].nframes > sd.nf - sd.th[i].first)
+		if (sd.taken[i] & 2)
 			continue;
 		for (uint64_t k = sd.th[i].first; k < sd.th[i].first + sd.th[i].nframes; k++) {
 			uint64_t v;
