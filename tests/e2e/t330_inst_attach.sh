@@ -54,7 +54,12 @@ attached() {	# attached NAME PROG: record 1 s attached, check what it gives
 		"$name: step calls = the program's own count over the window +-5% ($steps, $own; ${dur} ns)"
 	# the calls running at the attach: open from each thread's first event
 	"$STACKCLOCK" report -i "$TMP/$name.data" --raw-times --tree --format json >"$TMP/$name.tree.json"
-	$AT open "$TMP/$name.tree.json" "$dur" 3 >"$TMP/$name.open" 2>&1
+	# (patched: no repair; hooks: a thread stopped in the few instructions
+	# before a function's entry hook call or after its exit hook's has
+	# that frame open and then entered, or left without its exit: one
+	# repair each, seen once in about a dozen runs)
+	$AT open "$TMP/$name.tree.json" "$dur" 3 "$([ "$name" = hooks ] && echo 2 || echo 0)" \
+		>"$TMP/$name.open" 2>&1
 	ok $(( $(grep -c '^\(not \)\?ok ' "$TMP/$name.open") == 8 ? 0 : 1 )) \
 		"$name: the open frames' 8 checks ran" || sed 's/^/#   /' "$TMP/$name.open"
 	while read -r line; do
