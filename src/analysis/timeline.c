@@ -160,6 +160,13 @@ struct decode_out {
 	size_t nwide, awide;
 };
 
+/* A tick time of record r in ns (not rounded): one function for every
+ * time, monotonic in the tick, so that equal ticks give equal times. */
+static double tick_ns(const struct an_tlrec *r, uint64_t tick)
+{
+	return (double)r->ns0 + ((double)tick - (double)r->tick0) * r->ns_per_tick;
+}
+
 /* Decode one record's items: pass 1 their keys, pass 2 the items; pass 0
  * (linked build) the items in the order recorded, their starts absolute,
  * samples' stacks only if o->full. */
@@ -217,14 +224,15 @@ static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct deco
 				goto damaged;
 			prev = c >> 2;
 			if (ticks) {
-				double e = (double)r->ns0 + ((double)tick - (double)r->tick0) * r->ns_per_tick;
-				double dn = (double)a * r->ns_per_tick;
+				double e = tick_ns(r, tick);
 
-				if (e < 0 || dn > e)
+				if (e < 0 || a > tick || tick_ns(r, tick - a) < 0)
 					goto damaged;
-				/* start and end each rounded: a call that starts on
-				 * its caller's tick never starts before it */
-				it.start_ns = (uint64_t)(e - dn + 0.5);
+				/* start and end each converted from its tick by one
+				 * rounded function, monotonic: a call that starts on
+				 * the tick its caller (or the call before it) started
+				 * (ended) on never starts before (ends after) it */
+				it.start_ns = (uint64_t)(tick_ns(r, tick - a) + 0.5);
 				it.dur_ns = (uint64_t)(e + 0.5) - it.start_ns;
 			} else {
 				if (a > t)
