@@ -35,20 +35,36 @@ uint64_t rt_ret_tramp, rt_lc_tramp;
  * pointer was sp.  The call site is the return address the call pushed, at
  * CFA - 8: found by a short scan up the stack the first time, then known as
  * an offset from sp (cached per thread, checked with one load each time).
+ * The offset is kept per call of the probe (its return address): the frame
+ * around a hook's call has one size, whichever function, inlined or not,
+ * the hook is for; kept per function, it was rescanned in each host of an
+ * inlined function, and a scan can stop early at a dead copy of the call
+ * site in the frame's padding (Lua's singlevaraux, recursing from one
+ * call site: its frame closed by the next inlined callee's position, two
+ * repairs a run).
  * The scan stops at the top of the main thread's stack; SC_ENG_NO_CFA if
  * the address is not found (the frame is then never closed by position).
  */
+static inline uint64_t rt_cfa_slot(uint64_t pc)
+{
+	return pc * 0x9e3779b97f4a7c15ull >> 52 & (RT_CFA_CACHE - 1);
+}
+
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp)
 {
 	struct rt_tls_ext *x = rt_ext();
-	typeof(x->cfa_cache[0]) none = { 0, 0 }, *e = x ? &x->cfa_cache[(func >> 4) % RT_CFA_CACHE] : &none;
+	/* keyed by the probe's own call (its return address, sp[-1]): the
+	 * frame's size there is fixed, whichever function is entered */
+	uint64_t pc = ((const uint64_t *)sp)[-1];
+	typeof(x->cfa_cache[0]) none = { 0, 0 }, *e = x ? &x->cfa_cache[rt_cfa_slot(pc)] : &none;
 	uint64_t limit = sp + (16u << 10), end = (uint64_t)__libc_stack_end, ret;
 	const uint64_t *p;
 
 	(void)a;
-	if (e->fn == func && !e->k)
+	(void)func;
+	if (e->pc == pc && !e->k)
 		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
-	if (e->fn == func) {
+	if (e->pc == pc) {
 		ret = ((const uint64_t *)(sp + e->k))[-1];
 		if (ret == site || (rt_is_tramp(ret) && e->k == 8))
 			return sp + e->k;
@@ -62,12 +78,12 @@ uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_
 		 * frame placed below a dead clock_gettime slot, then closed by
 		 * the next call's position) */
 		if (*p == site || (rt_is_tramp(*p) && p == (const uint64_t *)sp)) {
-			e->fn = func;
+			e->pc = pc;
 			e->k = (uint64_t)(p + 1) - sp;
 			return (uint64_t)(p + 1);
 		}
 	}
-	e->fn = func;
+	e->pc = pc;
 	e->k = 0;
 	return SC_ENG_NO_CFA;
 }

@@ -103,7 +103,7 @@ struct rt_pending {
 };
 #define RT_PENDING 64
 #define RT_ENDING 256
-#define RT_CFA_CACHE 256
+#define RT_CFA_CACHE 4096
 
 /* The forking thread's stack at a fork(): {function, call site} of each
  * open frame, outermost first, in private memory the child inherits. */
@@ -143,7 +143,7 @@ struct rt_tls {
 #define RT_XSAVE_MAX 4096
 struct rt_tls_ext {
 	uint8_t xarea[RT_XSAVE_MAX] __attribute__((aligned(64)));  /* modules.c's XSAVE */
-	struct { uint64_t fn, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per function */
+	struct { uint64_t pc, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per probe call (probe.c) */
 	struct rt_pending pending[RT_PENDING];
 	struct rt_ring ring;
 	char spare_name[128];          /* the spare image file fork took: its name */

@@ -18,6 +18,20 @@ for cc in gcc clang; do
 		q "$TMP/${cc}_tree.json" "exit(0 if node('host', 'in100')['calls'] == 1000 and node('host', 'in101', 'inner')['calls'] == 1000 and node('host', 'in101', 'inner', 'leaf')['calls'] == 1000 else 1)"
 done
 
+# A function's position from the hook's own call (e2e_cfa_alias.c, the
+# frames' sizes fixed in assembly): leaf inlined into big, whose frame is
+# twice rec's, then into rec recursing from one call site.  Kept per
+# function, leaf's offset from big found rec(1)'s return address slot, the
+# same call site as rec(0)'s, and closed rec(0): 2 repairs a round.
+gcc -O1 -g -o "$TMP/cfa_alias" "$PROGS/e2e_cfa_alias.c" || exit 1
+"$STACKCLOCK" record -m instrument -o "$TMP/ca.data" -- "$TMP/cfa_alias" 5 >/dev/null 2>&1
+report_json "$TMP/ca.data" "$TMP/ca.json"
+report_json "$TMP/ca.data" "$TMP/ca_tree.json" --tree --threshold 0
+check "leaf inlined into a recursion from one call site: no repair ($(q "$TMP/ca.json" "s['repairs']")), exact counts (big 5, rec 20, leaf 10)" -- \
+	q "$TMP/ca.json" "exit(0 if s['repairs'] == 0 and [row(f)['calls'] for f in ('big', 'rec', 'leaf')] == [5, 20, 10] else 1)"
+check "leaf a child of rec(0) (5 calls at depth 5) and of big (5)" -- \
+	q "$TMP/ca_tree.json" "exit(0 if node('rec', 'rec', 'rec', 'rec', 'leaf')['calls'] == 5 and node('big', 'leaf')['calls'] == 5 else 1)"
+
 # SPEC section 14: the session's resolution (the probe cost removed from one
 # call) and the rows under it marked in every view: leaf (a few ns a call)
 # is, main (the whole run in one call) is not
