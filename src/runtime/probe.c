@@ -114,10 +114,23 @@ static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uin
 	}
 	if (*tls.ring_head != tls.ring_seen)
 		rt_os_drain(t, now);
-	if (!sp)
+	if (!sp) {
 		sc_eng_exit(t, fn, now);
-	else
-		sc_eng_enter_sp(t, fn, site, now, sp, ((const uint64_t *)sp)[-1]);
+		return;
+	}
+	/* a function a library call (or a patched function) jumped to: its
+	 * return address is the trampoline; the caller's frame ends here and
+	 * the function takes its place, with its call site (as a patched
+	 * function's tail call does, retstack.c) */
+	if (unlikely(rt_is_tramp(site))) {
+		uint64_t caller, from;
+
+		if (sc_rs_tail(sp, &caller, &from)) {
+			sc_eng_exit(t, caller, now);
+			site = from;
+		}
+	}
+	sc_eng_enter_sp(t, fn, site, now, sp, ((const uint64_t *)sp)[-1]);
 }
 
 /* Apply the events queued by signal handlers (with tls.busy set). */

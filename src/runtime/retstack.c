@@ -140,6 +140,34 @@ static __attribute__((noinline, cold)) void rs_unhooked(void)
 	if (h)
 		__atomic_fetch_add(&h->patch_unhooked, 1, __ATOMIC_RELAXED);
 }
+/*
+ * A compiled-in hook's function whose return address is a trampoline: a
+ * library function (or a patched one) ended in a jump to it, its own frame
+ * gone.  The innermost frame at or above sp that returns through a
+ * trampoline is taken off the return stack (and those below it, gone),
+ * its slot given back its original: the function returns straight to the
+ * caller's caller, as rs_enter() makes of a patched function's tail call.
+ * 1 and that frame's function and call site, or 0 (nothing changed).
+ */
+int sc_rs_tail(uintptr_t sp, uint64_t *fn, uint64_t *site)
+{
+	struct rs_stack *s = rs_tls;
+
+	for (uint32_t i = s ? s->n : 0; i-- > 0;) {
+		struct rs_entry e = s->e[i];
+
+		if ((uintptr_t)e.slot < sp || !rt_is_tramp(*e.slot))
+			continue;
+		*fn = e.fn;
+		*site = e.site;
+		*e.slot = e.orig & RS_ORIG;
+		barrier();
+		s->n = i;
+		return 1;
+	}
+	return 0;
+}
+
 /* attach.c's frames open at the attach, onto a new stack */
 static void rs_seed_push(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn)
 {

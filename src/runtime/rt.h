@@ -300,6 +300,11 @@ static inline int rt_is_tramp(uint64_t x)
 	return x && (x == rt_ret_tramp || x == rt_lc_tramp);
 }
 
+/* retstack.c: a hook's function entered by a tail call from a frame that
+ * returns through a trampoline (at or above sp): that frame taken off,
+ * its function and call site given; 0: none. */
+int sc_rs_tail(uintptr_t sp, uint64_t *fn, uint64_t *site);
+
 /* The probes' entry points (trampolines, retstack.c's library-call
  * probes); sc_rt_enter_busy: an entry whose fast path failed with
  * tls.busy set, its clock not read yet. */
