@@ -105,19 +105,91 @@ void intern_release(struct sym_intern *t)
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len,
 			    int *status);
 
-static const char *demangle(struct sym_intern *t, const char *name)
+/*
+ * Rust's legacy mangling is the C++ ABI's, with a hash as the last name
+ * ("17h" and 16 hex digits) and punctuation escaped ("$LT$", "$u20$", ".."
+ * for "::"): the C++ demangler leaves both, rustc-demangle (and perf)
+ * show neither.  d, demangled, rewritten in place.
+ */
+static void rust_legacy(const char *mangled, char *d)
 {
-	const char *r;
+	static const struct { const char *esc; char c; } esc[] = {
+		{ "$SP$", '@' }, { "$BP$", '*' }, { "$RF$", '&' }, { "$LT$", '<' }, { "$GT$", '>' },
+		{ "$LP$", '(' }, { "$RP$", ')' }, { "$C$", ',' }, { "$u7e$", '~' }, { "$u20$", ' ' },
+		{ "$u27$", '\'' }, { "$u22$", '"' }, { "$u2b$", '+' }, { "$u3b$", ';' },
+		{ "$u5b$", '[' }, { "$u5d$", ']' }, { "$u7b$", '{' }, { "$u7d$", '}' },
+	};
+	size_t n = strlen(mangled), k = strlen(d);
+	char *w = d;
+	const char *r = d;
+
+	/* ..17h0123456789abcdefE, and ::h0123456789abcdef at the end */
+	if (n < 21 || mangled[n - 1] != 'E' || strncmp(mangled + n - 20, "17h", 3) || k < 19 ||
+	    strncmp(d + k - 19, "::h", 3) || strspn(d + k - 16, "0123456789abcdef") != 16)
+		return;
+	d[k - 19] = 0;
+	while (*r) {
+		size_t i;
+
+		if (r[0] == '.' && r[1] == '.') {
+			*w++ = ':';
+			*w++ = ':';
+			r += 2;
+			continue;
+		}
+		if (r[0] == '_' && r[1] == '$' && (r == d || r[-1] == ':')) {
+			r++;                       /* "_$": a name starting with an escape */
+			continue;
+		}
+		for (i = 0; r[0] == '$' && i < sizeof(esc) / sizeof(*esc); i++)
+			if (!strncmp(r, esc[i].esc, strlen(esc[i].esc)))
+				break;
+		if (r[0] == '$' && i < sizeof(esc) / sizeof(*esc)) {
+			*w++ = esc[i].c;
+			r += strlen(esc[i].esc);
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+}
+
+/* name demangled (malloc'd), or NULL if it is not a mangled name */
+static char *demangle_alloc(const char *name)
+{
 	char *d;
 	int status = 0;
 
 	if (name[0] != '_' || name[1] != 'Z')
-		return intern_str(t, name);
+		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);
 	if (!d || status != 0) {
+		/* LLVM's suffix of a function made local across modules
+		 * (".llvm." and digits), which the demangler refuses */
+		const char *x = strstr(name, ".llvm.");
+		char *base;
+
 		free(d);
-		return intern_str(t, name);
+		if (!x || !x[6] || strspn(x + 6, "0123456789") != strlen(x + 6))
+			return NULL;
+		base = xmalloc((size_t)(x - name) + 1);
+		memcpy(base, name, (size_t)(x - name));
+		base[x - name] = 0;
+		d = demangle_alloc(base);
+		free(base);
+		return d;
 	}
+	rust_legacy(name, d);
+	return d;
+}
+
+static const char *demangle(struct sym_intern *t, const char *name)
+{
+	char *d = demangle_alloc(name);
+	const char *r;
+
+	if (!d)
+		return intern_str(t, name);
 	r = intern_str(t, d);
 	free(d);
 	return r;
@@ -125,17 +197,9 @@ static const char *demangle(struct sym_intern *t, const char *name)
 
 char *sym_demangle(const char *name)
 {
-	char *d;
-	int status = 0;
+	char *d = demangle_alloc(name);
 
-	if (name[0] != '_' || name[1] != 'Z')
-		return xstrdup(name);
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (!d || status != 0) {
-		free(d);
-		return xstrdup(name);
-	}
-	return d;
+	return d ? d : xstrdup(name);
 }
 
 /* Demangling dominates DWARF lookups of C++ code (every inlined frame names

@@ -362,6 +362,36 @@ static void test_shorten(void)
 	ok(fits, "shorten writes at most width bytes for widths 1..99");
 }
 
+/* Rust's legacy mangling (names from a rustc 1.63 binary): the hash and
+ * the escapes gone, as rustc-demangle and perf show them; C++ names and
+ * plain ones as before. */
+static void test_demangle(void)
+{
+	static const struct { const char *raw, *want; } v[] = {
+		{ "_ZN4main5count17hcf5b50a818b4406aE", "main::count" },
+		{ "_ZN40_$LT$str$u20$as$u20$core..fmt..Debug$GT$3fmt17hf646a08b5d048f3fE",
+		  "<str as core::fmt::Debug>::fmt" },
+		{ "_ZN3std2io5error83_$LT$impl$u20$core..fmt..Debug$u20$for$u20$std..io..error..repr_bitpacked..Repr$GT$3fmt17hb1d398e008944ac7E",
+		  "std::io::error::<impl core::fmt::Debug for std::io::error::repr_bitpacked::Repr>::fmt" },
+		/* C++: a name ending in what looks like a hash is left alone */
+		{ "_ZN2ns17h0123456789abcdefEv", "ns::h0123456789abcdef()" },
+		{ "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEC1EPKcRKS3_",
+		  "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string(char const*, std::allocator<char> const&)" },
+		/* LLVM's ".llvm." suffix */
+		{ "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h54229c6c97078e41E.llvm.8409268350794057147",
+		  "std::rt::lang_start::{{closure}}" },
+		{ "main", "main" },
+		{ "_Zfoo.llvm.12", "_Zfoo.llvm.12" },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		char *d = sym_demangle(v[i].raw);
+
+		ok(!strcmp(d, v[i].want), "demangled %s: %s", v[i].raw, d);
+		free(d);
+	}
+}
+
 static void test_kernel(void)
 {
 	char path[PATH_MAX + 32];
@@ -1328,6 +1358,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("STACKCLOCK_DEBUG_ROOT");
 	test_shorten();
+	test_demangle();
 
 	find_progs();
 	if (!mkdtemp(templ) || !realpath(templ, tmp)) {
