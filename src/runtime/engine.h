@@ -111,10 +111,8 @@
 #define SC_ENG_NO_CFA       UINT64_MAX         /* a frame's position is unknown */
 #define SC_ENG_CFA_NEAR     (64ull << 20)      /* a jump up the same stack spans less */
 #define SC_ENG_CFA_UNKNOWN  INT32_MAX          /* sp + this is above any frame: slow path */
-#define SC_ENG_CC_HOT       (1u << 12)         /* child cache: 4096 slots (16 KiB) */
-#define SC_ENG_CC_FIRST     (1u << 12)         /* child table: 4096 slots at first (16 KiB), */
-#define SC_ENG_CC_MAX       (1u << 24)         /* twice larger as the tree grows, up to this (64 MiB) */
-#define SC_ENG_CC_AFTER     256                /* both made after this many child misses */
+#define SC_ENG_CC_BITS      12                 /* child cache: 4096 slots (16 KiB) */
+#define SC_ENG_CC_AFTER     256                /* ... made after this many child misses */
 
 /* Causes of repairs, as sc_eng_thread.repair_by counts them (the same
  * numbers as enum sc_repair_cause of the data file). */
@@ -318,15 +316,11 @@ struct sc_eng_thread {
 	uint64_t os_count[3];              /* OS events per category (runtime) */
 	uint64_t os_lost;                  /* OS records the kernel dropped */
 	uint64_t lost_nested;              /* probes inside a probe (signal handler) */
-	/* for parents with many children (an interpreter's, a compiler's),
-	 * NULL until made: the child cache, SC_ENG_CC_HOT slots, node index
-	 * of a (parent id, function) pair's node (the probe checks it), then
-	 * in the same block the child table (sc_eng_child_slow): every node
-	 * but the root by its pair, open addressing, cc_mask + 1 slots */
+	/* child cache: node index of a (parent, function) pair's node, for
+	 * parents with several children (an interpreter's); 0 until made */
 	uint32_t *ccache;
 	uint64_t ccache_off;
-	uint32_t child_misses;
-	uint32_t cc_mask;
+	uint64_t child_misses;
 	uint32_t tid;
 	uint32_t flags;
 	char name[16];
@@ -635,128 +629,40 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_node_new(struct sc_eng_thread *t, uint64_
 	return n;
 }
 
-static inline uint64_t sc_eng_cc_hash(uint32_t parent_id, uint64_t func)
-{
-	return (((uint64_t)parent_id * 0x9e3779b97f4a7c15ull) ^ func) * 0xff51afd7ed558ccdull >> 32;
-}
-
-/* The child cache's slot of (parent, func). */
 static inline uint64_t sc_eng_cc_slot(uint32_t parent_id, uint64_t func)
 {
-	return sc_eng_cc_hash(parent_id, func) & (SC_ENG_CC_HOT - 1);
+	return (((uint64_t)parent_id * 0x9e3779b97f4a7c15ull) ^ func) * 0xff51afd7ed558ccdull >>
+	       (64 - SC_ENG_CC_BITS);
 }
 
-static inline uint32_t *sc_eng_cc_table(const struct sc_eng_thread *t)
-{
-	return t->ccache + SC_ENG_CC_HOT;
-}
-
-static inline uint64_t sc_eng_cc_bytes(uint64_t slots)
-{
-	return sizeof(uint32_t) * (SC_ENG_CC_HOT + slots);
-}
-
-/* Put node idx (parent parent_id, function func) into table tab of
- * mask + 1 slots: linear probing, never full (at most half used). */
-static inline void sc_eng_cc_put(uint32_t *tab, uint32_t mask, uint32_t parent_id, uint64_t func, uint32_t idx)
-{
-	uint64_t i = (sc_eng_cc_hash(parent_id, func) >> 12) & mask;
-
-	while (tab[i])
-		i = (i + 1) & mask;
-	tab[i] = idx;
-}
-
-/*
- * A child cache and table for the thread's nnodes + 1 nodes, the table at
- * most half full, made from every node of its chunks (the old ones given
- * back, the cache starts empty): 0, or -1 when memory is short or the tree
- * too large, the thread then has neither (its lookups walk the sibling
- * lists).
- */
-SC_ENG_SLOW int sc_eng_cc_make(struct sc_eng_thread *t)
-{
-	uint64_t slots = SC_ENG_CC_FIRST, off;
-	struct sc_eng_chunk *c;
-	uint32_t *tab;
-
-	while (slots < 2 * (t->nnodes + 1))
-		slots *= 2;
-	if (t->ccache) {
-		sc_eng_free(t->arena, t->ccache_off, sc_eng_cc_bytes((uint64_t)t->cc_mask + 1));
-		t->ccache = 0;
-	}
-	off = slots <= SC_ENG_CC_MAX ? sc_eng_alloc(t->arena, sc_eng_cc_bytes(slots)) : 0;
-	if (!off)
-		return -1;
-	tab = (uint32_t *)(t->base + off) + SC_ENG_CC_HOT;
-	for (c = t->chunk_head_off ? (struct sc_eng_chunk *)(t->base + t->chunk_head_off) : 0; c;
-	     c = c->next_off ? (struct sc_eng_chunk *)(t->base + c->next_off) : 0) {
-		const struct sc_eng_node *n = (const struct sc_eng_node *)(c + 1);
-		uint32_t i;
-
-		for (i = 0; i < c->used; i++)
-			if (n[i].parent != UINT32_MAX)
-				sc_eng_cc_put(tab, (uint32_t)(slots - 1), n[i].parent, n[i].func,
-					      sc_eng_node_idx(t, &n[i]));
-	}
-	t->ccache_off = off;
-	t->cc_mask = (uint32_t)(slots - 1);
-	t->ccache = (uint32_t *)(t->base + off);
-	return 0;
-}
-
-/* The child of node p for func through the child table, or NULL: none. */
-static inline struct sc_eng_node *sc_eng_cc_find(struct sc_eng_thread *t, const struct sc_eng_node *p,
-						 uint64_t func)
-{
-	const uint32_t *tab = sc_eng_cc_table(t);
-	uint64_t i = (sc_eng_cc_hash(p->id, func) >> 12) & t->cc_mask;
-	struct sc_eng_node *n;
-
-	for (; tab[i]; i = (i + 1) & t->cc_mask) {
-		n = sc_eng_node_at(t, tab[i]);
-		if (n->func == func && n->parent == p->id)
-			return n;
-	}
-	return 0;
-}
-
-/*
- * Child of the top frame's node for func, found or created; NULL if full.
- * Without a child table, the parent's children are walked (the one found
- * moved to the front, the probe checks the first); a thread that walks
- * often (SC_ENG_CC_AFTER times) makes a table, which then answers alone,
- * new children included.
- */
+/* Child of the top frame's node for func, found or created; NULL if full. */
 SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint64_t func)
 {
 	struct sc_eng_node *p = t->top->node, *n, *prev = 0;
 	uint32_t idx;
 
 	if (p->first_child && !t->ccache && ++t->child_misses > SC_ENG_CC_AFTER) {
-		t->child_misses = 0;       /* no memory: try again later */
-		sc_eng_cc_make(t);
+		uint64_t off = sc_eng_alloc(t->arena, sizeof(uint32_t) << SC_ENG_CC_BITS);
+
+		t->child_misses = 0;       /* full arena: try again later */
+		if (off) {
+			t->ccache_off = off;
+			t->ccache = (uint32_t *)(t->base + off);
+		}
 	}
-	if (t->ccache) {
-		n = sc_eng_cc_find(t, p, func);
-		if (n) {
-			t->ccache[sc_eng_cc_slot(p->id, func)] = sc_eng_node_idx(t, n);
+	for (idx = p->first_child; idx; idx = n->next_sibling) {
+		n = sc_eng_node_at(t, idx);
+		if (n->func == func) {
+			if (prev) {    /* move to front: the probe checks the first */
+				prev->next_sibling = n->next_sibling;
+				n->next_sibling = p->first_child;
+				p->first_child = idx;
+			}
+			if (t->ccache)
+				t->ccache[sc_eng_cc_slot(p->id, func)] = idx;
 			return n;
 		}
-	} else {
-		for (idx = p->first_child; idx; idx = n->next_sibling) {
-			n = sc_eng_node_at(t, idx);
-			if (n->func == func) {
-				if (prev) {
-					prev->next_sibling = n->next_sibling;
-					n->next_sibling = p->first_child;
-					p->first_child = idx;
-				}
-				return n;
-			}
-			prev = n;
-		}
+		prev = n;
 	}
 	n = sc_eng_node_new(t, func, p->id,
 			    (t->tl_filter & SC_ENG_TL_ONLY) &&
@@ -767,12 +673,6 @@ SC_ENG_SLOW struct sc_eng_node *sc_eng_child_slow(struct sc_eng_thread *t, uint6
 		return 0;
 	n->next_sibling = p->first_child;
 	p->first_child = sc_eng_node_idx(t, n);
-	if (t->ccache) {
-		if (2 * t->nnodes <= (uint64_t)t->cc_mask + 1)
-			sc_eng_cc_put(sc_eng_cc_table(t), t->cc_mask, p->id, func, p->first_child);
-		else
-			sc_eng_cc_make(t);      /* the new node included */
-	}
 	if (t->ccache)
 		t->ccache[sc_eng_cc_slot(p->id, func)] = p->first_child;
 	if (t->arena->newaddr)
@@ -1672,7 +1572,7 @@ SC_ENG_SLOW void sc_eng_thread_retire(struct sc_eng_thread *t)
 	t->flags |= SC_ENG_THREAD_RETIRED;
 	if (t->ccache) {
 		t->ccache = 0;
-		sc_eng_free(a, t->ccache_off, sc_eng_cc_bytes((uint64_t)t->cc_mask + 1));
+		sc_eng_free(a, t->ccache_off, sizeof(uint32_t) << SC_ENG_CC_BITS);
 	}
 	if (c && c->slots > c->used + 1) {
 		uint32_t slots = c->slots;
