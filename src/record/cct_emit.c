@@ -21,6 +21,7 @@
 #include "format/scdata.h"
 #include "runtime/engine.h"
 #include "format/varint.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -649,17 +650,17 @@ int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena
 			return -EINVAL;
 		slots += SC_ENG_CS_PROBE;
 	}
-	adj.open = calloc(t.nnodes, sizeof(*adj.open));
-	adj.node_ee = calloc(t.nnodes, sizeof(*adj.node_ee));
-	adj.node_rem = calloc(t.nnodes, sizeof(*adj.node_rem));
+	adj.open = calloc_huge(t.nnodes, sizeof(*adj.open));
+	adj.node_ee = calloc_huge(t.nnodes, sizeof(*adj.node_ee));
+	adj.node_rem = calloc_huge(t.nnodes, sizeof(*adj.node_rem));
 	adj.cs_ee = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_ei = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_osb = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_seen = calloc(slots + 1, 1);
-	nv.at = malloc(t.nnodes * sizeof(*nv.at));
-	nv.parent = malloc(t.nnodes * sizeof(*nv.parent));
-	nv.removed = malloc(t.nnodes * sizeof(*nv.removed));
-	sub = calloc(t.nnodes, sizeof(*sub));
+	nv.at = calloc_huge(t.nnodes, sizeof(*nv.at));
+	nv.parent = calloc_huge(t.nnodes, sizeof(*nv.parent));
+	nv.removed = calloc_huge(t.nnodes, sizeof(*nv.removed));
+	sub = calloc_huge(t.nnodes, sizeof(*sub));
 	if (!adj.open || !adj.node_ee || !adj.node_rem || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||
 	    !nv.at || !nv.parent || !nv.removed || !sub) {
 		ret = -ENOMEM;
