@@ -21,6 +21,7 @@
 #include "format/scdata.h"
 #include "runtime/engine.h"
 #include "format/varint.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -184,30 +185,43 @@ static uint64_t sub_clamped(uint64_t a, uint64_t b)
 }
 
 /*
+ * The thread's nodes as the emitter reads them, in id order: in place in
+ * the arena (a tree of a compiler's has half a million nodes; a copy of
+ * them cost as much fresh memory, whose first touch is what is slow on a
+ * VM), read only, with the one field used as an index, the parent, checked
+ * once and kept apart, and their own removed cost (own_removed).
+ */
+struct node_view {
+	const struct sc_eng_node **at;
+	uint32_t *parent;
+	uint64_t *removed;
+};
+
+/*
  * The engine counts the probe cost taken out of a call's whole subtree
  * (node->removed, engine.h); each node's own is its subtree's less its
  * children's, open frames included (rem: per node, their subtrees').  Every
  * call of a child node is inside a call of its parent node, so the
  * difference is exact.  `rem` is used up.
  */
-static void own_removed(struct sc_eng_node *nodes, uint64_t count, uint64_t *rem)
+static void own_removed(struct node_view *nv, uint64_t count, uint64_t *rem)
 {
 	uint64_t i;
 
-	for (i = 0; i < count; i++)
-		rem[i] += nodes[i].removed;
-	for (i = 0; i < count; i++)
-		nodes[i].removed = rem[i];
+	for (i = 0; i < count; i++) {
+		rem[i] += nv->at[i]->removed;
+		nv->removed[i] = rem[i];
+	}
 	for (i = count; i-- > 1;)
-		nodes[nodes[i].parent].removed -= rem[i];
+		nv->removed[nv->parent[i]] -= rem[i];
 	for (i = 0; i < count; i++)
-		if ((int64_t)nodes[i].removed < 0)
-			nodes[i].removed = 0;
+		if ((int64_t)nv->removed[i] < 0)
+			nv->removed[i] = 0;
 }
 
-/* Copy the thread's nodes out of the arena, in id order; count them. */
+/* Find the thread's nodes in the arena, in id order; count them. */
 static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng_thread *t,
-		      struct sc_eng_node *nodes, uint64_t *count)
+		      struct node_view *nv, uint64_t *count)
 {
 	uint64_t coff = t->chunk_head_off, next_id = 0;
 
@@ -222,12 +236,14 @@ static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng
 		    !range_ok(arena_len, coff, (uint64_t)c.slots * SC_ENG_NODE_SIZE))
 			return -EINVAL;
 		for (i = 0; i < c.used && next_id < t->nnodes; i++) {
-			struct sc_eng_node *n = &nodes[next_id];
+			const struct sc_eng_node *n = (const struct sc_eng_node *)
+				((const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE);
+			uint32_t id = n->id, parent = n->parent;
 
-			memcpy(n, (const uint8_t *)arena + coff + (uint64_t)(i + 1) * SC_ENG_NODE_SIZE,
-			       sizeof(*n));
-			if (n->id != next_id || (n->id == 0 ? n->parent != UINT32_MAX : n->parent >= n->id))
+			if (id != next_id || (id == 0 ? parent != UINT32_MAX : parent >= id))
 				return -EINVAL;
+			nv->at[next_id] = n;
+			nv->parent[next_id] = parent;
 			next_id++;
 		}
 		coff = c.next_off;
@@ -238,13 +254,12 @@ static int load_nodes(const void *arena, uint64_t arena_len, const struct sc_eng
 
 /*
  * Subtree sums (ticks) of elapsed, application and exact-application
- * exclusive time, converted to ns rounded down; children come after their
- * parent, so one backward pass adds them up.  The same for the raw values
- * (the probe cost the engine took out added back: `removed`).
+ * exclusive time, converted to ns rounded down (sum_ns); children come
+ * after their parent, so one backward pass adds them up.  The same for the
+ * raw values (the probe cost the engine took out added back: `removed`).
  */
 struct subtree_sum {
 	double e, a, x;           /* ticks, summed */
-	uint64_t e_ns, a_ns, x_ns;
 	uint64_t ce_ns, ca_ns, cx_ns;  /* the children's converted sums */
 };
 
@@ -253,62 +268,68 @@ struct subtree {
 	double removed;           /* ticks taken out in the subtree */
 };
 
-static void sum_add(struct subtree_sum *s, uint64_t ee, uint64_t ae, uint64_t xe,
-		    const struct sc_tick_conv *conv)
+static uint64_t sum_ns(double ticks, const struct sc_tick_conv *conv)
+{
+	return (uint64_t)floor(ticks * conv->ns_per_tick);
+}
+
+static void sum_add(struct subtree_sum *s, uint64_t ee, uint64_t ae, uint64_t xe)
 {
 	s->e += (double)ee;
 	s->a += (double)ae;
 	s->x += (double)xe;
-	s->e_ns = (uint64_t)floor(s->e * conv->ns_per_tick);
-	s->a_ns = (uint64_t)floor(s->a * conv->ns_per_tick);
-	s->x_ns = (uint64_t)floor(s->x * conv->ns_per_tick);
 }
 
-static void sum_up(struct subtree_sum *p, const struct subtree_sum *c)
+/* A complete child's sums into its parent's. */
+static void sum_up(struct subtree_sum *p, const struct subtree_sum *c, const struct sc_tick_conv *conv)
 {
 	p->e += c->e;
 	p->a += c->a;
 	p->x += c->x;
-	p->ce_ns += c->e_ns;
-	p->ca_ns += c->a_ns;
-	p->cx_ns += c->x_ns;
+	p->ce_ns += sum_ns(c->e, conv);
+	p->ca_ns += sum_ns(c->a, conv);
+	p->cx_ns += sum_ns(c->x, conv);
 }
 
-static void subtree_sums(const struct sc_eng_node *nodes, uint64_t count, const struct open_adj *adj,
+static void subtree_sums(const struct node_view *nv, uint64_t count, const struct open_adj *adj,
 			 const struct sc_tick_conv *conv, struct subtree *st)
 {
 	uint64_t i;
 
 	for (i = count; i-- > 0;) {
-		const struct sc_eng_node *n = &nodes[i];
-		uint64_t ee = n->excl_sum + adj->node_ee[i], raw = ee + n->removed;
+		const struct sc_eng_node *n = nv->at[i];
+		uint64_t ee = n->excl_sum + adj->node_ee[i], raw = ee + nv->removed[i];
+		uint64_t osb = n->osb, osx = n->osx;
 
-		sum_add(&st[i].v, ee, sub_clamped(ee, n->osb), sub_clamped(ee, n->osx), conv);
-		sum_add(&st[i].raw, raw, sub_clamped(raw, n->osb), sub_clamped(raw, n->osx), conv);
-		st[i].removed += (double)n->removed;
+		sum_add(&st[i].v, ee, sub_clamped(ee, osb), sub_clamped(ee, osx));
+		sum_add(&st[i].raw, raw, sub_clamped(raw, osb), sub_clamped(raw, osx));
+		st[i].removed += (double)nv->removed[i];
 		if (i > 0) {
-			sum_up(&st[n->parent].v, &st[i].v);
-			sum_up(&st[n->parent].raw, &st[i].raw);
-			st[n->parent].removed += st[i].removed;
+			uint32_t p = nv->parent[i];
+
+			sum_up(&st[p].v, &st[i].v, conv);
+			sum_up(&st[p].raw, &st[i].raw, conv);
+			st[p].removed += st[i].removed;
 		}
 	}
 }
 
 /* A node's exclusive values in ns from its subtree sums: AE, exact AE <= EE. */
-static void excl_ns(const struct subtree_sum *s, uint64_t *ee, uint64_t *ae, uint64_t *xe)
+static void excl_ns(const struct subtree_sum *s, const struct sc_tick_conv *conv,
+		    uint64_t *ee, uint64_t *ae, uint64_t *xe)
 {
-	*ee = sub_clamped(s->e_ns, s->ce_ns);
+	*ee = sub_clamped(sum_ns(s->e, conv), s->ce_ns);
 	/* rounding may leave these a few ns above EE: AE <= EE holds */
-	*ae = sub_clamped(s->a_ns, s->ca_ns);
+	*ae = sub_clamped(sum_ns(s->a, conv), s->ca_ns);
 	if (*ae > *ee)
 		*ae = *ee;
-	*xe = sub_clamped(s->x_ns, s->cx_ns);
+	*xe = sub_clamped(sum_ns(s->x, conv), s->cx_ns);
 	if (*xe > *ee)
 		*xe = *ee;
 }
 
 static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32_t proc_id,
-		      const struct sc_eng_node *nodes, uint64_t count, const struct subtree *st,
+		      const struct node_view *nv, uint64_t count, const struct subtree *st,
 		      const struct open_adj *adj, const struct sc_tick_conv *conv,
 		      uint64_t *calls, uint64_t *closed)
 {
@@ -317,28 +338,28 @@ static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32
 
 	*calls = *closed = 0;
 	for (i = 0; i < count; i++) {
-		const struct sc_eng_node *n = &nodes[i];
+		struct sc_eng_node n = *nv->at[i];
 		struct sc_rec_cct_node r = { 0 };
-		uint64_t completed = sub_clamped(n->calls, adj->open[i]);
+		uint64_t completed = sub_clamped(n.calls, adj->open[i]);
 
 		r.proc_id = proc_id;
 		r.tid = t->tid;
-		r.id = n->id;
-		r.parent = n->parent;
-		r.func = n->func;
-		r.calls = n->calls;
-		excl_ns(&st[i].v, &r.elapsed_excl, &r.app_excl, &r.app_excl_exact);
+		r.id = (uint32_t)i;
+		r.parent = nv->parent[i];
+		r.func = n.func;
+		r.calls = n.calls;
+		excl_ns(&st[i].v, conv, &r.elapsed_excl, &r.app_excl, &r.app_excl_exact);
 		r.completed = completed;
-		if (completed && n->incl_min <= n->incl_max) {
-			r.incl_min = to_ns(conv, n->incl_min);
-			r.incl_max = to_ns(conv, n->incl_max);
-			r.incl_sum = to_ns(conv, n->incl_sum);
-			r.excl_min = to_ns(conv, n->excl_min);
-			r.excl_max = to_ns(conv, n->excl_max);
-			r.excl_sum = to_ns(conv, n->excl_sum);
+		if (completed && n.incl_min <= n.incl_max) {
+			r.incl_min = to_ns(conv, n.incl_min);
+			r.incl_max = to_ns(conv, n.incl_max);
+			r.incl_sum = to_ns(conv, n.incl_sum);
+			r.excl_min = to_ns(conv, n.excl_min);
+			r.excl_max = to_ns(conv, n.excl_max);
+			r.excl_sum = to_ns(conv, n.excl_sum);
 		}
-		if (n->id) {
-			*calls += n->calls;
+		if (i) {
+			*calls += n.calls;
 			*closed += completed;
 		}
 		ret = sc_writer_add(w, SC_REC_CCT_NODE, &r, sizeof(r));
@@ -347,24 +368,24 @@ static int emit_nodes(struct sc_writer *w, const struct sc_eng_thread *t, uint32
 	}
 	/* what compensation took out, for the raw values */
 	for (i = 0; i < count; i++) {
-		const struct sc_eng_node *n = &nodes[i];
+		const struct sc_eng_node *n = nv->at[i];
 		struct sc_rec_cct_removed x = { 0 };
-		uint64_t ee, ae, xe, ree, rae, rxe;
+		uint64_t ee, ae, xe, ree, rae, rxe, ncalls = n->calls, incl_sum = n->incl_sum, excl_sum = n->excl_sum;
 
 		if (!st[i].removed)
 			continue;
-		excl_ns(&st[i].v, &ee, &ae, &xe);
-		excl_ns(&st[i].raw, &ree, &rae, &rxe);
+		excl_ns(&st[i].v, conv, &ee, &ae, &xe);
+		excl_ns(&st[i].raw, conv, &ree, &rae, &rxe);
 		x.proc_id = proc_id;
 		x.tid = t->tid;
-		x.id = n->id;
+		x.id = (uint32_t)i;
 		x.elapsed_excl = sub_clamped(ree, ee);
 		x.app_excl = sub_clamped(rae, ae);
 		x.app_excl_exact = sub_clamped(rxe, xe);
-		if (sub_clamped(n->calls, adj->open[i]) && n->incl_min <= n->incl_max) {
-			x.incl_sum = sub_clamped(to_ns(conv, n->incl_sum + (uint64_t)st[i].removed),
-						 to_ns(conv, n->incl_sum));
-			x.excl_sum = sub_clamped(to_ns(conv, n->excl_sum + n->removed), to_ns(conv, n->excl_sum));
+		if (sub_clamped(ncalls, adj->open[i]) && n->incl_min <= n->incl_max) {
+			x.incl_sum = sub_clamped(to_ns(conv, incl_sum + (uint64_t)st[i].removed),
+						 to_ns(conv, incl_sum));
+			x.excl_sum = sub_clamped(to_ns(conv, excl_sum + nv->removed[i]), to_ns(conv, excl_sum));
 		}
 		ret = sc_writer_add(w, SC_REC_CCT_REMOVED, &x, sizeof(x));
 		if (ret)
@@ -593,6 +614,10 @@ int sc_cct_emit_thread(struct sc_writer *w, const void *arena, uint64_t arena_le
 	return sc_cct_emit_thread_fd(w, arena, arena_len, -1, thread_off, proc_id, conv, tot);
 }
 
+/* Bytes of the per-node arrays of sc_cct_emit_thread_fd, per node: the
+ * widest elements first, each array stays aligned. */
+#define PER_NODE_BYTES (sizeof(struct subtree) + sizeof(void *) + 3 * sizeof(uint64_t) + 2 * sizeof(uint32_t))
+
 int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena_len, int fd,
 			  uint64_t thread_off, uint32_t proc_id,
 			  const struct sc_tick_conv *conv, struct sc_cct_totals *tot)
@@ -600,8 +625,9 @@ int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena
 	struct sc_eng_thread t;
 	struct sc_rec_thread_stats st = { 0 };
 	struct open_adj adj = { 0 };
-	struct sc_eng_node *nodes = NULL;
+	struct node_view nv = { 0 };
 	struct subtree *sub = NULL;
+	uint8_t *per_node = NULL;
 	uint64_t calls = 0, closed = 0, nodes_n = 0, sites = 0, slots, node_samples = 0;
 	struct sc_eng_more more = { 0 };
 	int ret, i;
@@ -629,17 +655,32 @@ int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena
 			return -EINVAL;
 		slots += SC_ENG_CS_PROBE;
 	}
-	adj.open = calloc(t.nnodes, sizeof(*adj.open));
-	adj.node_ee = calloc(t.nnodes, sizeof(*adj.node_ee));
-	adj.node_rem = calloc(t.nnodes, sizeof(*adj.node_rem));
+	/* the per-node arrays in one block, so that nearly all of it is in
+	 * huge pages (calloc_huge): on a VM a fresh 4 KiB page costs ~23 us
+	 * of CPU, a huge page's share 0.4-6 us */
+	per_node = calloc_huge(t.nnodes, PER_NODE_BYTES);
+	if (per_node) {
+		uint8_t *p = per_node;
+
+		sub = (struct subtree *)p;
+		p += t.nnodes * sizeof(*sub);
+		nv.at = (const struct sc_eng_node **)p;
+		p += t.nnodes * sizeof(*nv.at);
+		nv.removed = (uint64_t *)p;
+		p += t.nnodes * sizeof(*nv.removed);
+		adj.node_ee = (uint64_t *)p;
+		p += t.nnodes * sizeof(*adj.node_ee);
+		adj.node_rem = (uint64_t *)p;
+		p += t.nnodes * sizeof(*adj.node_rem);
+		nv.parent = (uint32_t *)p;
+		p += t.nnodes * sizeof(*nv.parent);
+		adj.open = (uint32_t *)p;
+	}
 	adj.cs_ee = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_ei = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_osb = calloc(slots + 1, sizeof(uint64_t));
 	adj.cs_seen = calloc(slots + 1, 1);
-	nodes = calloc(t.nnodes, sizeof(*nodes));
-	sub = calloc(t.nnodes, sizeof(*sub));
-	if (!adj.open || !adj.node_ee || !adj.node_rem || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen ||
-	    !nodes || !sub) {
+	if (!per_node || !adj.cs_ee || !adj.cs_ei || !adj.cs_osb || !adj.cs_seen) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -654,11 +695,11 @@ int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena
 		adj.nopen = 0;
 	}
 	/* a damaged chunk list ends the nodes there: the ones before are kept */
-	ret = load_nodes(arena, arena_len, &t, nodes, &nodes_n);
-	own_removed(nodes, nodes_n, adj.node_rem);
-	subtree_sums(nodes, nodes_n, &adj, conv, sub);
+	ret = load_nodes(arena, arena_len, &t, &nv, &nodes_n);
+	own_removed(&nv, nodes_n, adj.node_rem);
+	subtree_sums(&nv, nodes_n, &adj, conv, sub);
 	{
-		int r2 = emit_nodes(w, &t, proc_id, nodes, nodes_n, sub, &adj, conv, &calls, &closed);
+		int r2 = emit_nodes(w, &t, proc_id, &nv, nodes_n, sub, &adj, conv, &calls, &closed);
 		if (r2)
 			ret = r2;
 	}
@@ -712,14 +753,10 @@ int sc_cct_emit_thread_fd(struct sc_writer *w, const void *arena, uint64_t arena
 		}
 	}
 out:
-	free(adj.open);
-	free(adj.node_ee);
-	free(adj.node_rem);
+	free(per_node);
 	free(adj.cs_ee);
 	free(adj.cs_ei);
 	free(adj.cs_osb);
 	free(adj.cs_seen);
-	free(nodes);
-	free(sub);
 	return ret;
 }

@@ -90,6 +90,11 @@ void *xcalloc(size_t n, size_t size)
 	return p ? advise_huge(p, n * size) : oom(n * size);
 }
 
+void *calloc_huge(size_t n, size_t size)
+{
+	return advise_huge(calloc(n ? n : 1, size ? size : 1), n * size);
+}
+
 void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);

@@ -31,6 +31,9 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* calloc() with large blocks' huge pages advised (see xcalloc); NULL on
+ * OOM, for code that reports -ENOMEM itself; freed with free(). */
+void *calloc_huge(size_t n, size_t size);
 char *xasprintf(const char *fmt, ...) SC_PRINTF(1, 2);
 
 /* Grow *arr (of *alloc elements of size elem) so that index need-1 fits. */

@@ -1294,6 +1294,72 @@ static void run_samples_causes(void)
 	free(buf);
 }
 
+/*
+ * Child lookups (sc_eng_child_slow, the child cache): 3000 children of
+ * main, each with four children of its own (functions shared between
+ * parents, so pairs differ by parent only), entered twice, the second time
+ * in another order.  The second pass finds every node (no new one: no
+ * pair found twice), each node counts its two calls, and the sibling lists
+ * stay complete (calib.c walks them).
+ */
+static void run_child_table(void)
+{
+	uint64_t len = 64 << 20, now = 1, first_pass = 0, twice = 0, found = 0, others = 0, listed = 0;
+	uint8_t *buf = calloc(1, len);
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t;
+	struct sc_eng_chunk *c;
+	struct sc_eng_node *main_node = 0;
+	uint32_t idx;
+	int pass, j, i, k;
+
+	sc_eng_arena_init(&a, buf, len);
+	t = sc_eng_thread_new(&a, 5, 0);
+	sc_eng_enter(t, FUNC(1), 0x10, now++);
+	for (pass = 0; pass < 2; pass++) {
+		for (j = 0; j < 3000; j++) {
+			i = pass ? (j * 1237) % 3000 : j;
+			sc_eng_enter(t, 0x100000 + (uint64_t)i * 16, 0x20, now++);
+			for (k = 0; k < 4; k++) {
+				sc_eng_enter(t, FUNC(2 + (i + k) % 50), 0x30 + (uint64_t)k, now++);
+				sc_eng_exit(t, FUNC(2 + (i + k) % 50), now++);
+			}
+			sc_eng_exit(t, 0x100000 + (uint64_t)i * 16, now++);
+		}
+		if (!pass)
+			first_pass = t->nnodes;
+	}
+	is_u64(first_pass, 2 + 3000 + 3000 * 4, "child lookups: one node per path (root, main, 3000, 12000)");
+	is_u64(t->nnodes, first_pass, "child lookups: the second pass made no node");
+	ok(t->ccache != NULL, "child lookups: a cache made for a thread that walks siblings often");
+	for (c = (struct sc_eng_chunk *)(t->base + t->chunk_head_off); c;
+	     c = c->next_off ? (struct sc_eng_chunk *)(t->base + c->next_off) : 0) {
+		struct sc_eng_node *n = (struct sc_eng_node *)(c + 1);
+
+		for (j = 0; j < (int)c->used; j++) {
+			if (n[j].func == FUNC(1))
+				main_node = &n[j];
+			else if (n[j].parent != UINT32_MAX && n[j].calls == 2)
+				twice++;
+			else if (n[j].parent != UINT32_MAX)
+				others++;
+			if (n[j].parent != UINT32_MAX && n[j].parent < j + c->first_id)
+				found++;
+		}
+	}
+	is_u64(twice, 15000, "child lookups: every node below main counts its two calls");
+	is_u64(others, 0, "child lookups: no node with another count");
+	is_u64(found, t->nnodes - 1, "child lookups: every node but the root made after its parent");
+	ok(main_node && main_node->calls == 1, "child lookups: main entered once");
+	for (idx = main_node ? main_node->first_child : 0; idx; idx = sc_eng_node_at(t, idx)->next_sibling)
+		listed++;
+	is_u64(listed, 3000, "child lookups: main's sibling list holds its 3000 children");
+	sc_eng_exit(t, FUNC(1), now++);
+	sc_eng_thread_retire(t);
+	ok(!t->ccache, "child lookups: the cache given back when the thread retires");
+	free(buf);
+}
+
 /* The emitter on garbage: refuses, never crashes. */
 static void run_damaged(void)
 {
@@ -1353,6 +1419,7 @@ int main(void)
 	run_full_arena();
 	run_cfa();
 	run_samples_causes();
+	run_child_table();
 	run_damaged();
 	unlink(tmpfile_path);
 	return tap_done();
