@@ -56,19 +56,9 @@ static int fn_cmp(const void *a, const void *b)
 
 static const struct attach_fn *fns_find(const struct attach_fns *fs, uint64_t fn)
 {
-	size_t lo = 0, hi = fs->n;
+	size_t k = UPPER_BOUND(fs->v, fs->n, fn, fn);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (fs->v[mid].fn == fn)
-			return &fs->v[mid];
-		if (fs->v[mid].fn < fn)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return k && fs->v[k - 1].fn == fn ? &fs->v[k - 1] : NULL;
 }
 
 /* ---- the objects mapped, their functions -------------------------------- */
@@ -149,7 +139,7 @@ static int func_cmp(const void *a, const void *b)
  * overlapping symbols: the last start at or below a whose end is above). */
 static const struct func *func_at(struct object *o, uint64_t a)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!o->loaded) {
 		o->loaded = 1;
@@ -157,15 +147,7 @@ static const struct func *func_at(struct object *o, uint64_t a)
 		if (o->n)
 			qsort(o->f, o->n, sizeof(*o->f), func_cmp);
 	}
-	hi = o->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->f[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = UPPER_BOUND(o->f, o->n, lo, a);
 	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
 		if (o->f[i].lo <= a && a < o->f[i].hi)
 			return &o->f[i];
@@ -263,17 +245,9 @@ static int range_cmp(const void *a, const void *b)
 /* Is a inside one of the sorted ranges (which do not overlap)? */
 static int in_ranges(const struct seeder *s, uint64_t a)
 {
-	size_t lo = 0, hi = s->nr;
+	size_t k = UPPER_BOUND(s->r, s->nr, lo, a);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->r[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && a < s->r[lo - 1].hi;
+	return k && a < s->r[k - 1].hi;
 }
 
 /* The object whose code holds run-time address pc (NULL if none), and

@@ -178,12 +178,12 @@ typedef int (*sc_eng_write_fn)(struct sc_eng_arena *a, uint64_t off, const void 
  */
 typedef void (*sc_eng_newaddr_fn)(struct sc_eng_arena *a, uint64_t addr);
 /*
- * The CFA of function func whose entry probe ran with stack pointer sp and
+ * The CFA of the function whose entry probe ran with stack pointer sp and
  * was given call site `site` (its return address), or SC_ENG_NO_CFA.  Slow
  * path only: its result is learned per CCT node as an offset from sp.
  * NULL: the sp passed to sc_eng_enter_sp() is the CFA itself (tests).
  */
-typedef uint64_t (*sc_eng_cfa_fn)(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+typedef uint64_t (*sc_eng_cfa_fn)(struct sc_eng_arena *a, uint64_t site, uint64_t sp);
 /* Timeline --only: whether func is one of the functions named (slow path:
  * once per new node). */
 typedef int (*sc_eng_tl_match_fn)(struct sc_eng_arena *a, uint64_t func);
@@ -1340,7 +1340,7 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 		return;
 	}
 	if (sp)
-		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, func, site, sp) : sp;
+		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, site, sp) : sp;
 	cfa = sc_eng_cfa_repair(t, site, pc, phys, now);
 	f = t->top;
 	if (f == t->limit && sc_eng_stack_grow(t))

@@ -31,7 +31,7 @@ extern void *__libc_stack_end;
 uint64_t rt_ret_tramp, rt_lc_tramp;
 
 /*
- * The CFA of func, entered with call site `site` and a probe whose stack
+ * The CFA of a function entered with call site `site` and a probe whose stack
  * pointer was sp.  The call site is the return address the call pushed, at
  * CFA - 8: found by a short scan up the stack the first time, then known as
  * an offset from sp (cached per thread, checked with one load each time).
@@ -50,7 +50,7 @@ static inline uint64_t rt_cfa_slot(uint64_t pc)
 	return pc * 0x9e3779b97f4a7c15ull >> 52 & (RT_CFA_CACHE - 1);
 }
 
-uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp)
+uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t site, uint64_t sp)
 {
 	struct rt_tls_ext *x = rt_ext();
 	/* keyed by the probe's own call (its return address, sp[-1]): the
@@ -61,7 +61,6 @@ uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_
 	const uint64_t *p;
 
 	(void)a;
-	(void)func;
 	if (e->pc == pc && !e->k)
 		return SC_ENG_NO_CFA;      /* not found before: do not scan again */
 	if (e->pc == pc) {

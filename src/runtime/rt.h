@@ -291,7 +291,7 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 __attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 /* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
-uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t func, uint64_t site, uint64_t sp);
+uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t site, uint64_t sp);
 extern uint64_t rt_ret_tramp;   /* patched functions' return trampoline, or 0 */
 extern uint64_t rt_lc_tramp;    /* library calls' return trampoline, or 0 */
 

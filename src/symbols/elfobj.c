@@ -503,7 +503,7 @@ uint64_t obj_module_base(const struct sym_obj *o)
 static struct esym *find_in(struct esym *v, size_t n, uint64_t addr)
 {
 	/* Greatest symbol start <= addr. */
-	size_t lo = SYM_UPPER_BOUND(v, n, addr, addr);
+	size_t lo = UPPER_BOUND(v, n, addr, addr);
 
 	if (!lo)
 		return NULL;
@@ -1180,7 +1180,7 @@ static const struct range *find_range(const struct range *v, size_t n,
 				      uint64_t addr)
 {
 	const struct range *best = NULL;
-	size_t lo = SYM_UPPER_BOUND(v, n, lo, addr);
+	size_t lo = UPPER_BOUND(v, n, lo, addr);
 
 	for (size_t i = lo, back = 0; i-- > 0 && back < 16; back++) {
 		if (addr < v[i].hi &&

@@ -165,7 +165,7 @@ const char *kallsyms_lookup(struct sym_kallsyms *k, uint64_t addr)
 
 	if (!kallsyms_usable(k))
 		return NULL;
-	lo = SYM_UPPER_BOUND(k->v, k->n, addr, addr);
+	lo = UPPER_BOUND(k->v, k->n, addr, addr);
 	if (!lo)
 		return NULL;
 	if (!k->v[lo - 1].name)

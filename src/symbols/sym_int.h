@@ -25,35 +25,6 @@
 
 #include "symbols/symbols.h"
 
-/*
- * In an array sorted by a uint64_t key, the number of leading elements whose
- * key is <= addr: the index just past the last such element, 0 if none.
- * Every "which symbol/map/range starts at or before this address" lookup of
- * the module goes through it.  Use SYM_UPPER_BOUND(v, n, field, addr).
- */
-static inline size_t sym_upper_bound(const void *base, size_t n, size_t stride,
-				     size_t key_off, uint64_t addr)
-{
-	const char *p = base;
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (*(const uint64_t *)(p + mid * stride + key_off) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-#define SYM_UPPER_BOUND(v, n, field, addr)                                   \
-	(sym_upper_bound((v), (n), sizeof(*(v)),                             \
-			 offsetof(__typeof__(*(v)), field), (addr)) +        \
-	 0 * sizeof(char[__builtin_types_compatible_p(                        \
-			 __typeof__((v)->field), uint64_t) ? 1 : -1]))
-
 /* ---- interned strings ------------------------------------------------- */
 
 struct sym_intern {

@@ -401,13 +401,13 @@ static struct map *find_map(struct sym_session *s, struct proc *p,
 	size_t i, top;
 
 	proc_sort(p);
-	i = SYM_UPPER_BOUND(p->ranges, p->nranges, start, addr);
+	i = UPPER_BOUND(p->ranges, p->nranges, start, addr);
 	for (size_t back = 0; i-- > 0 && back < 8; back++) {
 		if (addr < p->ranges[i].end)
 			return &p->ranges[i];
 	}
 
-	top = i = SYM_UPPER_BOUND(p->bases, p->nbases, start, addr);
+	top = i = UPPER_BOUND(p->bases, p->nbases, start, addr);
 	while (i-- > 0) {
 		struct map *m = &p->bases[i];
 		map_resolve(s, m);
