@@ -804,21 +804,17 @@ void sc_attach_seed_engine(struct sc_eng_thread *t, uint64_t now)
 }
 
 /* A thread's new return stack (retstack.c): the returns redirected at
- * the attach, outermost first; how many were pushed. */
-uint64_t sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn))
+ * the attach, outermost first. */
+void sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn))
 {
 	long i = seed_of_me();
-	uint64_t n = 0;
 
 	if (i < 0 || (sd.taken[i] & 2))
-		return 0;
+		return;
 	sd.taken[i] |= 2;
 	for (uint64_t k = sd.th[i].first; k < sd.th[i].first + sd.th[i].nframes; k++)
-		if (sd.state[k] == SEED_REDIRECTED) {
+		if (sd.state[k] == SEED_REDIRECTED)
 			push((uint64_t *)(uintptr_t)sd.f[k].slot, sd.f[k].site, sd.f[k].site, sd.f[k].fn);
-			n++;
-		}
-	return n;
 }
 
 /* At DETACH (the threads stopped): the redirected returns of the threads

@@ -395,9 +395,9 @@ void sc_rt_sigreturn(void);
 void sc_attach_child(void);
 /* The frames open at the attach (attach.c, runtime/attach.h): opened in the
  * engine at the thread's first event, and pushed on its new return stack
- * (push called for each, outermost first; returns how many). */
+ * (push called for each, outermost first). */
 void sc_attach_seed_engine(struct sc_eng_thread *t, uint64_t now);
-uint64_t sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn));
+void sc_attach_seed_rs(void (*push)(uint64_t *slot, uint64_t orig, uint64_t site, uint64_t fn));
 /* process.c: the runtime set up from envp in a running process */
 int rt_attach_init(char **envp);
 
