@@ -299,7 +299,6 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			    find_map(s, next.pc - 1)) {
 				next.sp = f.sp + 8;
 				next.bp = f.bp;
-				next.slot = f.sp;
 				next.exact = false;
 				ips[1] = next.pc;
 				if (w->slots)
