@@ -1475,6 +1475,16 @@ int record_instrument(const struct record_opts *opts)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	/*
+	 * Ignored when we started (a script's background job, nohup): left
+	 * ignored, for us and for the target, which inherits it through the
+	 * exec as it would without us (a handler of ours would be reset to
+	 * the default there, and Ctrl-C would end a program that ignores it).
+	 */
+	if (old_int.sa_handler == SIG_IGN)
+		sigaction(SIGINT, &old_int, NULL);
+	if (old_term.sa_handler == SIG_IGN)
+		sigaction(SIGTERM, &old_term, NULL);
 
 	/* the session starts here, after the calibration (on a loaded
 	 * machine it took long enough to pass a fifth of a short run's
