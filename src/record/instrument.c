@@ -1475,16 +1475,6 @@ int record_instrument(const struct record_opts *opts)
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	/*
-	 * Ignored when we started (a script's background job, nohup): left
-	 * ignored, for us and for the target, which inherits it through the
-	 * exec as it would without us (a handler of ours would be reset to
-	 * the default there, and Ctrl-C would end a program that ignores it).
-	 */
-	if (old_int.sa_handler == SIG_IGN)
-		sigaction(SIGINT, &old_int, NULL);
-	if (old_term.sa_handler == SIG_IGN)
-		sigaction(SIGTERM, &old_term, NULL);
 
 	/* the session starts here, after the calibration (on a loaded
 	 * machine it took long enough to pass a fifth of a short run's
@@ -1505,7 +1495,20 @@ int record_instrument(const struct record_opts *opts)
 		l.pid = opts->attach_pid;
 		goto recorded;
 	}
+	/*
+	 * A signal ignored when we started (a script's background job, nohup)
+	 * is ignored in the target too, as without us: the child is made with
+	 * it ignored, which exec keeps (a handler of ours would be reset to
+	 * the default there, and Ctrl-C would end a program that ignores it).
+	 * We keep our handler: a SIGINT sent to us still stops the recording.
+	 */
+	if (old_int.sa_handler == SIG_IGN)
+		sigaction(SIGINT, &old_int, NULL);
+	if (old_term.sa_handler == SIG_IGN)
+		sigaction(SIGTERM, &old_term, NULL);
 	ret = launch_prepare(&l, opts->argv, env);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (ret) {
 		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise "
 		       "'ulimit -u' or 'ulimit -n', then retry)", name, strerror(-ret));
