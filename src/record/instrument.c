@@ -579,6 +579,7 @@ struct image {
 	uint32_t proc_id;
 	uint32_t parent;
 	uint64_t seq;             /* the <n> of <prefix>.<pid>.<n> */
+	bool execed;              /* a later image of the same process: it ended by exec */
 };
 
 /*
@@ -765,7 +766,9 @@ static void link_parents(struct image *ims, int n)
 				continue;
 		}
 		ims[i].parent = latest_image_of(ims, i, h->pid);
-		if (ims[i].parent == UINT32_MAX)
+		if (ims[i].parent != UINT32_MAX)
+			ims[ims[i].parent].execed = true;
+		else
 			ims[i].parent = latest_image_of(ims, i, h->ppid);
 	}
 }
@@ -893,9 +896,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		if (ret)
 			break;
 		{
-			/* frames left open: how the image ended (or the thread) */
+			/* frames left open: how the image ended (or the thread); an
+			 * exec ends it (its destructors never run), as exit does */
 			struct sc_rec_thread_more tm = { 0 };
-			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED);
+			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED) || im->execed;
 
 			tm.proc_id = im->proc_id;
 			tm.tid = t.tid;

@@ -4,7 +4,8 @@
 # command), hooks (gcc, clang) and patched: the parent's calls are its own,
 # exact, with no repair; the child's calls before its exec are nobody's;
 # an exec that fails (_exit in the child) too; Debian's dash running
-# external commands, no repair.
+# external commands, no repair, and its frames open at its _exit or exec
+# said ended, not killed.
 # san: skip (the runtime's vfork; the recorder side is t305's)
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
@@ -49,4 +50,11 @@ if [ -x /usr/bin/dash ]; then
 	report_json "$TMP/d.data" "$TMP/d.json"
 	check "dash: no repair ($(q "$TMP/d.json" "s['repairs_by_cause']")), 11 processes ($(q "$TMP/d.json" "s['processes']"))" -- \
 		q "$TMP/d.json" "exit(0 if s['repairs'] == 0 and s['processes'] == 11 else 1)"
+	# dash ends by _exit (no destructor runs), and a command run last by
+	# exec: their open frames are ended ones, not a kill's
+	check "dash: record '/bin/true; exec /bin/true'" -- \
+		"$STACKCLOCK" record -m instrument -o "$TMP/e.data" -- /usr/bin/dash -c '/bin/true; exec /bin/true'
+	report_json "$TMP/e.data" "$TMP/e.json"
+	check "dash: frames open at its _exit and its exec are said ended, none killed ($(q "$TMP/e.json" "s['repairs_by_cause']"))" -- \
+		q "$TMP/e.json" "exit(0 if s['open_frames'] > 0 and s['repairs_by_cause']['exit'] == s['open_frames'] and s['repairs_by_cause']['kill'] == 0 else 1)"
 fi
