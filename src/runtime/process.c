@@ -576,12 +576,14 @@ static __attribute__((destructor)) void rt_fini(void)
  * destructor runs, so the image's end is noted here, or its frames left
  * open would be told apart from a kill by nothing (dash ends every shell
  * so).  Not in a vfork child, which runs on its parent's memory and image
- * (fork.c), nor in a child made without fork's handlers before its first
- * probe (rt_alive zero: the image is still the parent's).
+ * (fork.c), nor in any other process whose image is not this one yet (a
+ * clone sharing our memory; a child made without fork's handlers before
+ * its first probe, where rt_alive is zero).
  */
 __attribute__((noreturn, visibility("default"))) void _exit(int status)
 {
-	if (tls.state != RT_VFORK && !cal.t)
+	/* (a child sharing our memory by clone(CLONE_VM) has a pid of its own) */
+	if (tls.state != RT_VFORK && !cal.t && rt.state == RT_ON && rt_getpid() == rt.pid)
 		image_ends();
 	for (;;) {
 		rt_sys1(SYS_exit_group, status);
