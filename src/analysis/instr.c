@@ -78,10 +78,14 @@ static void set_values(struct an_row *row, const struct acc *a, const struct an_
 	 * and "completed" says there was nothing to measure.
 	 */
 	an_row_set_u(row, AN_COL_COMPLETED, a->completed);
-	an_row_set_u(row, AN_COL_MEAN_EI, a->completed ? (a->sum_i + a->completed / 2) / a->completed : 0);
-	an_row_set_u(row, AN_COL_MEAN_EE, a->completed ? (a->sum_e + a->completed / 2) / a->completed : 0);
-	if (s->raw_times)
-		return;            /* no raw minimum or maximum: absent */
+	if (s->raw_times) {
+		/* no raw minimum or maximum: absent, and the mean unbounded */
+		an_row_set_u(row, AN_COL_MEAN_EI, an_mean(a->sum_i, a->completed, 0, UINT64_MAX));
+		an_row_set_u(row, AN_COL_MEAN_EE, an_mean(a->sum_e, a->completed, 0, UINT64_MAX));
+		return;
+	}
+	an_row_set_u(row, AN_COL_MEAN_EI, an_mean(a->sum_i, a->completed, a->min_i, a->max_i));
+	an_row_set_u(row, AN_COL_MEAN_EE, an_mean(a->sum_e, a->completed, a->min_e, a->max_e));
 	an_row_set_u(row, AN_COL_MIN_EI, a->completed ? a->min_i : 0);
 	an_row_set_u(row, AN_COL_MAX_EI, a->completed ? a->max_i : 0);
 	an_row_set_u(row, AN_COL_MIN_EE, a->completed ? a->min_e : 0);

@@ -303,4 +303,22 @@ static inline double an_pct(uint64_t x, uint64_t total)
 	return total ? 100.0 * (double)x / (double)total : 0.0;
 }
 
+/*
+ * The mean of c completed calls whose times add up to sum, rounded to the
+ * nearest ns and held within [lo, hi], their minimum and maximum.  The
+ * recorder converts each of the three from ticks on its own (flooring), so
+ * the sum of two 128.6 ns calls is 257 ns while the maximum is 128 ns: the
+ * rounded mean alone would be 129, above the maximum.  0 when c is 0.
+ */
+static inline uint64_t an_mean(uint64_t sum, uint64_t c, uint64_t lo, uint64_t hi)
+{
+	uint64_t m = c ? (sum + c / 2) / c : 0;
+
+	if (!c)
+		return 0;
+	if (m > hi)
+		m = hi;
+	return m < lo ? lo : m;
+}
+
 #endif

@@ -698,7 +698,8 @@ static int check_instrument(const struct an_report *r, char *why, size_t len)
 		    !pct_ok(row, AN_COL_AE_PCT, ae, s->application_inclusive_ns))
 			return fail(why, len, "%s: a percentage differs from its definition",
 				    row_label(row, lb, sizeof(lb)));
-		if (row->v[AN_COL_MEAN_EI].present &&
+		/* no minimum or maximum with raw times: nothing to hold the mean */
+		if (row->v[AN_COL_MEAN_EI].present && row->v[AN_COL_MIN_EI].present &&
 		    !(row->v[AN_COL_MIN_EI].u <= row->v[AN_COL_MEAN_EI].u &&
 		      row->v[AN_COL_MEAN_EI].u <= row->v[AN_COL_MAX_EI].u &&
 		      row->v[AN_COL_MIN_EE].u <= row->v[AN_COL_MEAN_EE].u &&

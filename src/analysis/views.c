@@ -75,14 +75,17 @@ static void node_values(const struct an_session *s, const struct an_cct_node *nd
 		return;
 	{
 		uint64_t c = nd->call.completed;
+		bool raw = s->raw_times;   /* raw sums, compensated extremes: the mean unbounded */
 
 		an_row_set_u(row, AN_COL_COMPLETED, c);
 		an_row_set_u(row, AN_COL_MIN_EI, c ? nd->call.incl_min : 0);
 		an_row_set_u(row, AN_COL_MAX_EI, c ? nd->call.incl_max : 0);
-		an_row_set_u(row, AN_COL_MEAN_EI, c ? (nd->call.incl_sum + c / 2) / c : 0);
+		an_row_set_u(row, AN_COL_MEAN_EI, an_mean(nd->call.incl_sum, c, raw ? 0 : nd->call.incl_min,
+							  raw ? UINT64_MAX : nd->call.incl_max));
 		an_row_set_u(row, AN_COL_MIN_EE, c ? nd->call.excl_min : 0);
 		an_row_set_u(row, AN_COL_MAX_EE, c ? nd->call.excl_max : 0);
-		an_row_set_u(row, AN_COL_MEAN_EE, c ? (nd->call.excl_sum + c / 2) / c : 0);
+		an_row_set_u(row, AN_COL_MEAN_EE, an_mean(nd->call.excl_sum, c, raw ? 0 : nd->call.excl_min,
+							  raw ? UINT64_MAX : nd->call.excl_max));
 	}
 }
 

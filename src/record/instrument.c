@@ -579,6 +579,7 @@ struct image {
 	uint32_t proc_id;
 	uint32_t parent;
 	uint64_t seq;             /* the <n> of <prefix>.<pid>.<n> */
+	bool execed;              /* a later image of the same process: it ended by exec */
 };
 
 /*
@@ -765,7 +766,9 @@ static void link_parents(struct image *ims, int n)
 				continue;
 		}
 		ims[i].parent = latest_image_of(ims, i, h->pid);
-		if (ims[i].parent == UINT32_MAX)
+		if (ims[i].parent != UINT32_MAX)
+			ims[ims[i].parent].execed = true;
+		else
 			ims[i].parent = latest_image_of(ims, i, h->ppid);
 	}
 }
@@ -893,9 +896,10 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		if (ret)
 			break;
 		{
-			/* frames left open: how the image ended (or the thread) */
+			/* frames left open: how the image ended (or the thread); an
+			 * exec ends it (its destructors never run), as exit does */
 			struct sc_rec_thread_more tm = { 0 };
-			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED);
+			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED) || im->execed;
 
 			tm.proc_id = im->proc_id;
 			tm.tid = t.tid;
@@ -1495,7 +1499,20 @@ int record_instrument(const struct record_opts *opts)
 		l.pid = opts->attach_pid;
 		goto recorded;
 	}
+	/*
+	 * A signal ignored when we started (a script's background job, nohup)
+	 * is ignored in the target too, as without us: the child is made with
+	 * it ignored, which exec keeps (a handler of ours would be reset to
+	 * the default there, and Ctrl-C would end a program that ignores it).
+	 * We keep our handler: a SIGINT sent to us still stops the recording.
+	 */
+	if (old_int.sa_handler == SIG_IGN)
+		sigaction(SIGINT, &old_int, NULL);
+	if (old_term.sa_handler == SIG_IGN)
+		sigaction(SIGTERM, &old_term, NULL);
 	ret = launch_prepare(&l, opts->argv, env);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (ret) {
 		pr_err("cannot start '%s': %s (fork or pipe failed: free memory, raise "
 		       "'ulimit -u' or 'ulimit -n', then retry)", name, strerror(-ret));

@@ -190,7 +190,10 @@ static int poll_timeout(const struct sampler *s)
  * (sleep, I/O, locks, a busy CPU), which sampling does not see.  Said once,
  * for a recording of at least SPARSE_MIN_S seconds (a shorter one is
  * mostly start-up) with under a tenth of the samples a program on a CPU
- * all along would give.
+ * all along would give.  Without --kernel only user mode is sampled: a
+ * launched program that spent much of the time in the kernel (writing a
+ * file, faulting pages in) was busy, not waiting, and the note says that
+ * instead (its processes' system time, from their rusage: we reaped them).
  */
 #define SPARSE_MIN_S 0.5
 
@@ -198,13 +201,26 @@ static void note_off_cpu(const struct sampler *s, uint64_t samples)
 {
 	double secs = (double)s->si.duration_ns / 1e9;
 	double expected = secs * s->o->frequency_hz;
+	struct rusage ru;
 
 	if (secs < SPARSE_MIN_S || (double)samples >= expected / 10)
 		return;
-	fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz: the program was on a CPU "
+	if (!s->o->kernel && !s->o->attach_pid && !getrusage(RUSAGE_CHILDREN, &ru)) {
+		double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+		if (sys >= secs / 10) {
+			fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz, in user mode; "
+				"the program also ran %.2f s in the kernel (system calls, page faults), "
+				"which sampling leaves out without --kernel\n",
+				(unsigned long long)samples, secs, s->o->frequency_hz, sys);
+			return;
+		}
+	}
+	fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz: the program was on a CPU%s "
 		"about %.0f%% of the time; sampling counts time on a CPU (cpu-clock), not time spent "
 		"waiting (sleep, I/O, locks, a busy CPU): for that, record with -m instrument\n",
-		(unsigned long long)samples, secs, s->o->frequency_hz, 100.0 * (double)samples / expected);
+		(unsigned long long)samples, secs, s->o->frequency_hz, s->o->kernel ? "" : " in user mode",
+		100.0 * (double)samples / expected);
 }
 
 static void print_summary(struct sampler *s)

@@ -6,6 +6,19 @@
  * without libc's handlers (syscall(SYS_fork), clone() without CLONE_VM)
  * is detected at the child's first probe: a page mapped with
  * MADV_WIPEONFORK reads zero there.
+ *
+ * vfork — the child runs on its parent's memory, this thread's state
+ * included, until it calls exec or _exit: a probe there would push the
+ * child's calls onto the parent's stack of calls, left open by the exec
+ * (one repair of cause "other" per child in the parent: dash, Debian's
+ * /bin/sh, runs every external command so).  The runtime's vfork() turns
+ * the thread's probes off before the system call (tls.t NULL, the state
+ * RT_VFORK: every probe takes the cold path and leaves) and on again in
+ * the parent once the child is gone, so the child's calls before its exec
+ * are nobody's, and its time is the parent's, which waited for it.
+ * Patched functions' returns still go through the return stack, whose
+ * entries the child leaves are below the parent's stack pointer: trimmed
+ * as frames gone.
  */
 #include "runtime/rt.h"
 #include "runtime/libcall.h"
@@ -214,3 +227,71 @@ void rt_atfork_child(void)
 {
 	child_start(stack_pointer());
 }
+
+/* vfork(): its own system call, the probes off around it (see the top). */
+void sc_rt_vfork_pre(void)
+{
+	struct rt_tls_ext *x;
+
+	if (rt.state != RT_ON || (tls.state != RT_ON && tls.state != RT_NEW) || tls.busy || !(x = rt_ext()))
+		return;
+	x->vfork.t = tls.t;
+	x->vfork.t_notsc = tls.t_notsc;
+	x->vfork.state = tls.state;
+	tls.t = NULL;
+	tls.t_notsc = NULL;
+	barrier();
+	tls.state = RT_VFORK;
+}
+
+void sc_rt_vfork_post(void)
+{
+	if (tls.state != RT_VFORK || !tls.x)
+		return;
+	tls.t = tls.x->vfork.t;
+	tls.t_notsc = tls.x->vfork.t_notsc;
+	barrier();
+	tls.state = tls.x->vfork.state;
+}
+
+/*
+ * The system call made here, as glibc's vfork makes it: the return address
+ * popped before it (the child's calls would overwrite it on the shared
+ * stack) and pushed again after, in both processes.  The child returns
+ * with the probes off; the parent, resumed once the child called exec or
+ * _exit, turns them on, and on a failure sets errno.  __vfork is the same.
+ */
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".globl __vfork\n"
+	".type __vfork, @function\n"
+	"vfork:\n"
+	"__vfork:\n"
+	"\tendbr64\n"
+	"\tsub $8, %rsp\n"                  /* the call's alignment */
+	"\tcall sc_rt_vfork_pre\n"
+	"\tadd $8, %rsp\n"
+	"\tpop %rsi\n"
+	"\tmov $58, %eax\n"                 /* SYS_vfork */
+	"\tsyscall\n"
+	"\tpush %rsi\n"
+	"\ttest %rax, %rax\n"
+	"\tjz 2f\n"                         /* the child */
+	"\tpush %rax\n"
+	"\tcall sc_rt_vfork_post\n"
+	"\tpop %rax\n"
+	"\tcmp $-4096, %rax\n"
+	"\tja 1f\n"
+	"2:\n"
+	"\tret\n"
+	"1:\n"                               /* -errno */
+	"\tneg %eax\n"
+	"\tpush %rax\n"
+	"\tcall __errno_location@PLT\n"
+	"\tpop %rcx\n"
+	"\tmov %ecx, (%rax)\n"
+	"\tmov $-1, %eax\n"
+	"\tret\n"
+	".size vfork, .-vfork\n"
+	".size __vfork, .-__vfork\n");

@@ -551,17 +551,47 @@ struct sc_eng_thread *thread_start(uintptr_t sp)
 	return t;
 }
 
-/* The image ends (exit, or return from main): note when. */
-static __attribute__((destructor)) void rt_fini(void)
+/* The image ends (exit, return from main, _exit): note when. */
+static void image_ends(void)
 {
-	if (cal.t) {
-		rt_calib_end();
-		return;
-	}
 	if (rt.state != RT_ON || !*rt_alive)
 		return;
 	rt.hdr->end_tsc = rt_clock();
 	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
 	if (tls.t)
 		thread_name(tls.t);
+}
+
+static __attribute__((destructor)) void rt_fini(void)
+{
+	if (cal.t) {
+		rt_calib_end();
+		return;
+	}
+	image_ends();
+}
+
+/*
+ * _exit() and _Exit() (the program's; libc's exit() calls its own): no
+ * destructor runs, so the image's end is noted here, or its frames left
+ * open would be told apart from a kill by nothing (dash ends every shell
+ * so).  Not in a vfork child, which runs on its parent's memory and image
+ * (fork.c), nor in any other process whose image is not this one yet (a
+ * clone sharing our memory; a child made without fork's handlers before
+ * its first probe, where rt_alive is zero).
+ */
+__attribute__((noreturn, visibility("default"))) void _exit(int status)
+{
+	/* (a child sharing our memory by clone(CLONE_VM) has a pid of its own) */
+	if (tls.state != RT_VFORK && !cal.t && rt.state == RT_ON && rt_getpid() == rt.pid)
+		image_ends();
+	for (;;) {
+		rt_sys1(SYS_exit_group, status);
+		rt_sys1(SYS_exit, status);
+	}
+}
+
+__attribute__((noreturn, visibility("default"))) void _Exit(int status)
+{
+	_exit(status);
 }

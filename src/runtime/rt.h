@@ -25,7 +25,8 @@
  *                thread's start and end, where our descriptors go,
  *                calibration mode
  *   fork.c       fork(): the forking thread's stack kept, the child's new
- *                image started from it
+ *                image started from it; vfork(): no probe of the child's
+ *                changes its parent's state
  *   os_ring.c    a thread's OS events (context switches, system calls, page
  *                faults, samples): its perf ring opened, drained into the
  *                engine, closed
@@ -152,13 +153,18 @@ struct rt_tls_ext {
 	struct rs_stack *rs;           /* retstack.c's stack, once it has one */
 	uint32_t reg;                  /* 1 + its index in rt_exts[], 0 if not there */
 	size_t map_len;
+	struct {                       /* the thread's state while a vfork child runs (fork.c) */
+		struct sc_eng_thread *t, *t_notsc;
+		int state;
+	} vfork;
 };
 /* Every thread's rt_tls_ext (NULL: free), for attach.c's detach, which
  * restores the return addresses of every thread. */
 #define RT_EXT_MAX 8192
 extern struct rt_tls_ext *rt_exts[RT_EXT_MAX];
 #define RT_TLS_STATIC_MAX 256          /* what the static block may take of us */
-enum { RT_NEW, RT_ON, RT_OFF, RT_SELF };   /* RT_SELF: the runtime itself runs */
+enum { RT_NEW, RT_ON, RT_OFF, RT_SELF, RT_VFORK };   /* RT_SELF: the runtime itself runs;
+                                                     RT_VFORK: a vfork child runs (fork.c) */
 enum { RT_UNWIND_THROWN = 1, RT_UNWIND_CAUGHT = 2 };
 
 extern __thread struct rt_tls tls __attribute__((tls_model("initial-exec")));
@@ -373,6 +379,10 @@ void rt_atfork_child(void);
 /* The first moment in a new process (fork's handler, or a probe that finds
  * rt_alive zero): the child's own image, the forking thread's stack. */
 void child_start(uintptr_t sp);
+/* Around the vfork system call of the runtime's vfork(): the thread's
+ * probes off (the child runs on its memory), then on again in the parent. */
+void sc_rt_vfork_pre(void);
+void sc_rt_vfork_post(void);
 
 /* ---- signals, without libc (sandbox.c, attach.c) ---- */
 

@@ -556,8 +556,18 @@ static int finish_index(struct unw_table *t)
 	return n ? 0 : -ENODATA;
 }
 
+/*
+ * The outermost functions of a thread's stack.  Go's (statically linked,
+ * its own clone) are those its linker marks TOPFRAME, where Go's own
+ * tracebacks stop and whose CFI (Go 1.19) does not end the chain: a
+ * goroutine's stack starts at goexit, the main thread's at rt0_go (jumped
+ * to: what lies above it is no return address), every other thread's at
+ * runtime.clone, which calls mstart (".abi0": the assembly ABI's name).
+ */
 static const char *const root_names[] = {
 	"_start", "__clone", "clone", "__clone3", "clone3", "thread_start",
+	"runtime.goexit.abi0", "runtime.rt0_go.abi0", "runtime.mstart.abi0",
+	"runtime.clone.abi0", "runtime.goexit", "runtime.rt0_go", "runtime.mstart", "runtime.clone",
 };
 
 static void scan_roots(struct unw_table *t, Elf *elf)

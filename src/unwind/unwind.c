@@ -328,10 +328,12 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		/*
 		 * A caller's pc outside every executable mapping was read from
 		 * the wrong slot (a wrong row, a stale rbp): the walk went
-		 * astray, and that value is no frame.  It is not stored.
+		 * astray, and that value is no frame.  It is not stored.  Above
+		 * a root function it is what the thread started with (Go's
+		 * rt0_go is jumped to): the walk is complete.
 		 */
 		if (!find_map(s, next.exact ? next.pc : next.pc - 1))
-			return UNW_STOP_NO_MAP;
+			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
 		if (*n == max)
 			return UNW_STOP_MAX_FRAMES;
 		if (w->slots)

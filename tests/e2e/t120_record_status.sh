@@ -67,3 +67,15 @@ fails 125 "record: unknown method 'bogus'" -- "$STACKCLOCK" record -m bogus -- "
 fails 125 "record: --kernel is for sampling" -- "$STACKCLOCK" record -m instrument --kernel -- "$TMP/rs"
 fails 125 "record: no program given" -- "$STACKCLOCK" record
 [ ! -e "$TMP/x.data" ]; ok $? "no data file is left by a program that never ran"
+
+# Signals ignored when record starts (a script's background job, nohup)
+# stay ignored in the target, as without record: instrumentation's own
+# SIGINT/SIGTERM handlers once reset them to the default there.
+ign() { sed -n 's/^SigIgn:[[:space:]]*//p' "$1"; }
+bash -c 'trap "" INT TERM QUIT; exec grep "^SigIgn" /proc/self/status' >"$TMP/ign.plain"
+for mode in sample instrument; do
+	bash -c 'trap "" INT TERM QUIT; exec "$@"' _ "$STACKCLOCK" record -m $mode -o "$TMP/ign.data" -- \
+		grep "^SigIgn" /proc/self/status >"$TMP/ign.$mode" 2>/dev/null
+	check "$mode: SIGINT, SIGTERM and SIGQUIT ignored at the start stay ignored in the target (SigIgn $(ign "$TMP/ign.$mode"), plain $(ign "$TMP/ign.plain"))" -- \
+		test -n "$(ign "$TMP/ign.plain")" -a "$(ign "$TMP/ign.$mode")" = "$(ign "$TMP/ign.plain")"
+done

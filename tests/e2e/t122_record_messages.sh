@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What record says: sampling notes in one line that it counts time on a CPU
-# when a program mostly waited (sleep 1); instrumentation ends with a
+# when a program mostly waited (sleep 1), or ran in the kernel (dd from
+# /dev/zero), which it samples with --kernel only; instrumentation ends with a
 # summary line like sampling's, and on a terminal shows a progress line
 # rewritten in place; stopped by timeout(1), it says that no process still
 # runs (it called the killed processes daemons that "still run").
@@ -13,11 +14,18 @@ cd "$TMP"
 # sampling: `sleep 1` is off the CPU; a spinning program is not
 "$STACKCLOCK" record -o s.data -- sleep 1 2>s.err
 ok $? "record -- sleep 1"
-note="^stackclock: note: [0-9]+ samples in 1\.[0-9]{2} s at 999 Hz: the program was on a CPU about [0-9]+% of the time; sampling counts time on a CPU \(cpu-clock\), not time spent waiting \(sleep, I/O, locks, a busy CPU\): for that, record with -m instrument$"
+note="^stackclock: note: [0-9]+ samples in 1\.[0-9]{2} s at 999 Hz: the program was on a CPU in user mode about [0-9]+% of the time; sampling counts time on a CPU \(cpu-clock\), not time spent waiting \(sleep, I/O, locks, a busy CPU\): for that, record with -m instrument$"
 [ "$(grep -cE "$note" s.err)" -eq 1 ] && [ "$(wc -l <s.err)" -eq 2 ]
 ok $? "sleep 1: one note line says sampling sees time on a CPU only: $(tail -1 s.err)"
 "$STACKCLOCK" record -o b.data -- "$TMP/behave" 600 0 exit >/dev/null 2>b.err
 ! grep -q "note:" b.err; ok $? "a program spinning 0.6 s gets no such note: $(tr '\n' '|' <b.err)"
+# a program busy in the kernel (reading /dev/zero: user mode about 3%) was
+# not waiting: the note says where its time went, not that it waited
+"$STACKCLOCK" record -o k.data -- dd if=/dev/zero of=/dev/null bs=4M count=12000 2>k.err
+ok $? "record -- dd if=/dev/zero of=/dev/null bs=4M count=12000"
+knote="^stackclock: note: [0-9]+ samples in [0-9.]+ s at 999 Hz, in user mode; the program also ran [0-9.]+ s in the kernel \(system calls, page faults\), which sampling leaves out without --kernel$"
+[ "$(grep -cE "$knote" k.err)" -eq 1 ] && ! grep -q "waiting" k.err
+ok $? "dd busy in the kernel: the note says so, not that it waited: $(grep note: k.err)"
 
 # instrumentation: the last line, and no progress line off a terminal
 "$STACKCLOCK" record -m instrument --libcalls=none -o i.data -- "$TMP/rs" 2>i.err

@@ -18,6 +18,8 @@ check "sleeper Application time is near zero ($(ms sleeper application_inclusive
 # the 100 ms of CPU include the probes' own: their cost is taken out of
 # the default values (SPEC section 10), left in with --raw-times
 report_json "$D" "$TMP/raw.json" --raw-times
+# the checker on raw values (no per-call minimum or maximum there)
+check "report --raw-times --check passes" -- "$STACKCLOCK" report -i "$D" --raw-times --check
 check "raw times: spinner EI is at least 100 ms ($(q "$TMP/raw.json" "row('spinner')['elapsed_inclusive_ns'] / 1e6") ms)" -- \
 	q "$TMP/raw.json" "exit(0 if 99e6 <= row('spinner')['elapsed_inclusive_ns'] <= 1000e6 else 1)"
 check "raw times: spinner Application time is about its 100 ms of CPU ($(q "$TMP/raw.json" "row('spinner')['application_inclusive_ns'] / 1e6") ms)" -- \

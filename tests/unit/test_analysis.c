@@ -1304,6 +1304,93 @@ static void test_checker(void)
 	an_profile_free(p);
 }
 
+/*
+ * Per-call values as the recorder writes them: each of min, max and sum
+ * converted from ticks on its own, floored, so two calls of 128.6 ns are
+ * min = max = 128 with sum 257 (seen on sqlite3's sqlite3TableColumnToIndex,
+ * patched).  The mean is held within [min, max] in the flat rows, the tree's
+ * nodes and the callers' rows, and the report passes its checker; with raw
+ * times (sums with the cost added back) it is not held.
+ */
+static void test_hand_mean(void)
+{
+	struct an_profile *p;
+	struct an_report *r;
+	char why[256] = "";
+	int m, f;
+	struct sc_rec_cct_node n = {
+		.proc_id = 1, .tid = 1, .id = 2, .parent = 1, .calls = 2, .completed = 2,
+		.elapsed_excl = 257, .app_excl = 257, .app_excl_exact = 128,
+		.incl_min = 128, .incl_max = 128, .incl_sum = 257,
+		.excl_min = 128, .excl_max = 128, .excl_sum = 257,
+	};
+
+	fake_reset();
+	m = fake_fn("main");
+	f = fake_fn("f");
+	p = an_profile_new(&fake);
+	root(p, 1, 1);
+	node(p, 1, 1, 1, 0, fake_addr(m), 1, 10, 10, 267);
+	n.func = fake_addr(f);
+	add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
+	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "floored per-call values");
+	if (r) {
+		const struct an_row *row = find_row(r, AN_COL_FUNCTION, "f");
+
+		ok(row && val(row, AN_COL_MEAN_EI) == 128 && val(row, AN_COL_MEAN_EE) == 128,
+		   "floored sums: f's mean EI and EE held at its max, 128 (got %llu, %llu)",
+		   row ? (unsigned long long)val(row, AN_COL_MEAN_EI) : 0ULL,
+		   row ? (unsigned long long)val(row, AN_COL_MEAN_EE) : 0ULL);
+		ok(an_report_check(r, why, sizeof(why)) == 0, "floored sums: the report passes its checker (%s)",
+		   why);
+		an_report_free(r);
+	}
+	{
+		struct an_tree_options to = { .by = AN_BY_FUNCTION, .app_time = AN_APP_INTERVAL };
+		struct an_tree *t = NULL;
+		struct an_row row = { 0 };
+		uint32_t id = AN_CCT_NONE;
+
+		if (an_tree_build(p, &to, &t, why, sizeof(why)) == 0) {
+			for (size_t i = 0; i < an_cct_size(t->cct); i++)
+				if (an_cct_node(t->cct, (uint32_t)i)->parent != AN_CCT_NONE &&
+				    !strcmp(an_cct_func_name(t->cct, an_cct_node(t->cct, (uint32_t)i)->func), "f"))
+					id = (uint32_t)i;
+			if (id != AN_CCT_NONE)
+				an_tree_row(t, id, &row);
+		}
+		ok(id != AN_CCT_NONE && row.v[AN_COL_MEAN_EI].u == 128 && row.v[AN_COL_MEAN_EE].u == 128 &&
+		   row.v[AN_COL_MAX_EI].u == 128,
+		   "floored sums: f's tree node has mean EI and EE 128 (got %llu, %llu)",
+		   (unsigned long long)row.v[AN_COL_MEAN_EI].u, (unsigned long long)row.v[AN_COL_MEAN_EE].u);
+		an_tree_free(t);
+	}
+	an_profile_free(p);
+	/* raw times: the sums get what compensation took out; no bound then */
+	p = an_profile_new(&fake);
+	an_profile_set_raw_times(p, true);
+	root(p, 1, 1);
+	node(p, 1, 1, 1, 0, fake_addr(m), 1, 10, 10, 267);
+	add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
+	{
+		struct sc_rec_cct_removed x = { .proc_id = 1, .tid = 1, .id = 2, .elapsed_excl = 40,
+						.incl_sum = 40, .excl_sum = 40 };
+
+		add_rec(p, SC_REC_CCT_REMOVED, &x, sizeof(x));
+	}
+	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "raw per-call values (no min or max: the checker passes)");
+	if (r) {
+		const struct an_row *row = find_row(r, AN_COL_FUNCTION, "f");
+
+		ok(row && val(row, AN_COL_MEAN_EI) == 149 && val(row, AN_COL_MEAN_EE) == 149,
+		   "raw times: f's mean EI and EE (257 + 40) / 2 rounded, 149, not held (got %llu, %llu)",
+		   row ? (unsigned long long)val(row, AN_COL_MEAN_EI) : 0ULL,
+		   row ? (unsigned long long)val(row, AN_COL_MEAN_EE) : 0ULL);
+		an_report_free(r);
+	}
+	an_profile_free(p);
+}
+
 /* ---- (c) random streams against brute force -------------------------------------- */
 
 static uint64_t rng_state;
@@ -2233,6 +2320,7 @@ int main(int argc, char **argv)
 	test_hand_views();
 	test_sort();
 	test_checker();
+	test_hand_mean();
 	test_random(seeds);
 	ok(callsite_bad == 0 && callsite_checked > seeds,
 	   "call-site rows of %d vectors and random streams equal brute force (calls, EI, EE, AI, AE "

@@ -376,17 +376,23 @@ function addPerCall(b, rows, keep) {
     a.esum += s[8];
     a.c += s[2];
   }
-  const mean = (sum, c) => (c ? Math.floor((sum + Math.floor(c / 2)) / c) : 0);
+  /* held within [lo, hi] as the report holds it (the three are floored apart);
+   * raw sums have no raw extremes to hold them */
+  const raw = M.session && M.session.raw_times;
+  const mean = (sum, c, lo, hi) => {
+    const m = c ? Math.floor((sum + Math.floor(c / 2)) / c) : 0;
+    return !c || raw ? m : Math.max(lo, Math.min(hi, m));
+  };
   for (const r of rows) {
     const a = acc.get(b.funcIds.get(r.function + '\u0000' + r.module)) ||
       { c: 0, imin: 0, imax: 0, isum: 0, emin: 0, emax: 0, esum: 0 };
     r.completed = a.c;
     r.min_elapsed_inclusive_ns = a.imin;
     r.max_elapsed_inclusive_ns = a.imax;
-    r.mean_elapsed_inclusive_ns = mean(a.isum, a.c);
+    r.mean_elapsed_inclusive_ns = mean(a.isum, a.c, a.imin, a.imax);
     r.min_elapsed_exclusive_ns = a.emin;
     r.max_elapsed_exclusive_ns = a.emax;
-    r.mean_elapsed_exclusive_ns = mean(a.esum, a.c);
+    r.mean_elapsed_exclusive_ns = mean(a.esum, a.c, a.emin, a.emax);
   }
 }
 
