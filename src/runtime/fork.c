@@ -19,6 +19,8 @@
  * Patched functions' returns still go through the return stack, whose
  * entries the child leaves are below the parent's stack pointer: trimmed
  * as frames gone.
+ * Attached (attach.c), the runtime comes after the program's objects:
+ * their vfork GOT slots are pointed at sc_w_vfork, the same code.
  */
 #include "runtime/rt.h"
 #include "runtime/libcall.h"
@@ -248,6 +250,14 @@ void sc_rt_vfork_post(void)
 {
 	if (tls.state != RT_VFORK || !tls.x)
 		return;
+	if (rt.state != RT_ON) {
+		/* detached while the child ran (attach.c): the thread's
+		 * extension is unmapped, its probes are gone */
+		tls.t = tls.t_notsc = NULL;
+		barrier();
+		tls.state = RT_OFF;
+		return;
+	}
 	tls.t = tls.x->vfork.t;
 	tls.t_notsc = tls.x->vfork.t_notsc;
 	barrier();
@@ -266,8 +276,11 @@ __asm__(".text\n"
 	".type vfork, @function\n"
 	".globl __vfork\n"
 	".type __vfork, @function\n"
+	".globl sc_w_vfork\n"
+	".hidden sc_w_vfork\n"
 	"vfork:\n"
 	"__vfork:\n"
+	"sc_w_vfork:\n"
 	"\tendbr64\n"
 	"\tsub $8, %rsp\n"                  /* the call's alignment */
 	"\tcall sc_rt_vfork_pre\n"

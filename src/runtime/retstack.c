@@ -868,5 +868,8 @@ const struct sc_patch_wrap sc_patch_wraps[] = {
 	{ "_longjmp", (const void *)sc_w__longjmp },
 	{ "siglongjmp", (const void *)sc_w_siglongjmp },
 	{ "__longjmp_chk", (const void *)sc_w___longjmp_chk },
+	/* (a vfork child's probes off: fork.c) */
+	{ "vfork", (const void *)sc_w_vfork },
+	{ "__vfork", (const void *)sc_w_vfork },
 	{ NULL, NULL },
 };

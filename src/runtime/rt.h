@@ -462,6 +462,9 @@ __attribute__((noreturn)) void sc_w_longjmp(void *env, int val);
 __attribute__((noreturn)) void sc_w__longjmp(void *env, int val);
 __attribute__((noreturn)) void sc_w_siglongjmp(void *env, int val);
 __attribute__((noreturn)) void sc_w___longjmp_chk(void *env, int val);
+/* fork.c's vfork, by a name that is never preempted (attach.c points
+ * GOT slots at it while attached) */
+extern char sc_w_vfork[];
 
 /* ---- sandbox.c ---- */
 

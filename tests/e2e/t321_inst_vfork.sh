@@ -5,7 +5,8 @@
 # exact, with no repair; the child's calls before its exec are nobody's;
 # an exec that fails (_exit in the child) too; Debian's dash running
 # external commands, no repair, and its frames open at its _exit or exec
-# said ended, not killed.
+# said ended, not killed.  Attached (-p) to a program that vforks, the
+# same: the runtime's vfork takes the program's GOT slot while attached.
 # san: skip (the runtime's vfork; the recorder side is t305's)
 . "$(dirname "$0")/lib.sh"
 export STACKCLOCK_CACHE_DIR=$TMP/cache
@@ -58,3 +59,19 @@ if [ -x /usr/bin/dash ]; then
 	check "dash: frames open at its _exit and its exec are said ended, none killed ($(q "$TMP/e.json" "s['repairs_by_cause']"))" -- \
 		q "$TMP/e.json" "exit(0 if s['open_frames'] > 0 and s['repairs_by_cause']['exit'] == s['open_frames'] and s['repairs_by_cause']['kill'] == 0 else 1)"
 fi
+
+# attached: the program's vfork GOT slot points at the runtime's vfork
+# while attached (without it: one repair per child, child_go counted)
+"$TMP/vf_patched" 400 /bin/true >"$TMP/att.out" &
+pid=$!
+sleep 0.5
+check "attached: record -m instrument -p PID --duration 1 of a program vforking" -- \
+	"$STACKCLOCK" record -m instrument -p "$pid" --duration 1 -o "$TMP/att.data"
+wait "$pid"
+check "attached: the program ends as without us (status $?, $(cat "$TMP/att.out"))" -- \
+	grep -qx 'spawned 400, exit statuses 0' "$TMP/att.out"
+report_json "$TMP/att.data" "$TMP/att.json"
+check "attached: no repair ($(q "$TMP/att.json" "s['repairs_by_cause']")), spawns seen ($(q "$TMP/att.json" "row('spawn')['calls']"))" -- \
+	q "$TMP/att.json" "exit(0 if s['repairs'] == 0 and row('spawn')['calls'] >= 5 else 1)"
+check "attached: the children's calls before their exec are not the parent's" -- \
+	q "$TMP/att.json" "exit(0 if not [x for x in rows if x['function'] in ('child_go', 'child_prep', 'snprintf') and x['calls']] else 1)"
