@@ -312,10 +312,11 @@ static inline double an_pct(uint64_t x, uint64_t total)
  */
 static inline uint64_t an_mean(uint64_t sum, uint64_t c, uint64_t lo, uint64_t hi)
 {
-	uint64_t m = c ? (sum + c / 2) / c : 0;
+	uint64_t m;
 
 	if (!c)
 		return 0;
+	m = (sum + c / 2) / c;
 	if (m > hi)
 		m = hi;
 	return m < lo ? lo : m;

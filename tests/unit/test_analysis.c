@@ -1312,6 +1312,17 @@ static void test_checker(void)
  * nodes and the callers' rows, and the report passes its checker; with raw
  * times (sums with the cost added back) it is not held.
  */
+/* Function f's mean EI and EE in report r are both `want`. */
+static void ok_means_f(const struct an_report *r, uint64_t want, const char *what)
+{
+	const struct an_row *row = find_row(r, AN_COL_FUNCTION, "f");
+
+	ok(row && val(row, AN_COL_MEAN_EI) == want && val(row, AN_COL_MEAN_EE) == want,
+	   "%s: f's mean EI and EE %llu (got %llu, %llu)", what, (unsigned long long)want,
+	   row ? (unsigned long long)val(row, AN_COL_MEAN_EI) : 0ULL,
+	   row ? (unsigned long long)val(row, AN_COL_MEAN_EE) : 0ULL);
+}
+
 static void test_hand_mean(void)
 {
 	struct an_profile *p;
@@ -1335,12 +1346,7 @@ static void test_hand_mean(void)
 	add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
 	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "floored per-call values");
 	if (r) {
-		const struct an_row *row = find_row(r, AN_COL_FUNCTION, "f");
-
-		ok(row && val(row, AN_COL_MEAN_EI) == 128 && val(row, AN_COL_MEAN_EE) == 128,
-		   "floored sums: f's mean EI and EE held at its max, 128 (got %llu, %llu)",
-		   row ? (unsigned long long)val(row, AN_COL_MEAN_EI) : 0ULL,
-		   row ? (unsigned long long)val(row, AN_COL_MEAN_EE) : 0ULL);
+		ok_means_f(r, 128, "floored sums: held at its max");
 		ok(an_report_check(r, why, sizeof(why)) == 0, "floored sums: the report passes its checker (%s)",
 		   why);
 		an_report_free(r);
@@ -1380,12 +1386,7 @@ static void test_hand_mean(void)
 	}
 	r = build(p, AN_BY_FUNCTION, AN_APP_INTERVAL, "raw per-call values (no min or max: the checker passes)");
 	if (r) {
-		const struct an_row *row = find_row(r, AN_COL_FUNCTION, "f");
-
-		ok(row && val(row, AN_COL_MEAN_EI) == 149 && val(row, AN_COL_MEAN_EE) == 149,
-		   "raw times: f's mean EI and EE (257 + 40) / 2 rounded, 149, not held (got %llu, %llu)",
-		   row ? (unsigned long long)val(row, AN_COL_MEAN_EI) : 0ULL,
-		   row ? (unsigned long long)val(row, AN_COL_MEAN_EE) : 0ULL);
+		ok_means_f(r, 149, "raw times: (257 + 40) / 2 rounded, not held");
 		an_report_free(r);
 	}
 	an_profile_free(p);
