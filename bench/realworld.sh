@@ -19,9 +19,11 @@
 # `record -m instrument` of a program without hooks runs once before it is
 # timed, so that its patch plan is cached (in a private cache directory).
 #
-# For (a) and (b), per run: the uninstrumented plain binary, `record -m
-# instrument` of the hooks build, and of the plain build (patched at run
-# time), in turn, so that a slow spell of the machine falls on all three.
+# For (a) and (b), per run: the uninstrumented plain binary, the hooks
+# build without stackclock (libc's empty __cyg_profile_func_* hooks: what
+# -finstrument-functions costs by itself), `record -m instrument` of the
+# hooks build, and of the plain build (patched at run time), in turn, so
+# that a slow spell of the machine falls on all four.
 # Printed per run: main's elapsed_inclusive_ns from `report --format json`
 # (compensated) and with --raw-times, over the BEST (minimum) wall time of
 # the RUNS uninstrumented runs (target 0.8-1.3x on every run); main's
@@ -29,7 +31,9 @@
 # runs (less sensitive to the neighbours of a shared machine); the
 # session's repairs (and repairs_by_cause when the JSON has it); the CPU
 # time (user + sys) of the recording over the best uninstrumented CPU
-# time.  Then perf (`perf record -e cpu-clock -F 999`, RUNS runs of the
+# time.  The SUMMARY also gives the hooks build's EI over the best wall
+# time of the hooks build run without stackclock (not a target: the
+# issue's ratio is over the plain build).  Then perf (`perf record -e cpu-clock -F 999`, RUNS runs of the
 # plain binary, at least 3) against our shares: perf's self share per
 # symbol (`perf report --no-children --sort dso,sym`, kernel symbols their
 # own rows, marked [k] and left out of the comparison), its top 8
@@ -225,6 +229,11 @@ def ei(name, dirn, runs, title, verdicts):
     print("%s: main's EI against the uninstrumented run" % title)
     print("uninstrumented: wall best %.3f s (median %.3f), CPU best %.3f s, of %d runs"
           % (bw, mw, bc, len(plain)))
+    bare = good(times(os.path.join(dirn, "bare.t")))
+    bb = min(w for w, _ in bare) if bare else None
+    if bb:
+        print("the hooks build without stackclock (libc's empty hooks): wall best %.3f s, %.2fx the"
+              " uninstrumented build: what -finstrument-functions alone costs" % (bb, bb / bw))
     print("ratios over the BEST uninstrumented run (wall for EI, CPU for AI and the recording's CPU)\n")
     print("%-3s %-8s %9s %9s %8s %8s %7s %8s %10s %10s %11s %9s %8s %8s" %
           ("run", "build", "EI comp s", "EI raw s", "comp/wall", "raw/wall", "AI/cpu",
@@ -255,6 +264,10 @@ def ei(name, dirn, runs, title, verdicts):
         ok = all(within(x, 0.8, 1.3) for x in ratios) and ratios
         verdicts.append("EI %s 0.8-1.3x every run: %s (%s)" % (kind, "PASS" if ok else "FAIL",
                         " ".join(fmt(x) for x in ratios)))
+        if kind == "hooks" and bb:
+            # the same EI over the hooks build's own run without stackclock
+            verdicts.append("EI hooks / hooks build bare %s" %
+                            " ".join(fmt(x * bw / bb) if x else "-" for x in ratios))
         verdicts.append("repairs %s 0: %s (%s)" % (kind, "PASS" if reps and max(reps) == 0 else "FAIL",
                         " ".join(str(x) for x in reps)))
         if slow:
@@ -429,6 +442,8 @@ ei_program() {
 	rm -f "$D/warm.data"
 	for ((i = 1; i <= RUNS; i++)); do
 		timed "$D/plain.t" "$plain" "$@"
+		# the hooks build without stackclock: libc's empty hooks
+		timed "$D/bare.t" "$hooks" "$@"
 		timed "$D/hooks.t" "$SC" record -m instrument -o "$D/h.data" -- "$hooks" "$@" &&
 			reports "$D/h.data" "$D/hooks$i"
 		timed "$D/patched.t" "$SC" record -m instrument -o "$D/p.data" -- "$plain" "$@" &&

@@ -481,7 +481,8 @@ void an_shares_check(struct an_profile *p)
 		uint64_t open = si == AN_NONE ? 0 : p->tstats[si].open_frames;
 		uint64_t r4 = m->repairs[SC_REPAIR_LONGJMP] + m->repairs[SC_REPAIR_EXCEPTION] +
 			m->repairs[SC_REPAIR_SIGNAL] + m->repairs[SC_REPAIR_OTHER];
-		uint64_t r2 = m->repairs[SC_REPAIR_EXIT] + m->repairs[SC_REPAIR_KILL];
+		uint64_t r2 = m->repairs[SC_REPAIR_EXIT] + m->repairs[SC_REPAIR_KILL] +
+			m->repairs[SC_REPAIR_DETACH];
 		uint64_t own = m->probe_samples > m->samples ? 0 : m->samples - m->probe_samples;
 
 		if (p->shares_ok && (m->probe_samples > m->samples || nodes != own)) {
@@ -707,7 +708,11 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		break;
 	case SC_REC_THREAD_MORE:
 		p->features |= SC_FEAT_INSTRUMENT;
-		add_thread_more(p, d);
+		{
+			struct sc_rec_thread_more m = sc_rec_thread_more_get(d, rec->size);
+
+			add_thread_more(p, &m);
+		}
 		break;
 	case SC_REC_STACK:
 		p->features |= SC_FEAT_SAMPLE;

@@ -636,7 +636,7 @@ static int check_shares(const struct an_report *r, char *why, size_t len)
 		const uint64_t *c = s->repairs_by_cause;
 
 		if (c[SC_REPAIR_LONGJMP] + c[SC_REPAIR_EXCEPTION] + c[SC_REPAIR_SIGNAL] +
-		    c[SC_REPAIR_OTHER] != s->repairs || c[SC_REPAIR_EXIT] + c[SC_REPAIR_KILL] != s->open_frames)
+		    c[SC_REPAIR_OTHER] != s->repairs || c[SC_REPAIR_EXIT] + c[SC_REPAIR_KILL] + c[SC_REPAIR_DETACH] != s->open_frames)
 			return fail(why, len, "repairs by cause do not add up to repairs %" PRIu64
 				    " and open frames %" PRIu64, s->repairs, s->open_frames);
 	}

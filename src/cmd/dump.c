@@ -370,9 +370,11 @@ static void dump_cct_samples(FILE *f, const void *data)
 		r->proc_id, r->tid, r->id, r->samples);
 }
 
-static void dump_thread_more(FILE *f, const void *data)
+/* (sized: an older file's record lacks the last causes, printed as 0) */
+static void dump_thread_more(FILE *f, const void *data, uint32_t size)
 {
-	const struct sc_rec_thread_more *t = data;
+	struct sc_rec_thread_more m = sc_rec_thread_more_get(data, size);
+	const struct sc_rec_thread_more *t = &m;
 
 	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " samples=%" PRIu64 " probe_samples=%" PRIu64,
 		t->proc_id, t->tid, t->samples, t->probe_samples);
@@ -427,7 +429,6 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_PROBE_COST]   = dump_probe_cost,
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
-	[SC_REC_THREAD_MORE]  = dump_thread_more,
 	[SC_REC_LIBCALL]      = dump_libcall,
 	[SC_REC_TIMELINE]     = dump_timeline,
 };
@@ -436,13 +437,15 @@ static void dump_record(FILE *f, const struct sc_record *rec)
 {
 	const char *name = sc_rec_type_name(rec->type);
 
-	if (!name || !dumpers[rec->type]) {
+	if (!name || (!dumpers[rec->type] && rec->type != SC_REC_THREAD_MORE)) {
 		fprintf(f, "  type %u, %" PRIu32 " bytes\n", (unsigned)rec->type, rec->size);
 		return;
 	}
 	fprintf(f, "  %s", name);
 	if (sc_record_check(rec))
 		fprintf(f, " malformed (%" PRIu32 " bytes)", rec->size);
+	else if (rec->type == SC_REC_THREAD_MORE)
+		dump_thread_more(f, rec->data, rec->size);
 	else
 		dumpers[rec->type](f, rec->data);
 	fputc('\n', f);

@@ -31,7 +31,7 @@ static const struct {
 	[SC_REC_PROBE_COST]   = { "probe_cost",   sizeof(struct sc_rec_probe_cost),   TAIL_NONE },
 	[SC_REC_CCT_REMOVED]  = { "cct_removed",  sizeof(struct sc_rec_cct_removed),  TAIL_NONE },
 	[SC_REC_CCT_SAMPLES]  = { "cct_samples",  sizeof(struct sc_rec_cct_samples),  TAIL_NONE },
-	[SC_REC_THREAD_MORE]  = { "thread_more",  sizeof(struct sc_rec_thread_more),  TAIL_NONE },
+	[SC_REC_THREAD_MORE]  = { "thread_more",  SC_REC_THREAD_MORE_V1,              TAIL_NONE },
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 	[SC_REC_LIBCALL]      = { "libcall",      sizeof(struct sc_rec_libcall),      TAIL_STRING },
 	[SC_REC_TIMELINE]     = { "timeline",     sizeof(struct sc_rec_timeline),     TAIL_NONE },
@@ -111,6 +111,7 @@ const char *sc_repair_cause_name(unsigned cause)
 		[SC_REPAIR_OTHER]     = "other",
 		[SC_REPAIR_EXIT]      = "exit",
 		[SC_REPAIR_KILL]      = "kill",
+		[SC_REPAIR_DETACH]    = "detach",
 	};
 
 	return cause < SC_REPAIR_NCAUSE ? names[cause] : NULL;

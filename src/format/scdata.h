@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SC_FILE_MAGIC      "STKCLOCK"    /* 8 bytes, no NUL stored */
 #define SC_FILE_VERSION    1
@@ -268,9 +269,11 @@ static_assert(sizeof(struct sc_rec_cct_samples) == 24, "cct_samples size");
 /*
  * Instrumentation: repairs by cause.  The first four split
  * sc_rec_thread_stats.repairs (frames closed by repair, and exits without
- * an entry: "other"); the last two split its open_frames by how the image
- * ended: exit (the runtime saw it end: exit(), the last thread's return,
- * pthread_exit) or kill (it did not: a signal's default action, SIGKILL).
+ * an entry: "other"); the last three split its open_frames by how the
+ * image ended: exit (the runtime saw it end: exit(), the last thread's
+ * return, pthread_exit), kill (it did not: a signal's default action,
+ * SIGKILL) or detach (it did not end: an attached recording stopped while
+ * the image goes on; files older than this cause count those as exit).
  */
 enum sc_repair_cause {
 	SC_REPAIR_LONGJMP   = 0,   /* closed by a longjmp/siglongjmp up the stack */
@@ -279,9 +282,11 @@ enum sc_repair_cause {
 	SC_REPAIR_OTHER     = 3,   /* anything else, exits without an entry included */
 	SC_REPAIR_EXIT      = 4,   /* open at the end, the image ended by exit */
 	SC_REPAIR_KILL      = 5,   /* open at the end, the image was killed */
-	SC_REPAIR_NCAUSE    = 6
+	SC_REPAIR_DETACH    = 6,   /* open at the detach, the image goes on */
+	SC_REPAIR_NCAUSE    = 7
 };
-/* "longjmp", "exception", "signal", "other", "exit", "kill"; NULL past the end */
+/* "longjmp", "exception", "signal", "other", "exit", "kill", "detach";
+ * NULL past the end */
 const char *sc_repair_cause_name(unsigned cause);
 
 /* Instrumentation: per thread, what sc_rec_thread_stats does not hold. */
@@ -290,9 +295,21 @@ struct sc_rec_thread_more {
 	uint32_t tid;
 	uint64_t samples;         /* CPU-clock samples of the thread, all */
 	uint64_t probe_samples;   /* of those, inside the probes' own code */
-	uint64_t repairs[SC_REPAIR_NCAUSE];
+	uint64_t repairs[SC_REPAIR_NCAUSE];   /* older files: the first 6 */
 };
-static_assert(sizeof(struct sc_rec_thread_more) == 72, "thread_more size");
+static_assert(sizeof(struct sc_rec_thread_more) == 80, "thread_more size");
+/* the record before the detach cause: readers take it, the cause 0 */
+#define SC_REC_THREAD_MORE_V1 72
+/* A thread_more record of size bytes at data, whole (older ones: the
+ * causes they lack are 0). */
+static inline struct sc_rec_thread_more sc_rec_thread_more_get(const void *data, size_t size)
+{
+	struct sc_rec_thread_more m;
+
+	memset(&m, 0, sizeof(m));
+	memcpy(&m, data, size < sizeof(m) ? size : sizeof(m));
+	return m;
+}
 
 /* Instrumentation: calls of one callee from one call site of a thread. */
 struct sc_rec_callsite {

@@ -275,7 +275,7 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 		lf(&l, "Repairs %" PRIu64, s->repairs);
 		causes(&l, s, SC_REPAIR_LONGJMP, SC_REPAIR_OTHER, s->repairs);
 		lf(&l, ", open frames %" PRIu64, s->open_frames);
-		causes(&l, s, SC_REPAIR_EXIT, SC_REPAIR_KILL, s->open_frames);
+		causes(&l, s, SC_REPAIR_EXIT, SC_REPAIR_DETACH, s->open_frames);
 		lf(&l, ", lost events %" PRIu64, s->lost_events);
 		line_out(f, &l, width);
 		if (s->causes_damage) {

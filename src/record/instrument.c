@@ -897,9 +897,12 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 			break;
 		{
 			/* frames left open: how the image ended (or the thread); an
-			 * exec ends it (its destructors never run), as exit does */
+			 * exec ends it (its destructors never run), as exit does; a
+			 * detach leaves it running */
 			struct sc_rec_thread_more tm = { 0 };
 			int ended = (h->flags & SC_SHM_ENDED) || (t.flags & SC_ENG_THREAD_RETIRED) || im->execed;
+			int detached = (h->flags & SC_SHM_DETACHED) && !(t.flags & SC_ENG_THREAD_RETIRED) &&
+				       !im->execed;
 
 			tm.proc_id = im->proc_id;
 			tm.tid = t.tid;
@@ -907,7 +910,8 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 			tm.probe_samples = ct.probe_samples;
 			for (int c = 0; c < 4; c++)
 				tm.repairs[c] = ct.repair_by[c];
-			tm.repairs[ended ? SC_REPAIR_EXIT : SC_REPAIR_KILL] = ct.open_frames;
+			tm.repairs[detached ? SC_REPAIR_DETACH : ended ? SC_REPAIR_EXIT : SC_REPAIR_KILL] =
+				ct.open_frames;
 			ret = sc_writer_add(w, SC_REC_THREAD_MORE, &tm, sizeof(tm));
 			if (ret)
 				break;

@@ -558,13 +558,14 @@ static uint64_t threads_release(int stopped)
 	return put;
 }
 
-/* The image is whole: what rt_fini notes at a process's end. */
+/* The image is whole: what rt_fini notes at a process's end, and that it
+ * goes on (its open frames are not an exit's). */
 static void image_end(void)
 {
 	if (!rt.hdr)
 		return;
 	rt.hdr->end_tsc = rt_clock();
-	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&rt.hdr->flags, SC_SHM_ENDED | SC_SHM_DETACHED, __ATOMIC_RELEASE);
 }
 
 static void runtime_off(void)

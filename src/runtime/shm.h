@@ -95,6 +95,8 @@
 /* sc_shm_header.flags */
 #define SC_SHM_FORKED       (1u << 0)   /* image made by fork (see parent) */
 #define SC_SHM_ENDED        (1u << 1)   /* the runtime saw the image end */
+#define SC_SHM_DETACHED     (1u << 2)   /* ... or the recorder detach (attach.c):
+					   the image goes on */
 
 /* sc_shm_header.samp_state: the threads' CPU-clock sampling (SPEC 14) */
 #define SC_SHM_SAMP_OPENED  (1u << 0)   /* some thread is sampled */

@@ -91,7 +91,7 @@ def share_session(s, rows):
     if c is not None:
         if c["longjmp"] + c["exception"] + c["signal"] + c["other"] != s["repairs"]:
             errs.append("repairs_by_cause %s do not sum to repairs %d" % (c, s["repairs"]))
-        if c["exit"] + c["kill"] != s["open_frames"]:
+        if c["exit"] + c["kill"] + c.get("detach", 0) != s["open_frames"]:
             errs.append("repairs_by_cause %s do not sum to open_frames %d" % (c, s["open_frames"]))
     if s.get("method") == "instrumentation" and "samples" not in s and any(SE in x or SI in x for x in rows):
         errs.append("sampled shares in rows of a session without samples")

@@ -68,6 +68,11 @@ attached() {	# attached NAME PROG: record 1 s attached, check what it gives
 		"not ok "*) ok 1 "$name: ${line#not ok }" ;;
 		esac
 	done <"$TMP/$name.open"
+	# the frames open at the detach are said so: the program goes on
+	check "$name: the frames open at the detach are of cause detach, none exit or kill ($(q "$TMP/$name.json" "(s['open_frames'], s['repairs_by_cause'])"))" -- \
+		q "$TMP/$name.json" "exit(0 if s['open_frames'] > 0 and s['repairs_by_cause']['detach'] == s['open_frames'] and s['repairs_by_cause']['exit'] == s['repairs_by_cause']['kill'] == 0 else 1)"
+	check "$name: the table says it (open frames N (detach N))" -- \
+		sh -c "'$STACKCLOCK' report -i '$TMP/$name.data' | grep -q 'open frames [0-9,]* (detach [0-9,]*)'"
 	seeded=$(grep -o 'were running at the attach in [0-9]* threads' "$TMP/$name.err" | grep -o '[0-9]*')
 	ok $(( ${seeded:-0} >= 5 ? 0 : 1 )) "$name: the calls running at the attach are said, in >= 5 threads (${seeded:-none})"
 	# library calls while attached: rows, and their GOT slots libc's again

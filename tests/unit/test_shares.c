@@ -69,6 +69,8 @@ struct variant {
 	uint64_t more_extra;     /* added to thread 10's samples */
 	bool orphan;             /* node samples of a thread with no tree */
 	uint64_t cause_extra;    /* added to thread 10's longjmp repairs */
+	uint32_t more_size;      /* bytes of a thread_more record (0: all) */
+	bool detach;             /* thread 10's open frames: detach, not exit */
 };
 
 struct nd {
@@ -101,7 +103,7 @@ static int write_file(const struct variant *v)
 	};
 	struct sc_rec_thread_more tm[2] = {
 		{ .proc_id = 1, .tid = 10, .samples = 95 + v->more_extra, .probe_samples = 10,
-		  .repairs = { 10 + v->cause_extra, 2, 0, 0, 3, 0 } },
+		  .repairs = { 10 + v->cause_extra, 2, 0, 0, v->detach ? 0 : 3, 0, v->detach ? 3 : 0 } },
 		{ .proc_id = 1, .tid = 11, .samples = 19, .probe_samples = 4 },
 	};
 	int fd = mkstemp(path);
@@ -143,7 +145,8 @@ static int write_file(const struct variant *v)
 		}
 		ret |= sc_writer_add(w, SC_REC_THREAD_STATS, &st[tid - 10], sizeof(st[0]));
 		if (v->more)
-			ret |= sc_writer_add(w, SC_REC_THREAD_MORE, &tm[tid - 10], sizeof(tm[0]));
+			ret |= sc_writer_add(w, SC_REC_THREAD_MORE, &tm[tid - 10],
+					     v->more_size ? v->more_size : sizeof(tm[0]));
 	}
 	if (v->orphan) {
 		struct sc_rec_cct_samples r = { .proc_id = 1, .tid = 99, .id = 0, .samples = 3 };
@@ -307,7 +310,7 @@ static void test_flat(struct an_profile *p)
 	ok(strstr(out, "\"samples\": 100,\n    \"probe_samples\": 14,\n    \"frequency_hz\": 999"),
 	   "JSON session: samples 100, probe_samples 14, frequency_hz 999");
 	ok(strstr(out, "\"repairs_by_cause\": {\"longjmp\": 10, \"exception\": 2, \"signal\": 0, "
-		  "\"other\": 0, \"exit\": 3, \"kill\": 0}"), "JSON session: repairs_by_cause");
+		  "\"other\": 0, \"exit\": 3, \"kill\": 0, \"detach\": 0}"), "JSON session: repairs_by_cause");
 	ok(strstr(out, "\"function\": \"f\", \"module\": \"/lib/liba.so\"") &&
 	   strstr(strstr(out, "\"function\": \"f\""), "\"sampled_inclusive_pct\": 65.0000, "
 		  "\"sampled_exclusive_pct\": 50.0000"), "JSON row f: the shares computed");
@@ -563,6 +566,39 @@ static void test_damaged(const char *what, const struct variant *v, const char *
 	an_profile_free(p);
 }
 
+/* Open frames by cause in the records of both sizes: a file older than
+ * the detach cause (72-byte thread_more) keeps its causes, detach 0; a
+ * detach is a cause of open frames, and they add up. */
+static void test_cause_sizes(void)
+{
+	struct variant old = { .samples = true, .more = true, .frequency = 999,
+			       .more_size = SC_REC_THREAD_MORE_V1 };
+	struct variant det = { .samples = true, .more = true, .frequency = 999, .detach = true };
+	const struct variant *vs[2] = { &old, &det };
+
+	for (int i = 0; i < 2; i++) {
+		struct an_profile *p = load(vs[i]);
+		struct an_report *r = p ? build(p, AN_BY_FUNCTION, "functions") : NULL;
+		const uint64_t *c = r ? r->session.repairs_by_cause : NULL;
+
+		ok(r && r->session.have_causes, "%s: the causes are read", i ? "detach" : "72-byte record");
+		if (r) {
+			ok(c[SC_REPAIR_LONGJMP] == 10 && c[SC_REPAIR_EXCEPTION] == 2 &&
+			   c[SC_REPAIR_EXIT] == (i ? 0u : 3u) && c[SC_REPAIR_KILL] == 0 &&
+			   c[SC_REPAIR_DETACH] == (i ? 3u : 0u),
+			   "%s: longjmp 10, exception 2, %s 3", i ? "detach" : "72-byte record",
+			   i ? "detach" : "exit (no detach)");
+			char *out = render(&out_table, r);
+
+			ok(out && strstr(out, i ? "open frames 3 (detach 3)" : "open frames 3 (exit 3)"),
+			   "%s: the table's open frames by cause", i ? "detach" : "72-byte record");
+			free(out);
+			an_report_free(r);
+		}
+		an_profile_free(p);
+	}
+}
+
 /* "test_shares --write FILE [damage]": the profile above as a data file
  * (damage: "node", "sum", "orphan" or "cause"), for trying the command
  * line and the e2e checker on it. */
@@ -604,6 +640,7 @@ int main(int argc, char **argv)
 		an_profile_free(p);
 	}
 	test_without();
+	test_cause_sizes();
 	bad_node.bad_node = 9;
 	test_damaged("unknown node", &bad_node, "node 9 of thread 10", false);
 	short_more.more_extra = 5;
