@@ -234,7 +234,8 @@ struct an_session {
 	enum sc_method method;
 	const char *const *argv;  /* the profiled command, argc strings */
 	uint32_t argc;
-	uint64_t processes, threads;
+	uint64_t processes, threads;  /* by pid (an exec keeps its process) */
+	uint64_t images;          /* process images: every exec is one more */
 	uint64_t duration_ns;
 	bool have_end;            /* a SESSION_END record was read */
 	bool attached;

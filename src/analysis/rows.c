@@ -311,9 +311,19 @@ void an_profile_session(struct an_profile *p, struct an_session *s)
 	an_session_fill(p, s);
 }
 
+/* The process an image belongs to: its pid (an exec keeps the process and
+ * its threads), or the image itself when no process record says (above
+ * every pid). */
+static uint64_t proc_key(const struct an_map *pids, uint32_t proc_id)
+{
+	uint32_t pid = an_map_get(pids, proc_id, 0);
+
+	return pid != AN_NONE ? pid : (1ull << 32) | proc_id;
+}
+
 void an_session_fill(struct an_profile *p, struct an_session *s)
 {
-	struct an_map procs = { 0 }, threads = { 0 };
+	struct an_map procs = { 0 }, threads = { 0 }, images = { 0 }, pids = { 0 };
 
 	s->method = an_profile_method(p);
 	if (!p->argv && p->argc) {
@@ -327,29 +337,38 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	s->have_end = p->have_end;
 	s->exit_status = p->have_end ? p->end.exit_status : -1;
 
-	/* processes and threads: those recorded, and those with data */
+	/* processes and threads: those recorded, and those with data; an
+	 * image is a process's (pid's) until an exec, which starts another
+	 * image of the same process, on the same threads */
 	for (size_t i = 0; i < p->nprocs; i++)
-		an_map_put(&procs, p->procs[i].proc_id, 0, 1, NULL);
+		an_map_put(&pids, p->procs[i].proc_id, 0, p->procs[i].pid, NULL);
+#define SEEN(proc_id, tid) do { \
+		uint64_t k_ = proc_key(&pids, (proc_id)); \
+		an_map_put(&images, (proc_id), 0, 1, NULL); \
+		an_map_put(&procs, k_, 0, 1, NULL); \
+		if ((tid) != AN_NONE) \
+			an_map_put(&threads, k_, (tid), 1, NULL); \
+	} while (0)
+	for (size_t i = 0; i < p->nprocs; i++)
+		SEEN(p->procs[i].proc_id, AN_NONE);
 	for (size_t i = 0; i < p->tname_map.cap; i++) {
 		const struct an_map_slot *sl = &p->tname_map.slots[i];
 
-		if (sl->val != AN_NONE) {
-			an_map_put(&threads, sl->a, sl->b, 1, NULL);
-			an_map_put(&procs, sl->a, 0, 1, NULL);
-		}
+		if (sl->val != AN_NONE)
+			SEEN((uint32_t)sl->a, (uint32_t)sl->b);
 	}
-	for (size_t i = 0; i < p->nthreads; i++) {
-		an_map_put(&threads, p->threads[i].proc_id, p->threads[i].tid, 1, NULL);
-		an_map_put(&procs, p->threads[i].proc_id, 0, 1, NULL);
-	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		an_map_put(&threads, p->samples[i].proc_id, p->samples[i].tid, 1, NULL);
-		an_map_put(&procs, p->samples[i].proc_id, 0, 1, NULL);
-	}
+	for (size_t i = 0; i < p->nthreads; i++)
+		SEEN(p->threads[i].proc_id, p->threads[i].tid);
+	for (size_t i = 0; i < p->nsamples; i++)
+		SEEN(p->samples[i].proc_id, p->samples[i].tid);
+#undef SEEN
 	s->processes = procs.n;
 	s->threads = threads.n;
+	s->images = images.n;
 	an_map_release(&procs);
 	an_map_release(&threads);
+	an_map_release(&images);
+	an_map_release(&pids);
 
 	if (p->have_end)
 		s->duration_ns = p->end.duration_ns;

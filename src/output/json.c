@@ -95,6 +95,7 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 	}
 	fputc(']', f);
 	u64_field(f, "processes", s->processes);
+	u64_field(f, "images", s->images);
 	u64_field(f, "threads", s->threads);
 	u64_field(f, "duration_ns", s->duration_ns);
 	key(f, "complete");

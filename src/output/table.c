@@ -160,8 +160,10 @@ static void run_line(FILE *f, const struct an_session *s, unsigned width)
 		lf(&l, "Duration %s", t);
 	else
 		lf(&l, "Duration %s (recording incomplete: no end record)", s->duration_ns ? t : "unknown");
-	lf(&l, ", %" PRIu64 " process%s, %" PRIu64 " thread%s", s->processes,
-	   s->processes == 1 ? "" : "es", s->threads, s->threads == 1 ? "" : "s");
+	lf(&l, ", %" PRIu64 " process%s", s->processes, s->processes == 1 ? "" : "es");
+	if (s->images > s->processes)
+		lf(&l, " (%" PRIu64 " images: execs)", s->images);
+	lf(&l, ", %" PRIu64 " thread%s", s->threads, s->threads == 1 ? "" : "s");
 	if (s->have_end && s->exit_status >= 0) {
 		if (WIFEXITED(s->exit_status))
 			lf(&l, ", exit status %d", WEXITSTATUS(s->exit_status));

@@ -310,6 +310,9 @@ static void explain_no_image(const char *prog)
 
 struct totals {
 	uint64_t calls, events, lost, threads, nodes;
+	uint64_t *tids;           /* pid << 32 | tid of every thread state: an
+				     exec'd image's threads are its process's */
+	size_t ntids, atids;
 	uint64_t samples, probe_samples;   /* sampled shares (SPEC 14) */
 	uint32_t samp_state;      /* SC_SHM_SAMP_* of every image */
 	uint32_t os_opened, os_failed;
@@ -927,6 +930,8 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		os_lost += ct.os_lost;
 		tot->nodes += ct.nodes;
 		tot->threads++;
+		ALLOC_GROW(tot->tids, tot->ntids + 1, tot->atids);
+		tot->tids[tot->ntids++] = (uint64_t)h->pid << 32 | t.tid;
 		if (ct.last_ns > last_ns)
 			last_ns = ct.last_ns;
 	}
@@ -982,16 +987,61 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* The last line, as sampling's: "stackclock: 21 calls (42 events, 0 lost), ..." */
-static void print_summary(const char *output, const struct totals *tot, int nims)
+/*
+ * The last line, as sampling's: "stackclock: 21 calls (42 events, 0 lost), ...".
+ * Processes by pid: an exec is another image of the same process.
+ */
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Threads by (pid, tid): an exec goes on in the thread that made it. */
+static uint64_t count_threads(struct totals *tot)
+{
+	uint64_t n = 0;
+
+	qsort(tot->tids, tot->ntids, sizeof(*tot->tids), cmp_u64);
+	for (size_t i = 0; i < tot->ntids; i++)
+		n += !i || tot->tids[i] != tot->tids[i - 1];
+	return n;
+}
+
+static int count_processes(const struct image *ims, int nims)
+{
+	uint32_t *pids = xcalloc((size_t)nims + 1, sizeof(*pids));
+	int procs = 0;
+
+	for (int i = 0; i < nims; i++)
+		pids[i] = ims[i].hdr->pid;
+	qsort(pids, (size_t)nims, sizeof(*pids), cmp_pid);
+	for (int i = 0; i < nims; i++)
+		procs += !i || pids[i] != pids[i - 1];
+	free(pids);
+	return procs;
+}
+
+static void print_summary(const char *output, struct totals *tot, int procs, int nims)
 {
 	struct stat sb;
+	uint64_t threads = count_threads(tot);
 
 	fprintf(stderr, "stackclock: %llu %s (%llu events, %llu lost), %llu %s in %d %s",
 		(unsigned long long)tot->calls, plural(tot->calls, "call", "calls"),
 		(unsigned long long)tot->events, (unsigned long long)tot->lost,
-		(unsigned long long)tot->threads, plural(tot->threads, "thread", "threads"),
-		nims, plural((uint64_t)nims, "process", "processes"));
+		(unsigned long long)threads, plural(threads, "thread", "threads"),
+		procs, plural((uint64_t)procs, "process", "processes"));
+	if (nims > procs)
+		fprintf(stderr, " (%d images: execs)", nims);
 	if (!stat(output, &sb) && S_ISREG(sb.st_mode))
 		fprintf(stderr, "; %s (%lld KB)\n", output, (long long)(sb.st_size + 1023) / 1024);
 	else
@@ -1367,7 +1417,7 @@ int record_instrument(const struct record_opts *opts)
 	uint64_t tp_enter, tp_exit, start_real;
 	struct timespec rt;
 	double rate;
-	int ret, status = -1, nims = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
+	int ret, status = -1, nims = 0, nprocs = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
 	struct progress prog_line = { 0 };
 	struct record_attach_times att = { 0 };
 	const bool attach = opts->attach_pid > 0;
@@ -1564,13 +1614,14 @@ recorded:
 	}
 	signal(SIGXFSZ, SIG_DFL);
 	explain_losses(&tot);
+	nprocs = count_processes(ims, nims);    /* (the headers are in the images) */
 	for (i = 0; i < nims; i++)
 		munmap((void *)ims[i].base, ims[i].len);
 	unlink_matching(dir, is_image_of, stem);
 	if (!ret) {
 		/* told twice to stop before the target ended: as a shell would say */
 		rc = attach ? 0 : status == -1 && stop.count ? 128 + stop.sig : record_exit_status(status);
-		print_summary(opts->output, &tot, nims);
+		print_summary(opts->output, &tot, nprocs, nims);
 		if (attach)
 			attach_summary(opts->attach_pid, &att);
 	}
@@ -1580,6 +1631,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
+	free(tot.tids);
 	for (i = 0; i < (int)(sizeof(env) / sizeof(env[0])); i++)
 		free(env[i]);
 	free(dir);

@@ -25,8 +25,10 @@ fi
 "$STACKCLOCK" record -m instrument -o "$TMP/r.data" -- "$TMP/ll" reexec 3000 "$TMP/times" 2>"$TMP/r.err"
 ok $? "record a program that re-execs itself 3000 times"
 report_json "$TMP/r.data" "$TMP/r.json"
-check "3001 images, main and work 3001 calls each ($(q "$TMP/r.json" "(s['processes'], row('work')['calls'])"))" -- \
-	q "$TMP/r.json" "exit(0 if (s['processes'], row('main')['calls'], row('work')['calls'], s['exit_status']) == (3001, 3001, 3001, 0) else 1)"
+check "1 process of 3001 images (an exec keeps the process and its thread), main and work 3001 calls each ($(q "$TMP/r.json" "(s['processes'], s['images'], s['threads'], row('work')['calls'])"))" -- \
+	q "$TMP/r.json" "exit(0 if (s['processes'], s['images'], s['threads'], row('main')['calls'], row('work')['calls'], s['exit_status']) == (1, 3001, 1, 3001, 3001, 0) else 1)"
+check "the table says it: 1 process (3001 images: execs), 1 thread" -- \
+	sh -c "'$STACKCLOCK' report -i '$TMP/r.data' | grep -q '1 process (3,\\?001 images: execs), 1 thread'"
 # times: "N ns" at N = 3000, 2000, 1000, 0
 first=$(awk 'NR == 1 { a = $2 } NR == 2 { printf "%.0f", $2 - a }' "$TMP/times")
 last=$(awk 'NR == 3 { a = $2 } NR == 4 { printf "%.0f", $2 - a }' "$TMP/times")

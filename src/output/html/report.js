@@ -493,6 +493,7 @@ function callerCallee(F) {
 const SUMMARY = [
   ['command', 'command', 'command'], ['method', 'method', 'text'],
   ['duration_ns', 'duration', 'time'], ['processes', 'processes', 'count'],
+  ['images', 'process images (an exec starts one)', 'count'],
   ['threads', 'threads', 'count'], ['exit_status', 'exit status', 'exit'],
   ['complete', 'recording complete', 'bool'], ['attached', 'attached to a running process', 'bool'],
   ['elapsed_inclusive_ns', 'session EI (elapsed)', 'time'],
