@@ -14,6 +14,7 @@
  * return), the program's own measure of where each call began and how
  * long it ran.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,11 +34,29 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* the clock without probes: an inlined function (the patched build
+ * patches every function, not code inlined into another) calling
+ * clock_gettime through a pointer dlsym() gave (library calls through the
+ * GOT are rows, calls through such a pointer are not) */
+static int (*raw_clock)(clockid_t, struct timespec *);
+
+static inline __attribute__((always_inline, no_instrument_function)) unsigned long long raw_ns(void)
+{
+	struct timespec ts;
+
+	raw_clock(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* spins on raw_ns(), with a now_ns() call every 64th turn: about 30,000
+ * short calls in a run instead of 440,000, so that the checks' JSON stays
+ * small (the rounding of calls sharing a tick is test_timeline's) */
 static void spin(unsigned long long ns)
 {
 	unsigned long long end = now_ns() + ns;
+	unsigned i = 0;
 
-	while (now_ns() < end)
+	while ((++i & 63) ? raw_ns() < end : now_ns() < end)
 		;
 }
 
@@ -107,6 +126,9 @@ int main(int argc, char **argv)
 {
 	pthread_t a, b;
 
+	raw_clock = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_DEFAULT, "clock_gettime");
+	if (!raw_clock)
+		return 2;
 	nsteps = argc > 1 ? atoi(argv[1]) : 6;
 	if (nsteps < 1 || nsteps > MAXN)
 		return 2;
