@@ -3,8 +3,8 @@
  *
  * A step is: find the mapping holding the pc (binary search), turn the pc
  * into the object's virtual address, find its CFI row (binary search),
- * apply the row to (pc, sp, bp) reading saved values from the copied
- * stack.  For callers' frames the pc looked up is ip - 1: a call may be the
+ * apply the row to (pc, sp, bp, rbx, r12-r15) reading saved values from the
+ * copied stack.  For callers' frames the pc looked up is ip - 1: a call may be the
  * last instruction of its function (noreturn callees), and its return
  * address then belongs to the next function.
  */
@@ -179,7 +179,51 @@ struct frame {
 	uint64_t pc, sp, bp;
 	uint64_t slot;            /* where pc was read from (0: a register) */
 	bool exact;               /* pc is not a return address */
+	unsigned known;           /* bit i: regs[i] is this frame's value */
+	uint64_t regs[UNW_NREGS]; /* rbx, r12-r15 (enum unw_reg) */
 };
+
+/* Does row r need a register whose value frame f does not know? */
+static bool row_needs_unknown(const struct unw_row *r, const struct frame *f)
+{
+	return (r->cfa == UNW_CFA_REG || r->cfa == UNW_CFA_REG_DEREF) &&
+	       !(f->known & (1u << r->cfa_reg));
+}
+
+/*
+ * The caller's callee-saved registers by the row's rules.  A slot below sp
+ * counts as restored, as rbp's; a slot that cannot be read makes the value
+ * unknown (it may never be needed: no reason to end the walk there).
+ */
+static void restore_regs(struct walk *w, const struct unw_row *r, const struct frame *f,
+			 uint64_t cfa, struct frame *out)
+{
+	out->known = f->known;
+	memcpy(out->regs, f->regs, sizeof(out->regs));
+	if (!r->reg_loc)
+		return;                   /* none saved here: the common case */
+	for (unsigned i = 0; i < UNW_NREGS; i++) {
+		int64_t off = (int64_t)r->reg_off8[i] * 8;
+		uint64_t loc;
+
+		switch (unw_row_reg_loc(r, i)) {
+		case UNW_LOC_SAME:
+			continue;
+		case UNW_LOC_CFA: loc = cfa + off; break;
+		case UNW_LOC_RSP: loc = f->sp + off; break;
+		case UNW_LOC_RBP: loc = f->bp + off; break;
+		default:
+			out->known &= ~(1u << i);
+			continue;
+		}
+		if (loc < f->sp)
+			continue;
+		if (read_u64(w, loc, &out->regs[i]))
+			out->known |= 1u << i;
+		else
+			out->known &= ~(1u << i);
+	}
+}
 
 /* Apply a CFI row: the caller's frame into *out.  false: w->fail says why. */
 static bool step_cfi(struct walk *w, const struct unw_row *r,
@@ -204,6 +248,13 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 		break;
 	case UNW_CFA_PLT:
 		cfa = f->sp + r->cfa_off + ((f->pc & 15) >= (unsigned)(r->aux >> 4) ? 8 : 0);
+		break;
+	case UNW_CFA_REG:           /* walk_from() checked it is known */
+		cfa = f->regs[r->cfa_reg] + r->cfa_off;
+		break;
+	case UNW_CFA_REG_DEREF:
+		if (!read_u64(w, f->regs[r->cfa_reg] + r->cfa_off, &cfa))
+			return false;
 		break;
 	default:
 		w->fail = UNW_STOP_BAD_RULE;
@@ -238,6 +289,7 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 	} else if (!read_u64(w, loc, &out->bp)) {
 		return false;
 	}
+	restore_regs(w, r, f, cfa, out);
 	out->sp = cfa;
 	out->exact = r->aux & UNW_ROW_SIGNAL;
 	return true;
@@ -262,6 +314,7 @@ static bool step_fp(struct walk *w, const struct frame *f,
 	out->slot = f->bp + 8;
 	out->sp = f->bp + 16;
 	out->exact = false;
+	out->known = 0;               /* whatever this code saved, we cannot say */
 	return true;
 }
 
@@ -283,6 +336,9 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		if (t) {
 			vaddr = lookup + m->delta;
 			r = unw_table_find(t, vaddr);
+			/* A CFA from a register not known: as if no CFI. */
+			if (r && r->ra != UNW_LOC_UNDEF && row_needs_unknown(r, &f))
+				r = NULL;
 		}
 		if (r && r->ra == UNW_LOC_UNDEF)
 			return UNW_STOP_ROOT;
@@ -300,6 +356,9 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 				next.sp = f.sp + 8;
 				next.bp = f.bp;
 				next.exact = false;
+				/* frameless: it saved nothing */
+				next.known = f.known;
+				memcpy(next.regs, f.regs, sizeof(next.regs));
 				ips[1] = next.pc;
 				if (w->slots)
 					w->slots[1] = f.sp;
@@ -355,7 +414,10 @@ void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
 		      unsigned max, struct unw_result *res)
 {
 	struct walk w = { .st = stack, .slots = slots };
-	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true };
+	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true,
+			   .known = regs->regs_known & ((1u << UNW_NREGS) - 1) };
+
+	memcpy(f.regs, regs->regs, sizeof(f.regs));
 
 	res->flags = 0;
 	res->nframes = 0;
