@@ -200,15 +200,15 @@ static void restore_regs(struct walk *w, const struct unw_row *r, const struct f
 {
 	out->known = f->known;
 	memcpy(out->regs, f->regs, sizeof(out->regs));
-	if (!r->reg_loc)
-		return;                   /* none saved here: the common case */
-	for (unsigned i = 0; i < UNW_NREGS; i++) {
+	/* Only the registers whose rule is not "same" (a non-zero field). */
+	for (unsigned left = r->reg_loc; left;) {
+		unsigned i = (unsigned)__builtin_ctz(left) / 3;
+		unsigned kind = (left >> (3 * i)) & 7;
 		int64_t off = (int64_t)r->reg_off8[i] * 8;
 		uint64_t loc;
 
-		switch (unw_row_reg_loc(r, i)) {
-		case UNW_LOC_SAME:
-			continue;
+		left &= ~(7u << (3 * i));
+		switch (kind) {
 		case UNW_LOC_CFA: loc = cfa + off; break;
 		case UNW_LOC_RSP: loc = f->sp + off; break;
 		case UNW_LOC_RBP: loc = f->bp + off; break;
@@ -318,17 +318,25 @@ static bool step_fp(struct walk *w, const struct frame *f,
 	return true;
 }
 
-/* Walk on from frame f, which is ips[*n - 1]; returns why it stopped. */
-static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame f,
+/*
+ * Walk on from frame *from, which is ips[*n - 1]; returns why it stopped.
+ * The frame and its caller's take turns in two slots: a frame is ~90
+ * bytes, and copying it each step (stores read back at once as wider
+ * loads, which the store buffer cannot forward) cost more than the rest of
+ * the step.
+ */
+static enum unw_stop walk_from(struct walk *w, struct unw_space *s, const struct frame *from,
 			       uint64_t *ips, unsigned *n, unsigned max)
 {
+	struct frame two[2], *f = &two[0], *next = &two[1], *swap;
+
+	*f = *from;
 	for (;;) {
-		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
+		uint64_t lookup = f->exact ? f->pc : f->pc - 1;
 		struct unw_map *m = find_map(s, lookup);
 		struct unw_table *t = m ? map_table(m) : NULL;
 		const struct unw_row *r = NULL;
 		uint64_t vaddr = 0;
-		struct frame next;
 		bool ok;
 
 		if (!m)
@@ -337,7 +345,7 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			vaddr = lookup + m->delta;
 			r = unw_table_find(t, vaddr);
 			/* A CFA from a register not known: as if no CFI. */
-			if (r && r->ra != UNW_LOC_UNDEF && row_needs_unknown(r, &f))
+			if (r && r->ra != UNW_LOC_UNDEF && row_needs_unknown(r, f))
 				r = NULL;
 		}
 		if (r && r->ra == UNW_LOC_UNDEF)
@@ -351,24 +359,24 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			 */
 			unsigned n2 = 2;
 
-			if (max >= 2 && read_u64(w, f.sp, &next.pc) && next.pc &&
-			    find_map(s, next.pc - 1)) {
-				next.sp = f.sp + 8;
-				next.bp = f.bp;
-				next.exact = false;
+			if (max >= 2 && read_u64(w, f->sp, &next->pc) && next->pc &&
+			    find_map(s, next->pc - 1)) {
+				next->sp = f->sp + 8;
+				next->bp = f->bp;
+				next->exact = false;
 				/* frameless: it saved nothing */
-				next.known = f.known;
-				memcpy(next.regs, f.regs, sizeof(next.regs));
-				ips[1] = next.pc;
+				next->known = f->known;
+				memcpy(next->regs, f->regs, sizeof(next->regs));
+				ips[1] = next->pc;
 				if (w->slots)
-					w->slots[1] = f.sp;
+					w->slots[1] = f->sp;
 				if (walk_from(w, s, next, ips, &n2, max) == UNW_STOP_ROOT) {
 					*n = n2;
 					return UNW_STOP_ROOT;
 				}
 			}
 		}
-		ok = r ? step_cfi(w, r, &f, &next) : step_fp(w, &f, &next);
+		ok = r ? step_cfi(w, r, f, next) : step_fp(w, f, next);
 		if (!ok) {
 			if (w->fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
 				return UNW_STOP_ROOT;
@@ -380,9 +388,9 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		 * slot (a wrong row, a stale rbp: a zeroed local), like any
 		 * other value in no mapping.
 		 */
-		if (!next.pc)
+		if (!next->pc)
 			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
-		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
+		if (next->sp <= f->sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
 			return UNW_STOP_NO_PROGRESS;
 		/*
 		 * A caller's pc outside every executable mapping was read from
@@ -391,14 +399,16 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		 * a root function it is what the thread started with (Go's
 		 * rt0_go is jumped to): the walk is complete.
 		 */
-		if (!find_map(s, next.exact ? next.pc : next.pc - 1))
+		if (!find_map(s, next->exact ? next->pc : next->pc - 1))
 			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
 		if (*n == max)
 			return UNW_STOP_MAX_FRAMES;
 		if (w->slots)
-			w->slots[*n] = next.slot;
-		ips[(*n)++] = next.pc;
+			w->slots[*n] = next->slot;
+		ips[(*n)++] = next->pc;
+		swap = f;
 		f = next;
+		next = swap;
 	}
 }
 
@@ -430,7 +440,7 @@ void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
 	if (slots)
 		slots[0] = 0;
 	res->nframes = 1;
-	res->stop = walk_from(&w, s, f, ips, &res->nframes, max);
+	res->stop = walk_from(&w, s, &f, ips, &res->nframes, max);
 	if (res->stop == UNW_STOP_ROOT)
 		res->flags |= UNW_ROOT;
 	else if (res->stop == UNW_STOP_TRUNCATED || res->stop == UNW_STOP_MAX_FRAMES)
