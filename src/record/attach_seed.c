@@ -294,7 +294,7 @@ struct frames {
 static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hooks_any,
 			  struct frames *fr, struct attach_seed_stats *st)
 {
-	uint64_t ip, sp, bp, ips[FRAMES_MAX], slots[FRAMES_MAX];
+	uint64_t ip, sp, bp, saved[5], ips[FRAMES_MAX], slots[FRAMES_MAX];
 	const struct mapping *sm;
 	struct unw_regs regs;
 	struct unw_stack stk;
@@ -304,7 +304,7 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 	uint8_t *buf;
 	size_t len;
 
-	if (sc_tracee_regs(t, i, &ip, &sp, &bp))
+	if (sc_tracee_regs(t, i, &ip, &sp, &bp, saved))
 		return;
 	sm = mapping_at(s, sp);
 	if (!sm || !sm->stack)
@@ -315,7 +315,13 @@ static void thread_frames(struct seeder *s, struct sc_tracee *t, int i, int hook
 		free(buf);
 		return;
 	}
-	regs = (struct unw_regs){ .ip = ip, .sp = sp, .bp = bp };
+	regs = (struct unw_regs){
+		.ip = ip, .sp = sp, .bp = bp,
+		.regs = { [UNW_REG_RBX] = saved[0], [UNW_REG_R12] = saved[1],
+			  [UNW_REG_R13] = saved[2], [UNW_REG_R14] = saved[3],
+			  [UNW_REG_R15] = saved[4] },
+		.regs_known = (1u << UNW_NREGS) - 1,
+	};
 	stk = (struct unw_stack){ .data = buf, .start = sp, .size = len, .full = len == STACK_MAX };
 	unw_unwind_slots(s->space, &regs, &stk, ips, slots, FRAMES_MAX, &res);
 	free(buf);

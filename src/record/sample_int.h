@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
+#include <asm/perf_regs.h>
 
 #include "record/record.h"
 
@@ -30,6 +31,16 @@
 #define SMP_MAX_KERNEL_FRAMES 128u
 
 /* ---- sample_perf.c --------------------------------------------------- */
+
+/*
+ * The user registers each sample carries, in the kernel's order (by bit):
+ * bx, bp, sp, ip, r12, r13, r14, r15.
+ */
+#define SMP_REGS_USER ((1ULL << PERF_REG_X86_BX) | (1ULL << PERF_REG_X86_BP) | \
+		       (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP) | \
+		       (1ULL << PERF_REG_X86_R12) | (1ULL << PERF_REG_X86_R13) | \
+		       (1ULL << PERF_REG_X86_R14) | (1ULL << PERF_REG_X86_R15))
+#define SMP_NREGS_USER 8
 
 struct smp_ring {
 	int fd;                       /* the event that owns the buffer */

@@ -737,7 +737,7 @@ static void fault_in_stack(struct smp_model *m, pid_t pid, uint64_t from, uint64
 static void on_sample(struct smp_model *m, const struct perf_event_header *h)
 {
 	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
-	uint64_t ip, time, abi, regs[3] = { 0 }, size = 0, dyn = 0, nr = 0;
+	uint64_t ip, time, abi, regs[SMP_NREGS_USER] = { 0 }, size = 0, dyn = 0, nr = 0;
 	uint32_t pid, tid;
 	const uint8_t *stack_data = NULL;
 	uint64_t *frames = m->frames_buf;
@@ -784,8 +784,14 @@ static void on_sample(struct smp_model *m, const struct perf_event_header *h)
 
 	proc = proc_of(m, (pid_t)pid, time);
 	if (abi) {
-		/* regs[] in bit order: bp, sp, ip. */
-		struct unw_regs r = { .ip = regs[2], .sp = regs[1], .bp = regs[0] };
+		/* regs[] in bit order (SMP_REGS_USER). */
+		struct unw_regs r = {
+			.ip = regs[3], .sp = regs[2], .bp = regs[1],
+			.regs = { [UNW_REG_RBX] = regs[0], [UNW_REG_R12] = regs[4],
+				  [UNW_REG_R13] = regs[5], [UNW_REG_R14] = regs[6],
+				  [UNW_REG_R15] = regs[7] },
+			.regs_known = (1u << UNW_NREGS) - 1,
+		};
 		struct unw_stack st = {
 			.data = stack_data, .start = r.sp, .size = dyn,
 			.full = dyn >= m->o.stack_size,

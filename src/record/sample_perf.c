@@ -30,7 +30,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <asm/perf_regs.h>
 
 /*
  * A ring holds about 1/RING_SECONDS_DIV s of samples at the rate asked, so
@@ -51,8 +50,8 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 
 int smp_perf_init(struct smp_perf *p, const struct smp_perf_opts *o)
 {
-	/* A record: the stack copy, registers and a few words of header. */
-	uint64_t want = (uint64_t)o->frequency_hz * (o->stack_size + 128) / RING_SECONDS_DIV;
+	/* A record: the stack copy, 8 registers and a few words of header. */
+	uint64_t want = (uint64_t)o->frequency_hz * (o->stack_size + 160) / RING_SECONDS_DIV;
 	struct rlimit rl;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -85,8 +84,13 @@ static void fill_attr(const struct smp_perf *p, struct perf_event_attr *a)
 	a->sample_freq = p->o.frequency_hz;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = (1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_SP) |
-			      (1ULL << PERF_REG_X86_IP);
+	/*
+	 * Besides ip, sp and bp, the callee-saved registers CFA rules are
+	 * defined from (rbx in ld.so's lazy-binding resolver): 8 bytes each
+	 * per sample, next to a stack copy of 32 KiB.  sample_model.c reads
+	 * them in this bit order.
+	 */
+	a->sample_regs_user = SMP_REGS_USER;
 	a->sample_stack_user = p->o.stack_size;
 	if (p->o.kernel) {
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;

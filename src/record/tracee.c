@@ -533,7 +533,8 @@ void sc_tracee_release(struct sc_tracee *t)
 	free(t);
 }
 
-int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint64_t *bp)
+int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint64_t *bp,
+		   uint64_t *saved)
 {
 	struct user_regs_struct g;
 
@@ -544,6 +545,13 @@ int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint6
 	*ip = g.rip;
 	*sp = g.rsp;
 	*bp = g.rbp;
+	if (saved) {
+		saved[0] = g.rbx;
+		saved[1] = g.r12;
+		saved[2] = g.r13;
+		saved[3] = g.r14;
+		saved[4] = g.r15;
+	}
 	return 0;
 }
 

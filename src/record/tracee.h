@@ -101,9 +101,12 @@ int sc_tracee_pump(struct sc_tracee *t);
 int sc_tracee_nthreads(const struct sc_tracee *t);   /* threads held (ended ones dropped) */
 pid_t sc_tracee_tid(const struct sc_tracee *t, int i);
 pid_t sc_tracee_pid(const struct sc_tracee *t);
-/* The registers the unwinder needs of thread i, which must be stopped.
- * 0, or -ESRCH (not stopped, or gone) or -errno. */
-int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint64_t *bp);
+/* The registers the unwinder needs of thread i, which must be stopped: ip,
+ * sp, bp, and in saved[5] (if not NULL) rbx, r12, r13, r14, r15, which
+ * some CFA rules are defined from.  0, or -ESRCH (not stopped, or gone) or
+ * -errno. */
+int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint64_t *bp,
+		   uint64_t *saved);
 
 /* With all stopped: any thread whose instruction pointer is inside one of
  * the n ranges (sorted or not; sorted here, then binary search) is moved

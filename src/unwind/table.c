@@ -30,9 +30,29 @@
 #include <string.h>
 #include <unistd.h>
 
+#define DWARF_REG_RBX 3
 #define DWARF_REG_RBP 6
 #define DWARF_REG_RSP 7
+#define DWARF_REG_R12 12
+#define DWARF_REG_R15 15
 #define DWARF_REG_RIP 16
+
+/* The DWARF numbers of enum unw_reg's registers. */
+static const unsigned dwarf_of_reg[UNW_NREGS] = {
+	[UNW_REG_RBX] = DWARF_REG_RBX,
+	[UNW_REG_R12] = DWARF_REG_R12, [UNW_REG_R13] = DWARF_REG_R12 + 1,
+	[UNW_REG_R14] = DWARF_REG_R12 + 2, [UNW_REG_R15] = DWARF_REG_R15,
+};
+
+/* The enum unw_reg of DWARF register dw, or -1 if it is not tracked. */
+static int reg_of_dwarf(unsigned dw)
+{
+	if (dw == DWARF_REG_RBX)
+		return UNW_REG_RBX;
+	if (dw >= DWARF_REG_R12 && dw <= DWARF_REG_R15)
+		return UNW_REG_R12 + (int)(dw - DWARF_REG_R12);
+	return -1;
+}
 
 /* ---- decoding FDE addresses ------------------------------------------ */
 
@@ -215,8 +235,8 @@ static int cmp_cie(const void *a, const void *b)
 
 /* ---- frame state -> row ---------------------------------------------- */
 
-/* rsp + off or rbp + off, as DW_OP_bregN or DW_OP_bregx (libdw's CFA form). */
-static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+/* reg + off, as DW_OP_bregN or DW_OP_bregx (libdw's CFA form). */
+static bool breg_any(const Dwarf_Op *op, unsigned *reg, int64_t *off)
 {
 	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
 		*reg = op->atom - DW_OP_breg0;
@@ -227,7 +247,25 @@ static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
 	} else {
 		return false;
 	}
-	return *reg == DWARF_REG_RSP || *reg == DWARF_REG_RBP;
+	return true;
+}
+
+/* rsp + off or rbp + off: the bases a saved register's slot may have. */
+static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+{
+	return breg_any(op, reg, off) && (*reg == DWARF_REG_RSP || *reg == DWARF_REG_RBP);
+}
+
+/*
+ * The CFA's base: rsp, rbp, or a tracked callee-saved register (its enum
+ * unw_reg in *tracked); false for any other register.
+ */
+static bool cfa_base(const Dwarf_Op *op, unsigned *reg, int *tracked, int64_t *off)
+{
+	if (!breg_any(op, reg, off))
+		return false;
+	*tracked = reg_of_dwarf(*reg);
+	return *reg == DWARF_REG_RSP || *reg == DWARF_REG_RBP || *tracked >= 0;
 }
 
 /* A location rule [DW_OP_call_frame_cfa (, DW_OP_plus_uconst N)] or [bregN]. */
@@ -302,6 +340,7 @@ static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
 	int64_t off;
 	uint8_t kind;
 	unsigned k, reg;
+	int tracked;
 
 	memset(r, 0, sizeof(*r));
 	if (signal)
@@ -316,10 +355,18 @@ static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
 
 	if (dwarf_frame_cfa(f, &ops, &nops) < 0)
 		return false;
-	if (nops == 1 && breg(&ops[0], &reg, &off)) {
-		r->cfa = reg == DWARF_REG_RSP ? UNW_CFA_RSP : UNW_CFA_RBP;
-	} else if (nops == 2 && ops[1].atom == DW_OP_deref && breg(&ops[0], &reg, &off)) {
-		r->cfa = reg == DWARF_REG_RSP ? UNW_CFA_RSP_DEREF : UNW_CFA_RBP_DEREF;
+	if ((nops == 1 || (nops == 2 && ops[1].atom == DW_OP_deref)) &&
+	    cfa_base(&ops[0], &reg, &tracked, &off)) {
+		bool deref = nops == 2;
+
+		if (tracked >= 0) {
+			r->cfa = deref ? UNW_CFA_REG_DEREF : UNW_CFA_REG;
+			r->cfa_reg = (uint8_t)tracked;
+		} else if (reg == DWARF_REG_RSP) {
+			r->cfa = deref ? UNW_CFA_RSP_DEREF : UNW_CFA_RSP;
+		} else {
+			r->cfa = deref ? UNW_CFA_RBP_DEREF : UNW_CFA_RBP;
+		}
 	} else if (plt_rule(ops, nops, &off, &k)) {
 		r->cfa = UNW_CFA_PLT;
 		r->aux |= (uint8_t)(k << 4);
@@ -342,6 +389,28 @@ static bool frame_to_row(Dwarf_Frame *f, bool signal, struct unw_row *r)
 	}
 	r->rbp = kind;
 	r->rbp_off = (int16_t)off;
+
+	/*
+	 * The other callee-saved registers, alike; a rule that the row
+	 * cannot hold makes the caller's value unknown, never wrong.
+	 * "Undefined" is taken as "same value": libdw's x86-64 defaults
+	 * (backends/x86_64_cfi.c) mark register 0, rax, same-value under
+	 * the comment %rbx, so an rbx no FDE mentions comes back undefined;
+	 * and no compiler or glibc CFI marks a callee-saved register
+	 * undefined (only the return address, in root frames).
+	 */
+	for (unsigned i = 0; i < UNW_NREGS; i++) {
+		if (dwarf_frame_register(f, (int)dwarf_of_reg[i], mem, &ops, &nops) < 0 ||
+		    !loc_rule(ops, nops, &kind, &off) || (off & 7) ||
+		    off / 8 < INT8_MIN || off / 8 > INT8_MAX) {
+			kind = UNW_LOC_UNDEF;
+			off = 0;
+		} else if (kind == UNW_LOC_UNDEF) {
+			kind = UNW_LOC_SAME;
+		}
+		r->reg_loc |= (uint16_t)(kind << (3 * i));
+		r->reg_off8[i] = (int8_t)(off / 8);
+	}
 	return true;
 }
 

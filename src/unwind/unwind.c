@@ -3,8 +3,8 @@
  *
  * A step is: find the mapping holding the pc (binary search), turn the pc
  * into the object's virtual address, find its CFI row (binary search),
- * apply the row to (pc, sp, bp) reading saved values from the copied
- * stack.  For callers' frames the pc looked up is ip - 1: a call may be the
+ * apply the row to (pc, sp, bp, rbx, r12-r15) reading saved values from the
+ * copied stack.  For callers' frames the pc looked up is ip - 1: a call may be the
  * last instruction of its function (noreturn callees), and its return
  * address then belongs to the next function.
  */
@@ -179,7 +179,51 @@ struct frame {
 	uint64_t pc, sp, bp;
 	uint64_t slot;            /* where pc was read from (0: a register) */
 	bool exact;               /* pc is not a return address */
+	unsigned known;           /* bit i: regs[i] is this frame's value */
+	uint64_t regs[UNW_NREGS]; /* rbx, r12-r15 (enum unw_reg) */
 };
+
+/* Does row r need a register whose value frame f does not know? */
+static bool row_needs_unknown(const struct unw_row *r, const struct frame *f)
+{
+	return (r->cfa == UNW_CFA_REG || r->cfa == UNW_CFA_REG_DEREF) &&
+	       !(f->known & (1u << r->cfa_reg));
+}
+
+/*
+ * The caller's callee-saved registers by the row's rules.  A slot below sp
+ * counts as restored, as rbp's; a slot that cannot be read makes the value
+ * unknown (it may never be needed: no reason to end the walk there).
+ */
+static void restore_regs(struct walk *w, const struct unw_row *r, const struct frame *f,
+			 uint64_t cfa, struct frame *out)
+{
+	out->known = f->known;
+	memcpy(out->regs, f->regs, sizeof(out->regs));
+	/* Only the registers whose rule is not "same" (a non-zero field). */
+	for (unsigned left = r->reg_loc; left;) {
+		unsigned i = (unsigned)__builtin_ctz(left) / 3;
+		unsigned kind = (left >> (3 * i)) & 7;
+		int64_t off = (int64_t)r->reg_off8[i] * 8;
+		uint64_t loc;
+
+		left &= ~(7u << (3 * i));
+		switch (kind) {
+		case UNW_LOC_CFA: loc = cfa + off; break;
+		case UNW_LOC_RSP: loc = f->sp + off; break;
+		case UNW_LOC_RBP: loc = f->bp + off; break;
+		default:
+			out->known &= ~(1u << i);
+			continue;
+		}
+		if (loc < f->sp)
+			continue;
+		if (read_u64(w, loc, &out->regs[i]))
+			out->known |= 1u << i;
+		else
+			out->known &= ~(1u << i);
+	}
+}
 
 /* Apply a CFI row: the caller's frame into *out.  false: w->fail says why. */
 static bool step_cfi(struct walk *w, const struct unw_row *r,
@@ -204,6 +248,13 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 		break;
 	case UNW_CFA_PLT:
 		cfa = f->sp + r->cfa_off + ((f->pc & 15) >= (unsigned)(r->aux >> 4) ? 8 : 0);
+		break;
+	case UNW_CFA_REG:           /* walk_from() checked it is known */
+		cfa = f->regs[r->cfa_reg] + r->cfa_off;
+		break;
+	case UNW_CFA_REG_DEREF:
+		if (!read_u64(w, f->regs[r->cfa_reg] + r->cfa_off, &cfa))
+			return false;
 		break;
 	default:
 		w->fail = UNW_STOP_BAD_RULE;
@@ -238,6 +289,7 @@ static bool step_cfi(struct walk *w, const struct unw_row *r,
 	} else if (!read_u64(w, loc, &out->bp)) {
 		return false;
 	}
+	restore_regs(w, r, f, cfa, out);
 	out->sp = cfa;
 	out->exact = r->aux & UNW_ROW_SIGNAL;
 	return true;
@@ -262,20 +314,29 @@ static bool step_fp(struct walk *w, const struct frame *f,
 	out->slot = f->bp + 8;
 	out->sp = f->bp + 16;
 	out->exact = false;
+	out->known = 0;               /* whatever this code saved, we cannot say */
 	return true;
 }
 
-/* Walk on from frame f, which is ips[*n - 1]; returns why it stopped. */
-static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame f,
+/*
+ * Walk on from frame *from, which is ips[*n - 1]; returns why it stopped.
+ * The frame and its caller's take turns in two slots: a frame is ~90
+ * bytes, and copying it each step (stores read back at once as wider
+ * loads, which the store buffer cannot forward) cost more than the rest of
+ * the step.
+ */
+static enum unw_stop walk_from(struct walk *w, struct unw_space *s, const struct frame *from,
 			       uint64_t *ips, unsigned *n, unsigned max)
 {
+	struct frame two[2], *f = &two[0], *next = &two[1], *swap;
+
+	*f = *from;
 	for (;;) {
-		uint64_t lookup = f.exact ? f.pc : f.pc - 1;
+		uint64_t lookup = f->exact ? f->pc : f->pc - 1;
 		struct unw_map *m = find_map(s, lookup);
 		struct unw_table *t = m ? map_table(m) : NULL;
 		const struct unw_row *r = NULL;
 		uint64_t vaddr = 0;
-		struct frame next;
 		bool ok;
 
 		if (!m)
@@ -283,6 +344,9 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		if (t) {
 			vaddr = lookup + m->delta;
 			r = unw_table_find(t, vaddr);
+			/* A CFA from a register not known: as if no CFI. */
+			if (r && r->ra != UNW_LOC_UNDEF && row_needs_unknown(r, f))
+				r = NULL;
 		}
 		if (r && r->ra == UNW_LOC_UNDEF)
 			return UNW_STOP_ROOT;
@@ -295,21 +359,24 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 			 */
 			unsigned n2 = 2;
 
-			if (max >= 2 && read_u64(w, f.sp, &next.pc) && next.pc &&
-			    find_map(s, next.pc - 1)) {
-				next.sp = f.sp + 8;
-				next.bp = f.bp;
-				next.exact = false;
-				ips[1] = next.pc;
+			if (max >= 2 && read_u64(w, f->sp, &next->pc) && next->pc &&
+			    find_map(s, next->pc - 1)) {
+				next->sp = f->sp + 8;
+				next->bp = f->bp;
+				next->exact = false;
+				/* frameless: it saved nothing */
+				next->known = f->known;
+				memcpy(next->regs, f->regs, sizeof(next->regs));
+				ips[1] = next->pc;
 				if (w->slots)
-					w->slots[1] = f.sp;
+					w->slots[1] = f->sp;
 				if (walk_from(w, s, next, ips, &n2, max) == UNW_STOP_ROOT) {
 					*n = n2;
 					return UNW_STOP_ROOT;
 				}
 			}
 		}
-		ok = r ? step_cfi(w, r, &f, &next) : step_fp(w, &f, &next);
+		ok = r ? step_cfi(w, r, f, next) : step_fp(w, f, next);
 		if (!ok) {
 			if (w->fail != UNW_STOP_TRUNCATED && t && unw_table_is_root(t, vaddr))
 				return UNW_STOP_ROOT;
@@ -321,9 +388,9 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		 * slot (a wrong row, a stale rbp: a zeroed local), like any
 		 * other value in no mapping.
 		 */
-		if (!next.pc)
+		if (!next->pc)
 			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
-		if (next.sp <= f.sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
+		if (next->sp <= f->sp && !(r && (r->aux & UNW_ROW_SIGNAL)))
 			return UNW_STOP_NO_PROGRESS;
 		/*
 		 * A caller's pc outside every executable mapping was read from
@@ -332,14 +399,16 @@ static enum unw_stop walk_from(struct walk *w, struct unw_space *s, struct frame
 		 * a root function it is what the thread started with (Go's
 		 * rt0_go is jumped to): the walk is complete.
 		 */
-		if (!find_map(s, next.exact ? next.pc : next.pc - 1))
+		if (!find_map(s, next->exact ? next->pc : next->pc - 1))
 			return t && unw_table_is_root(t, vaddr) ? UNW_STOP_ROOT : UNW_STOP_NO_MAP;
 		if (*n == max)
 			return UNW_STOP_MAX_FRAMES;
 		if (w->slots)
-			w->slots[*n] = next.slot;
-		ips[(*n)++] = next.pc;
+			w->slots[*n] = next->slot;
+		ips[(*n)++] = next->pc;
+		swap = f;
 		f = next;
+		next = swap;
 	}
 }
 
@@ -355,7 +424,10 @@ void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
 		      unsigned max, struct unw_result *res)
 {
 	struct walk w = { .st = stack, .slots = slots };
-	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true };
+	struct frame f = { .pc = regs->ip, .sp = regs->sp, .bp = regs->bp, .exact = true,
+			   .known = regs->regs_known & ((1u << UNW_NREGS) - 1) };
+
+	memcpy(f.regs, regs->regs, sizeof(f.regs));
 
 	res->flags = 0;
 	res->nframes = 0;
@@ -368,7 +440,7 @@ void unw_unwind_slots(struct unw_space *s, const struct unw_regs *regs,
 	if (slots)
 		slots[0] = 0;
 	res->nframes = 1;
-	res->stop = walk_from(&w, s, f, ips, &res->nframes, max);
+	res->stop = walk_from(&w, s, &f, ips, &res->nframes, max);
 	if (res->stop == UNW_STOP_ROOT)
 		res->flags |= UNW_ROOT;
 	else if (res->stop == UNW_STOP_TRUNCATED || res->stop == UNW_STOP_MAX_FRAMES)

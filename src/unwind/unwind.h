@@ -2,10 +2,12 @@
  * unwind — DWARF call-frame-information unwinding of sampled user stacks,
  * for code built without frame pointers.
  *
- * A sample gives the user registers (ip, sp, bp) and a copy of the top of
- * the user stack.  Walking it frame by frame needs, for every pc, the rule
- * that finds the caller's frame: where the Canonical Frame Address is
- * (rsp+N or rbp+N), where the return address and the saved rbp are.  Those
+ * A sample gives the user registers (ip, sp, bp, and the callee-saved rbx,
+ * r12-r15) and a copy of the top of the user stack.  Walking it frame by
+ * frame needs, for every pc, the rule that finds the caller's frame: where
+ * the Canonical Frame Address is (rsp+N or rbp+N; rbx+N in glibc's
+ * lazy-binding resolver, which realigns rsp), where the return address and
+ * the saved callee-saved registers are.  Those
  * rules live in each ELF object's .eh_frame / .debug_frame as small programs;
  * interpreting them per sample would be slow, so each row is computed ONCE
  * (through elfutils: dwarf_cfi_addrframe and friends, the first time a pc
@@ -34,6 +36,14 @@
  *    (or beyond max frames) — the stack is deeper than what was captured;
  *  - neither: the walk stopped early (no mapping, no CFI and no plausible
  *    frame pointer, an unsupported rule).  The frames so far are still valid.
+ * The callee-saved registers are carried up the walk as DWARF CFI says: a
+ * frame's rule gives its caller's value (unchanged, saved at an address,
+ * or undefined).  One whose value is not known (not sampled, undefined, a
+ * rule we cannot express, a save slot outside the copy) is never guessed:
+ * a CFA defined from it is treated as a pc without CFI, as is a CFA defined
+ * from a register not tracked at all (rcx, rdx, rdi: a few instructions of
+ * longjmp, setcontext and __builtin_eh_return).  A frame stepped through
+ * the rbp chain (no CFI) leaves them all unknown.
  * Every frame after the first lies in a mapping of the space (executable
  * code): a return address read that lies in none (zero too, outside a root
  * function) means the walk went astray (a wrong row, a stale rbp); it is not
@@ -65,6 +75,23 @@ enum unw_cfa {
 	UNW_CFA_RSP_DEREF,    /* *(rsp + off)   (signal frames) */
 	UNW_CFA_RBP_DEREF,    /* *(rbp + off)   (realigned stacks, DRAP) */
 	UNW_CFA_PLT,          /* rsp + off + ((rip & 15) >= k ? 8 : 0), k in aux */
+	UNW_CFA_REG,          /* regs[cfa_reg] + off (enum unw_reg) */
+	UNW_CFA_REG_DEREF,    /* *(regs[cfa_reg] + off) */
+};
+
+/*
+ * The callee-saved registers tracked besides rbp (which has its own rule
+ * fields, as before them): what the CFA rules of glibc, libstdc++ and gcc
+ * -O2 code name, rbx in ld.so's _dl_runtime_resolve_*, and r12-r15 for
+ * realigned frames that pick them.
+ */
+enum unw_reg {
+	UNW_REG_RBX = 0,
+	UNW_REG_R12,
+	UNW_REG_R13,
+	UNW_REG_R14,
+	UNW_REG_R15,
+	UNW_NREGS
 };
 
 /* Where a register of the caller is found. */
@@ -76,7 +103,13 @@ enum unw_loc {
 	UNW_LOC_UNDEF,        /* undefined: for the return address, the root */
 };
 
-/* One row: the rules for pcs in [start, end). 20 bytes. */
+/*
+ * One row: the rules for pcs in [start, end). 28 bytes.
+ * The rule of callee-saved register i (enum unw_reg) is the enum unw_loc
+ * in bits [3i, 3i + 3) of reg_loc, at reg_off8[i] * 8 bytes: save slots
+ * are 8-byte aligned and near the CFA (pushes) or rsp (signal frames, up
+ * to rsp+128); a rule outside [-1024, 1016] is kept as UNW_LOC_UNDEF.
+ */
 struct unw_row {
 	uint32_t start;       /* pc - table base */
 	uint32_t end;
@@ -87,8 +120,16 @@ struct unw_row {
 	uint8_t  ra;          /* enum unw_loc */
 	uint8_t  rbp;         /* enum unw_loc */
 	uint8_t  aux;         /* UNW_ROW_SIGNAL | PLT threshold << 4 */
+	int8_t   reg_off8[UNW_NREGS];
+	uint8_t  cfa_reg;     /* UNW_CFA_REG*: enum unw_reg */
+	uint16_t reg_loc;     /* 0: every one unchanged */
 };
 #define UNW_ROW_SIGNAL 0x01   /* a signal frame: the caller's pc is exact */
+
+static inline unsigned unw_row_reg_loc(const struct unw_row *r, unsigned i)
+{
+	return (r->reg_loc >> (3 * i)) & 7;
+}
 
 struct unw_table;
 
@@ -216,6 +257,9 @@ void unw_space_get(const struct unw_space *s, size_t i, struct unw_mapping *out)
 
 struct unw_regs {
 	uint64_t ip, sp, bp;
+	uint64_t regs[UNW_NREGS];     /* rbx, r12-r15 (enum unw_reg) */
+	unsigned regs_known;          /* bit i: regs[i] holds the value; 0
+					 when the sampler did not ask */
 };
 
 /* The copied user stack: bytes [sp, sp + size) of the sampled thread. */

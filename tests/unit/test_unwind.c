@@ -10,7 +10,8 @@
  * Also: a frame with a variable-length array (CFA from rbp), 200 levels of
  * recursion (unwound whole, or flagged truncated when the copy is cut), a
  * signal frame (through __restore_rt), an epilogue after rbp is popped,
- * table lookups, mapping overlaps.
+ * frames whose CFA is rbx-based (glibc's lazy-binding resolver), table
+ * lookups, mapping overlaps.
  */
 #include "tap.h"
 #include "unwind/unwind.h"
@@ -86,14 +87,24 @@ static void copy_raw(uint8_t *dst, const volatile uint8_t *src, size_t n)
 		dst[i] = src[i];
 }
 
-/* Snapshot pc, sp, bp at one instruction, and the stack above sp. */
+/*
+ * Snapshot pc, sp, bp, rbx and r12-r15 at one instruction, and the stack
+ * above sp.  The callee-saved registers go straight to memory: an output
+ * register could be one of them, written before it is read.
+ */
 __attribute__((noinline)) static void capture(void)
 {
-	uint64_t ip, sp, bp;
+	uint64_t ip, sp, bp, cs[UNW_NREGS];
 
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(ip), "=r"(sp), "=r"(bp));
-	snap.regs = (struct unw_regs){ .ip = ip, .sp = sp, .bp = bp };
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2\n\t"
+			 "mov %%rbx, %3\n\tmov %%r12, %4\n\tmov %%r13, %5\n\t"
+			 "mov %%r14, %6\n\tmov %%r15, %7"
+			 : "=r"(ip), "=r"(sp), "=r"(bp), "=m"(cs[UNW_REG_RBX]),
+			   "=m"(cs[UNW_REG_R12]), "=m"(cs[UNW_REG_R13]),
+			   "=m"(cs[UNW_REG_R14]), "=m"(cs[UNW_REG_R15]));
+	snap.regs = (struct unw_regs){ .ip = ip, .sp = sp, .bp = bp,
+				       .regs_known = (1u << UNW_NREGS) - 1 };
+	memcpy(snap.regs.regs, cs, sizeof(cs));
 	snap.size = stack_end - sp < COPY_MAX ? stack_end - sp : COPY_MAX;
 	copy_raw(snap.stack, (const volatile uint8_t *)sp, snap.size);
 	ras[nras++] = (uint64_t)__builtin_return_address(0);
@@ -346,6 +357,193 @@ static void test_tables(void)
  * The walk must take rbp as restored, not fail.  Such a row is looked up
  * in this binary's own table and run on a synthetic stack.
  */
+/*
+ * Frames whose CFA is not rsp/rbp-based, as glibc's lazy-binding resolver
+ * (_dl_runtime_resolve_xsavec: push %rbx; mov %rsp,%rbx; and $-64,%rsp,
+ * then the CFA is rbx+N).  Hand-written, CFI included:
+ *   rbx_frame(fn)    the same shape (CFA = rbx+16), calls fn(); stores its
+ *                    own return address in rbx_frame_ra
+ *   clobber_rbx(fn)  saves rbx (CFA-16), puts junk in it, calls fn(): the
+ *                    walk must take rbx_frame's rbx from the save slot
+ *   rcx_frame(fn)    CFA = rcx+16: a register the walk does not track
+ * *_call labels the call instruction, *_ret the return address after it.
+ */
+uint64_t rbx_frame_ra;
+void rbx_frame(void (*fn)(void));
+void clobber_rbx(void (*fn)(void));
+void rcx_frame(void (*fn)(void));
+extern const char rbx_frame_call[], rbx_frame_ret[], clobber_rbx_call[], clobber_rbx_ret[],
+	rcx_frame_call[];
+__asm__(
+	".text\n"
+	".globl rbx_frame\n.type rbx_frame, @function\n"
+	"rbx_frame:\n"
+	"	.cfi_startproc\n"
+	"	mov (%rsp), %rax\n"
+	"	mov %rax, rbx_frame_ra(%rip)\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	mov %rsp, %rbx\n"
+	"	.cfi_def_cfa_register %rbx\n"
+	"	and $-64, %rsp\n"
+	"	sub $64, %rsp\n"
+	".globl rbx_frame_call\n"
+	"rbx_frame_call:\n"
+	"	call *%rdi\n"
+	".globl rbx_frame_ret\n"
+	"rbx_frame_ret:\n"
+	"	mov %rbx, %rsp\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	pop %rbx\n"
+	"	.cfi_restore %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rbx_frame, .-rbx_frame\n"
+
+	".globl clobber_rbx\n.type clobber_rbx, @function\n"
+	"clobber_rbx:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	movabs $0x5a5a5a5a5a5a5a5a, %rbx\n"
+	".globl clobber_rbx_call\n"
+	"clobber_rbx_call:\n"
+	"	call *%rdi\n"
+	".globl clobber_rbx_ret\n"
+	"clobber_rbx_ret:\n"
+	"	pop %rbx\n"
+	"	.cfi_restore %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size clobber_rbx, .-clobber_rbx\n"
+
+	".globl rcx_frame\n.type rcx_frame, @function\n"
+	"rcx_frame:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	mov %rsp, %rcx\n"
+	"	.cfi_def_cfa_register %rcx\n"
+	".globl rcx_frame_call\n"
+	"rcx_frame_call:\n"
+	"	call *%rdi\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	pop %rbx\n"
+	"	.cfi_restore %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rcx_frame, .-rcx_frame\n");
+
+/* Called by rbx_frame: clobber_rbx -> leaf -> capture. */
+__attribute__((noinline)) static void via_clobber(void)
+{
+	clobber_rbx(leaf);
+	keep = (void *)via_clobber;
+}
+
+/* Is x at some ips[i], i >= from?  Its index, or -1. */
+static int index_of(const uint64_t *ips, unsigned n, unsigned from, uint64_t x)
+{
+	for (unsigned i = from; i < n; i++)
+		if (ips[i] == x)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A real chain through rbx_frame, sampled in capture(): the walk follows
+ * the CFA from rbx, taking rbx_frame's rbx from clobber_rbx's save slot
+ * (rbx holds junk there), on to the root.  Then synthetic stacks: one step
+ * of the CFA rule rbx+16 with known values; rbx restored from a callee's
+ * slot; rbx unknown, and a CFA from rcx (untracked): a clean stop, no
+ * frame read through a guess.
+ */
+static void test_cfa_from_rbx(void)
+{
+	uint64_t ips[MAX_FRAMES];
+	struct unw_result res;
+	uint64_t ret = (uint64_t)(uintptr_t)leaf + 1;
+	int i_clobber, i_rbx;
+
+	nras = 0;
+	rbx_frame(via_clobber);
+	unwind_snap(COPY_MAX, false, ips, &res);
+	ok(res.flags & UNW_ROOT, "a chain through a frame whose CFA is rbx+16 reaches the root "
+	   "(stop: %s, %u frames)", unw_stop_name(res.stop), res.nframes);
+	i_clobber = index_of(ips, res.nframes, 1, (uint64_t)(uintptr_t)clobber_rbx_ret);
+	i_rbx = index_of(ips, res.nframes, 1, (uint64_t)(uintptr_t)rbx_frame_ret);
+	ok(nras == 2 && ips[1] == ras[0] && ips[2] == ras[1] && i_clobber == 2 && i_rbx == 4 &&
+	   ips[5] == rbx_frame_ra,
+	   "frames: capture, leaf, clobber_rbx, via_clobber, rbx_frame, its caller "
+	   "(clobber_rbx at %d, rbx_frame at %d)", i_clobber, i_rbx);
+
+	/* One step by the rule, synthetic: CFA = rbx + 16, return address at CFA - 8. */
+	{
+		uint8_t fake[256] = { 0 };
+		struct unw_regs regs = { .ip = (uint64_t)(uintptr_t)rbx_frame_call, .sp = 0x10000,
+					 .bp = 0, .regs = { [UNW_REG_RBX] = 0x10000 + 96 },
+					 .regs_known = 1u << UNW_REG_RBX };
+		struct unw_stack st = { .data = fake, .start = 0x10000, .size = sizeof(fake) };
+
+		memcpy(fake + 96 + 8, &ret, 8);
+		unw_unwind(space, &regs, &st, ips, 2, &res);
+		ok(res.nframes == 2 && ips[1] == ret,
+		   "synthetic rbx_frame: return address read at rbx+8 (%u frames, stop: %s)",
+		   res.nframes, unw_stop_name(res.stop));
+
+		/* rbx not sampled: no rule can be applied, no frame guessed. */
+		regs.regs_known = 0;
+		memset(ips, 0, 2 * sizeof(ips[0]));
+		unw_unwind(space, &regs, &st, ips, 2, &res);
+		ok(res.nframes == 1 && !(res.flags & (UNW_ROOT | UNW_TRUNCATED)),
+		   "rbx unknown: the walk stops cleanly after the sampled pc (%u frames, stop: %s)",
+		   res.nframes, unw_stop_name(res.stop));
+	}
+
+	/*
+	 * Sampled in clobber_rbx (rbx = junk, the caller's at [sp]), which
+	 * rbx_frame called: rbx_frame's CFA comes from the restored rbx.
+	 */
+	{
+		uint8_t fake[512] = { 0 };
+		uint64_t saved_rbx = 0x10000 + 256, r1 = (uint64_t)(uintptr_t)rbx_frame_ret;
+		struct unw_regs regs = { .ip = (uint64_t)(uintptr_t)clobber_rbx_call, .sp = 0x10000,
+					 .bp = 0, .regs = { [UNW_REG_RBX] = 0x5a5a5a5a5a5a5a5aULL },
+					 .regs_known = (1u << UNW_NREGS) - 1 };
+		struct unw_stack st = { .data = fake, .start = 0x10000, .size = sizeof(fake) };
+
+		memcpy(fake, &saved_rbx, 8);            /* CFA - 16 */
+		memcpy(fake + 8, &r1, 8);               /* CFA - 8 */
+		memcpy(fake + 256 + 8, &ret, 8);        /* rbx_frame's CFA - 8 */
+		memset(ips, 0, 3 * sizeof(ips[0]));
+		unw_unwind(space, &regs, &st, ips, 3, &res);
+		ok(res.nframes == 3 && ips[1] == r1 && ips[2] == ret,
+		   "rbx restored from the callee's save slot, then the CFA from it (%u frames, stop: %s)",
+		   res.nframes, unw_stop_name(res.stop));
+	}
+
+	/* CFA = rcx + 16: rcx is not tracked, the row counts as no CFI. */
+	{
+		uint8_t fake[256] = { 0 };
+		struct unw_regs regs = { .ip = (uint64_t)(uintptr_t)rcx_frame_call, .sp = 0x10000,
+					 .bp = 0, .regs_known = (1u << UNW_NREGS) - 1 };
+		struct unw_stack st = { .data = fake, .start = 0x10000, .size = sizeof(fake) };
+
+		memcpy(fake + 8, &ret, 8);
+		memset(ips, 0, 2 * sizeof(ips[0]));
+		unw_unwind(space, &regs, &st, ips, 2, &res);
+		ok(res.nframes == 1 && ips[1] == 0 && !(res.flags & (UNW_ROOT | UNW_TRUNCATED)),
+		   "CFA from rcx (not tracked): a clean stop (%u frames, stop: %s)",
+		   res.nframes, unw_stop_name(res.stop));
+	}
+}
+
 static int find_bias(struct dl_phdr_info *info, size_t size, void *data)
 {
 	*(uint64_t *)data = info->dlpi_addr;   /* the first object: us */
@@ -463,7 +661,8 @@ static bool same_row(const struct unw_row *a, const struct unw_row *b)
 		return a == b;
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->ra == b->ra &&
 	       a->ra_off == b->ra_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off &&
-	       a->aux == b->aux;
+	       a->aux == b->aux && a->cfa_reg == b->cfa_reg && a->reg_loc == b->reg_loc &&
+	       !memcmp(a->reg_off8, b->reg_off8, sizeof(a->reg_off8));
 }
 
 static void test_lookup_order(const char *path)
@@ -559,6 +758,7 @@ int main(void)
 	test_chain();
 	test_recursion();
 	test_signal_frame();
+	test_cfa_from_rbx();
 	test_tables();
 	test_epilogue();
 	test_junk_return();
