@@ -311,19 +311,29 @@ void an_profile_session(struct an_profile *p, struct an_session *s)
 	an_session_fill(p, s);
 }
 
-/* The process an image belongs to: its pid (an exec keeps the process and
- * its threads), or the image itself when no process record says (above
- * every pid). */
-static uint64_t proc_key(const struct an_map *pids, uint32_t proc_id)
-{
-	uint32_t pid = an_map_get(pids, proc_id, 0);
+/* The processes, threads and images a profile has data of. */
+struct counted {
+	struct an_map pids;       /* image -> its pid */
+	struct an_map procs, threads, images;
+};
 
-	return pid != AN_NONE ? pid : (1ull << 32) | proc_id;
+/* Image proc_id (and its thread tid, or AN_NONE) has data.  Its process
+ * is its pid (an exec keeps the process and its threads), or the image
+ * itself when no process record says (a key above every pid). */
+static void seen(struct counted *c, uint32_t proc_id, uint32_t tid)
+{
+	uint32_t pid = an_map_get(&c->pids, proc_id, 0);
+	uint64_t k = pid != AN_NONE ? pid : (1ull << 32) | proc_id;
+
+	an_map_put(&c->images, proc_id, 0, 1, NULL);
+	an_map_put(&c->procs, k, 0, 1, NULL);
+	if (tid != AN_NONE)
+		an_map_put(&c->threads, k, tid, 1, NULL);
 }
 
 void an_session_fill(struct an_profile *p, struct an_session *s)
 {
-	struct an_map procs = { 0 }, threads = { 0 }, images = { 0 }, pids = { 0 };
+	struct counted ctr = { 0 };
 
 	s->method = an_profile_method(p);
 	if (!p->argv && p->argc) {
@@ -341,34 +351,26 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	 * image is a process's (pid's) until an exec, which starts another
 	 * image of the same process, on the same threads */
 	for (size_t i = 0; i < p->nprocs; i++)
-		an_map_put(&pids, p->procs[i].proc_id, 0, p->procs[i].pid, NULL);
-#define SEEN(proc_id, tid) do { \
-		uint64_t k_ = proc_key(&pids, (proc_id)); \
-		an_map_put(&images, (proc_id), 0, 1, NULL); \
-		an_map_put(&procs, k_, 0, 1, NULL); \
-		if ((tid) != AN_NONE) \
-			an_map_put(&threads, k_, (tid), 1, NULL); \
-	} while (0)
+		an_map_put(&ctr.pids, p->procs[i].proc_id, 0, p->procs[i].pid, NULL);
 	for (size_t i = 0; i < p->nprocs; i++)
-		SEEN(p->procs[i].proc_id, AN_NONE);
+		seen(&ctr, p->procs[i].proc_id, AN_NONE);
 	for (size_t i = 0; i < p->tname_map.cap; i++) {
 		const struct an_map_slot *sl = &p->tname_map.slots[i];
 
 		if (sl->val != AN_NONE)
-			SEEN((uint32_t)sl->a, (uint32_t)sl->b);
+			seen(&ctr, (uint32_t)sl->a, (uint32_t)sl->b);
 	}
 	for (size_t i = 0; i < p->nthreads; i++)
-		SEEN(p->threads[i].proc_id, p->threads[i].tid);
+		seen(&ctr, p->threads[i].proc_id, p->threads[i].tid);
 	for (size_t i = 0; i < p->nsamples; i++)
-		SEEN(p->samples[i].proc_id, p->samples[i].tid);
-#undef SEEN
-	s->processes = procs.n;
-	s->threads = threads.n;
-	s->images = images.n;
-	an_map_release(&procs);
-	an_map_release(&threads);
-	an_map_release(&images);
-	an_map_release(&pids);
+		seen(&ctr, p->samples[i].proc_id, p->samples[i].tid);
+	s->processes = ctr.procs.n;
+	s->threads = ctr.threads.n;
+	s->images = ctr.images.n;
+	an_map_release(&ctr.procs);
+	an_map_release(&ctr.threads);
+	an_map_release(&ctr.images);
+	an_map_release(&ctr.pids);
 
 	if (p->have_end)
 		s->duration_ns = p->end.duration_ns;
