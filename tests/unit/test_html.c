@@ -66,6 +66,7 @@ static char *unescape(const char *s, size_t n, size_t *out_len)
 		}
 		*o++ = s[i];
 	}
+	*o = '\0';                 /* strstr() on it stops here */
 	*out_len = (size_t)(o - out);
 	return out;
 }
@@ -112,6 +113,8 @@ static char *gunzip_base64(const char *s, size_t n, size_t *out_len, size_t *lon
 	inflateEnd(&z);
 	free(bin);
 	if (zr != Z_STREAM_END) { free(out); return NULL; }
+	out = realloc(out, len + 1);
+	out[len] = '\0';              /* strstr() on it stops here */
 	*out_len = len;
 	return out;
 }
@@ -352,7 +355,7 @@ static void test_export_document(void)
 		       "[0,2,1,50,50,[]]]") != NULL,
 	   "tree: each thread's tree apart, its roots naming the thread, the others not (-1), "
 	   "nodes as arrays of node_values");
-	if (!strstr(doc, "\"tree\": [{\"row\": 0, \"thread\": 0"))
+	if (!strstr(doc, "\"tree\": [[0,0,"))
 		tap_diag("document: %s", doc);
 	free(doc);
 	free(text);
