@@ -204,31 +204,88 @@ static char *hex(const uint8_t *id, size_t len)
 	return s;
 }
 
-/* gzip buf[0..len) into f. */
-static int write_gzip(FILE *f, const uint8_t *buf, size_t len, char *err, size_t errlen)
-{
-	z_stream z = { 0 };
+/*
+ * The gzip stream the profile is written through, piece by piece: a big
+ * recording's samples are packed one at a time (g++ compiling 700 lines of
+ * C++, 5.3 M samples 45 frames deep: 2 GB of location ids and a 700 MB
+ * packed copy when the whole Profile was built first, 4.6 GB of memory).
+ * Protocol buffers merge concatenated messages, so writing the fields of
+ * one Profile in several packed parts, in field order, gives the bytes one
+ * pack would.
+ */
+struct gzout {
+	z_stream z;
+	FILE *f;
+	int zr;                    /* Z_OK, or the failure */
 	uint8_t out[1 << 16];
-	int zr;
+};
 
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		snprintf(err, errlen, "cannot start gzip compression");
-		return -ENOMEM;
+static int gz_start(struct gzout *g, FILE *f)
+{
+	memset(&g->z, 0, sizeof(g->z));
+	g->f = f;
+	g->zr = deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	return g->zr == Z_OK ? 0 : -1;
+}
+
+/* Compress buf[0..len) (flush: Z_NO_FLUSH, or Z_FINISH for the end). */
+static void gz_put(struct gzout *g, const uint8_t *buf, size_t len, int flush)
+{
+	if (g->zr != Z_OK)
+		return;
+	g->z.next_in = (Bytef *)buf;
+	g->z.avail_in = (uInt)len;         /* pieces of a few MB at most */
+	for (;;) {
+		int zr;
+
+		g->z.next_out = g->out;
+		g->z.avail_out = sizeof(g->out);
+		zr = deflate(&g->z, flush);
+		fwrite(g->out, 1, sizeof(g->out) - g->z.avail_out, g->f);
+		if (flush == Z_FINISH ? zr == Z_STREAM_END : g->z.avail_in == 0 && g->z.avail_out != 0)
+			break;
+		if (zr != Z_OK && !(zr == Z_BUF_ERROR && g->z.avail_out == 0)) {
+			g->zr = zr;
+			return;
+		}
 	}
-	z.next_in = (Bytef *)buf;
-	z.avail_in = (uInt)len;         /* a profile over 4 GiB is refused below */
-	do {
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		zr = deflate(&z, Z_FINISH);
-		fwrite(out, 1, sizeof(out) - z.avail_out, f);
-	} while (zr == Z_OK || (zr == Z_BUF_ERROR && z.avail_out == 0));
-	deflateEnd(&z);
-	if (zr != Z_STREAM_END) {
-		snprintf(err, errlen, "gzip compression failed (%d)", zr);
+}
+
+static int gz_end(struct gzout *g, char *err, size_t errlen)
+{
+	gz_put(g, NULL, 0, Z_FINISH);
+	deflateEnd(&g->z);
+	if (g->zr != Z_OK) {
+		snprintf(err, errlen, "gzip compression failed (%d)", g->zr);
 		return -EIO;
 	}
 	return 0;
+}
+
+/* Pack a Profile holding some of the fields into scratch, then the stream. */
+static void gz_profile(struct gzout *g, const Profile *part, uint8_t **scratch, size_t *ascratch)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(part);
+
+	ALLOC_GROW(*scratch, len + 1, *ascratch);
+	perftools__profiles__profile__pack(part, *scratch);
+	gz_put(g, *scratch, len, Z_NO_FLUSH);
+}
+
+/* One Sample as field 2 of a Profile: tag, length, the packed message. */
+static void gz_sample(struct gzout *g, const Sample *sm, uint8_t **scratch, size_t *ascratch)
+{
+	size_t len = perftools__profiles__sample__get_packed_size(sm), n = 0;
+	uint64_t v = len;
+
+	ALLOC_GROW(*scratch, len + 11, *ascratch);
+	(*scratch)[n++] = 2 << 3 | 2;      /* field 2, length-delimited */
+	do {
+		(*scratch)[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	perftools__profiles__sample__pack(sm, *scratch + n);
+	gz_put(g, *scratch, n + len, Z_NO_FLUSH);
 }
 
 static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *o,
@@ -246,17 +303,17 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	uint32_t *node_next = NULL;     /* per node: the node above its run */
 	uint32_t *run = NULL;
 	size_t arun = 0;
-	uint64_t *stack = NULL;         /* every sample's locations, end to end */
-	size_t astack = 0, nstack = 0, ntops;
+	uint64_t *stack = NULL;         /* one sample's locations */
+	size_t astack = 0, ntops;
 	const uint32_t *tops;
-	Sample *samples = NULL;
-	int64_t *values = NULL;
 	Label *labels = NULL, **label_ptrs = NULL;
 	uint64_t period = 0;
-	uint8_t *buf = NULL;
+	uint8_t *buf = NULL;            /* one packed part */
+	size_t abuf = 0;
 	char **owned = NULL;            /* strings of the table we made */
 	size_t nowned = 0, aowned = 0;
-	size_t len;
+	struct gzout *gz = xmalloc(sizeof(*gz));
+	Profile head = PERFTOOLS__PROFILES__PROFILE__INIT;
 	int ret = 0;
 
 	an_profile_session(p, &sess);
@@ -361,15 +418,13 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 	prof.n_mapping = nmods;
 
 	/*
-	 * Samples: one per node with own values.  A million of them: the
-	 * structs, values and stacks come from a few large arrays, and the
-	 * samples of one thread share their two labels.
+	 * Samples: one per node with own values, packed and compressed as they
+	 * come (gzout above): the sample types first (field 1), the samples
+	 * (2), then the rest, whose locations and strings the samples made.
+	 * The samples of one thread share their two labels.
 	 */
 	node_loc = xcalloc(nnodes ? nnodes : 1, sizeof(*node_loc));
 	node_next = xmalloc((nnodes ? nnodes : 1) * sizeof(*node_next));
-	samples = xcalloc(nnodes ? nnodes : 1, sizeof(*samples));
-	values = xmalloc((nnodes ? nnodes : 1) * nvals * sizeof(*values));
-	prof.sample = xmalloc((nnodes ? nnodes : 1) * sizeof(*prof.sample));
 	ntops = an_cct_tops(c, &tops);
 	labels = xcalloc(2 * (ntops ? ntops : 1), sizeof(*labels));
 	label_ptrs = xcalloc(2 * (ntops ? ntops : 1), sizeof(*label_ptrs));
@@ -386,10 +441,18 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 			label_ptrs[2 * g + k] = l;
 		}
 	}
+	if (gz_start(gz, f)) {
+		snprintf(err, errlen, "cannot start gzip compression");
+		ret = -ENOMEM;
+		goto out;
+	}
+	head.n_sample_type = prof.n_sample_type;
+	head.sample_type = prof.sample_type;
+	gz_profile(gz, &head, &buf, &abuf);
 	for (uint32_t id = 0; id < nnodes; id++) {
 		const struct an_cct_node *nd = an_cct_node(c, id);
-		int64_t *vals = values + prof.n_sample * nvals;
-		Sample *sm;
+		int64_t vals[4];
+		Sample sm;
 		size_t depth = 0;
 
 		if (nd->func == AN_CCT_NONE)
@@ -425,42 +488,29 @@ static int write_pprof(FILE *f, struct an_profile *p, const struct exp_options *
 						     mapid[an_cct_func_mod(c, an_cct_node(c, y)->func)]);
 				node_next[x] = an_cct_node(c, y)->parent;
 			}
-			ALLOC_GROW(stack, nstack + depth + 1, astack);
-			stack[nstack + depth++] = node_loc[x];
+			ALLOC_GROW(stack, depth + 1, astack);
+			stack[depth++] = node_loc[x];
 			x = node_next[x];
 		}
-		sm = &samples[prof.n_sample];
-		perftools__profiles__sample__init(sm);
-		sm->n_location_id = depth;
-		sm->location_id = (uint64_t *)(uintptr_t)nstack;   /* an offset until stack stops moving */
-		nstack += depth;
-		sm->n_value = nvals;
-		sm->value = vals;
-		sm->n_label = 2;
-		sm->label = &label_ptrs[2 * nd->group];
-		prof.sample[prof.n_sample++] = sm;
+		perftools__profiles__sample__init(&sm);
+		sm.n_location_id = depth;
+		sm.location_id = stack;
+		sm.n_value = nvals;
+		sm.value = vals;
+		sm.n_label = 2;
+		sm.label = &label_ptrs[2 * nd->group];
+		gz_sample(gz, &sm, &buf, &abuf);
 	}
-	for (size_t i = 0; i < prof.n_sample; i++)
-		samples[i].location_id = stack + (uintptr_t)samples[i].location_id;
+	prof.n_sample_type = 0;          /* written first */
 	prof.location = ls.v;
 	prof.n_location = ls.n;
 	prof.string_table = st.v;
 	prof.n_string_table = st.n;
-
-	len = perftools__profiles__profile__get_packed_size(&prof);
-	if (len > UINT32_MAX) {
-		snprintf(err, errlen, "the profile is too large for pprof (%zu bytes)", len);
-		ret = -EFBIG;
-		goto out;
-	}
-	buf = xmalloc(len ? len : 1);
-	perftools__profiles__profile__pack(&prof, buf);
-	ret = write_gzip(f, buf, len, err, errlen);
+	gz_profile(gz, &prof, &buf, &abuf);
+	ret = gz_end(gz, err, errlen);
 out:
+	free(gz);
 	free(buf);
-	free(prof.sample);
-	free(samples);
-	free(values);
 	free(labels);
 	free(label_ptrs);
 	for (size_t i = 0; i < prof.n_function; i++)
@@ -469,7 +519,7 @@ out:
 	for (size_t i = 0; i < prof.n_mapping; i++)
 		free(prof.mapping[i]);
 	free(prof.mapping);
-	for (size_t i = 0; i < prof.n_sample_type; i++)
+	for (size_t i = 0; i < nvals; i++)
 		free(prof.sample_type[i]);
 	free(prof.sample_type);
 	free(prof.period_type);

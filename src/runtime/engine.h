@@ -1348,9 +1348,20 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 	n = sc_eng_child_slow(t, func);
 	if (!n)
 		goto drop;
-	if (phys != SC_ENG_NO_CFA && !(n->flags & SC_ENG_NODE_CFA) && cfa >= sp && cfa - sp < (1u << 30)) {
-		n->cfa_k = (int32_t)(cfa - sp);
-		n->flags |= SC_ENG_NODE_CFA;
+	if (phys != SC_ENG_NO_CFA && cfa >= sp && cfa - sp < (1u << 30)) {
+		if (!(n->flags & SC_ENG_NODE_CFA)) {
+			n->cfa_k = (int32_t)(cfa - sp);
+			n->flags |= SC_ENG_NODE_CFA;
+		} else if (n->cfa_k != SC_ENG_CFA_UNKNOWN && (int64_t)(cfa - sp) != n->cfa_k) {
+			/* One node, two frame shapes: a function the compiler
+			 * inlined on one path and called on another (g++'s
+			 * std::__relocate_a in vector growth), or a frame that
+			 * realigns its stack.  The learned offset would place the
+			 * other shape's frames wrong (closed by their own
+			 * callees: a repair each); unlearned, the fast path
+			 * sends every entry of the node here. */
+			n->cfa_k = SC_ENG_CFA_UNKNOWN;
+		}
 	}
 	cs = sc_eng_cs_slow(t, site, func);
 	sc_eng_push(t, n, cs, now, cfa, pc);

@@ -1200,7 +1200,7 @@ static const char *die_system_name(struct sym_obj *o, Dwarf_Die *die)
 
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
-	    (s = dwarf_formstring(&a)) && s[0] == '_' && s[1] == 'Z')
+	    (s = dwarf_formstring(&a)) && s[0] == '_' && (s[1] == 'Z' || s[1] == 'R'))
 		return intern_str(o->strings, s);
 	return NULL;
 }
@@ -1210,12 +1210,17 @@ static const char *die_name(struct sym_obj *o, Dwarf_Die *die)
 	Dwarf_Attribute a;
 	const char *s;
 
-	/* C++: the mangled name carries the scope and the parameters.  A C
-	 * function's linkage name is only an asm alias (glibc's __GI_*). */
+	/* C++ and Rust: the mangled name carries the scope (C++ also the
+	 * parameters); one the demangler refuses is no better than the bare
+	 * name.  A C function's linkage name is only an asm alias (glibc's
+	 * __GI_*). */
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) &&
-	    (s = dwarf_formstring(&a)) && s[0] == '_' && s[1] == 'Z')
-		return intern_demangled(o->strings, s);
+	    (s = dwarf_formstring(&a)) && s[0] == '_' && (s[1] == 'Z' || s[1] == 'R')) {
+		const char *d = intern_demangled(o->strings, s);
+		if (s[1] == 'Z' || strcmp(d, s))
+			return d;
+	}
 	if (dwarf_attr_integrate(die, DW_AT_name, &a) &&
 	    (s = dwarf_formstring(&a)))
 		return intern_str(o->strings, s);

@@ -160,6 +160,8 @@ static char *demangle_alloc(const char *name)
 	char *d;
 	int status = 0;
 
+	if (name[0] == '_' && name[1] == 'R')
+		return rust_v0_demangle(name);
 	if (name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);

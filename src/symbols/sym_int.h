@@ -8,6 +8,7 @@
  *   lazydw.c    compressed DWARF inflated only as far as lookups need
  *               (lazydw.h)
  *   kallsyms.c  kernel symbols from /proc/kallsyms
+ *   rust_v0.c   Rust's v0 mangling, for intern.c's demangler
  *   shorten.c   sym_shorten()
  *   symbols.c   the session: mappings per process image, result cache
  *
@@ -43,7 +44,13 @@ const char *intern_strn(struct sym_intern *t, const char *s, size_t len);
 void intern_release(struct sym_intern *t);
 
 /*
- * Demangle a C++ name ("_Z...") into t; other names are interned as is.
+ * A Rust v0 name ("_R...", rust_v0.c) as rustc-demangle's alternate form
+ * shows it, malloc'd; NULL when name is not one or is malformed.
+ */
+char *rust_v0_demangle(const char *name);
+
+/*
+ * Demangle a C++ or Rust name ("_Z...", "_R...") into t; other names are interned as is.
  * Remembered by the address of name, which must stay valid and unchanged
  * for t's lifetime (names inside a mapped ELF file or DWARF section).
  */

@@ -127,3 +127,11 @@ for x in smp_rust::work thread_start __rust_begin_short_backtrace; do
 	v=$(fact "$x" "$TMP/r4.txt")
 	atleast "$v" 90; ok $? "four threads: $x on $v% of stacks (>= 90%)"
 done
+
+# Names as perf shows them: rustc's std, core and alloc are v0-mangled
+# ("_RNvNtCs...3std..."), the program's own crate legacy ("_ZN...17h...E").
+report_json "$TMP/r4.data" "$TMP/r4.json"
+raw=$(q "$TMP/r4.json" "[x['function'] for x in rows if x['function'][:2] in ('_R', '_Z')][:3]")
+check "four threads: no row keeps a mangled name (${raw})" -- test "$raw" = "[]"
+check "four threads: std's frames by their Rust paths (std::...thread_start)" -- \
+	q "$TMP/r4.json" "exit(0 if any(x['function'].startswith('<std::') and x['function'].endswith('thread_start') for x in rows) else 1)"

@@ -18,6 +18,19 @@ for cc in gcc clang; do
 		q "$TMP/${cc}_tree.json" "exit(0 if node('host', 'in100')['calls'] == 1000 and node('host', 'in101', 'inner')['calls'] == 1000 and node('host', 'in101', 'inner', 'leaf')['calls'] == 1000 else 1)"
 done
 
+# One function inlined into host and called out of line from it through a
+# pointer (e2e_inl_mixed.c, g++'s std::__relocate_a in vector growth): one
+# calling-context node, two frame shapes; the offset learned from the first
+# placed the other's frame too low and its own callee closed it (102 repairs
+# a run of 1000, t317 before the fix).
+for cc in gcc clang; do
+	$cc -O2 -g -finstrument-functions -o "$TMP/mixed_$cc" "$PROGS/e2e_inl_mixed.c" || exit 1
+	"$STACKCLOCK" record -m instrument -o "$TMP/mx_$cc.data" -- "$TMP/mixed_$cc" 1000 >/dev/null 2>&1
+	report_json "$TMP/mx_$cc.data" "$TMP/mx_$cc.json"
+	check "$cc: a function inlined and called out of line: no repair ($(q "$TMP/mx_$cc.json" "s['repairs']")), exact counts (host 1000, step, leaf, other 2000)" -- \
+		q "$TMP/mx_$cc.json" "exit(0 if s['repairs'] == 0 and [row(f)['calls'] for f in ('host', 'step', 'leaf', 'other')] == [1000, 2000, 2000, 2000] else 1)"
+done
+
 # A function's position from the hook's own call (e2e_cfa_alias.c, the
 # frames' sizes fixed in assembly): leaf inlined into big, whose frame is
 # twice rec's, then into rec recursing from one call site.  Kept per

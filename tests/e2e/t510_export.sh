@@ -251,6 +251,40 @@ PY
 		"import json, sys; l = [json.loads(x) for x in open(sys.argv[1])]; sys.exit(0 if l[0]['state'] == 'ready' and l[1] is True and l[-1]['console_errors'] == [] else 1)" "$TMP/i.drive"
 fi
 
+# ---- pprof of a deep tree: written a stack at a time ----------------------
+# exp_deep.c: 8,000 nodes whose stacks hold 16 million frames.  Holding every
+# stack before packing took 155 MB here (4.6 GB for g++ compiling a C++
+# file, 5.3 M nodes 45 deep); a stack at a time, what reading the recording
+# takes (the report's own peak) and little more.
+build deep exp_deep.c -O2 || exit 1
+check "record the 4000-deep recursion" -- "$STACKCLOCK" record -m instrument -o "$TMP/deep.data" -- "$TMP/deep" 4000
+maxrss() {	# maxrss COMMAND...: its peak resident memory in MB
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$@"
+}
+rep=$(maxrss "$STACKCLOCK" report -i "$TMP/deep.data" --top 1)
+exp=$(maxrss "$STACKCLOCK" export -i "$TMP/deep.data" --format pprof -o "$TMP/deep.pprof")
+check "pprof of a 4000-deep tree: ${exp:-?} MB at most, within 32 MB of the report's ${rep:-?} MB" -- \
+	test "${exp:-9999}" -le $(( ${rep:-0} + 32 ))
+if [ $have_go = 1 ]; then
+	go tool pprof -raw "$TMP/deep.pprof" >"$TMP/deep.raw" 2>"$TMP/deep.err"
+	check "go tool pprof reads it: rec and leaf 4001 samples of 1 call each, leaf's stacks 3 to 4003 deep" -- python3 - "$TMP/deep.raw" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+body, locs = text.split("Samples:", 1)[1].split("Locations", 1)
+# a sample: its values (calls first), ":", its location ids leaf first
+samples = [(int(v.split()[0]), ids.split()) for v, ids in re.findall(r"^\s+([\d ]+?):\s*([\d ]+)$", body, re.M)]
+names = dict(re.findall(r"^\s+(\d+): 0x0 M=\d+ (\S+)", locs, re.M))
+by = lambda f: [s for s in samples if names.get(s[1][0]) == f]
+rec, leaf = by("rec"), by("leaf")
+print("samples %d: rec %d, leaf %d" % (len(samples), len(rec), len(leaf)))
+sys.exit(0 if len(rec) == len(leaf) == 4001 and all(c == 1 for c, _ in rec + leaf) and
+         sorted(len(ids) for _, ids in leaf) == list(range(3, 4004)) else 1)
+PY
+	check "... and no warning" -- test ! -s "$TMP/deep.err"
+fi
+
 # ---- bad input -----------------------------------------------------------
 "$STACKCLOCK" export -i "$TMP/s.data" --format svg -o "$TMP/x" 2>"$TMP/e1"
 rc=$?

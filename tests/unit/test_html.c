@@ -66,6 +66,7 @@ static char *unescape(const char *s, size_t n, size_t *out_len)
 		}
 		*o++ = s[i];
 	}
+	*o = '\0';                 /* strstr() on it stops here */
 	*out_len = (size_t)(o - out);
 	return out;
 }
@@ -112,6 +113,8 @@ static char *gunzip_base64(const char *s, size_t n, size_t *out_len, size_t *lon
 	inflateEnd(&z);
 	free(bin);
 	if (zr != Z_STREAM_END) { free(out); return NULL; }
+	out = realloc(out, len + 1);
+	out[len] = '\0';              /* strstr() on it stops here */
 	*out_len = len;
 	return out;
 }
@@ -346,15 +349,13 @@ static void test_export_document(void)
 		       "    [0, 1, 4, 100, 900, 2000, 100, 900, 2000],\n"
 		       "    [1, 1, 2, 200, 400, 600, 200, 400, 600]\n  ]") != NULL,
 	   "thread_stats: per thread and function, completed, min/max/sum (none for a call that never returned)");
-	ok(strstr(doc, "\"tree\": [{\"row\": 0, \"thread\": 0, \"calls\": 1, \"elapsed_exclusive_ns\": 1000, "
-		       "\"application_exclusive_ns\": 1000, \"children\": [{\"row\": 1, \"calls\": 4, "
-		       "\"elapsed_exclusive_ns\": 2000, \"application_exclusive_ns\": 2000, \"children\": []}]},"
-		       "{\"row\": 1, \"thread\": 1, \"calls\": 2, \"elapsed_exclusive_ns\": 600, "
-		       "\"application_exclusive_ns\": 600, \"children\": []},"
-		       "{\"row\": 0, \"thread\": 2, \"calls\": 1, \"elapsed_exclusive_ns\": 50, "
-		       "\"application_exclusive_ns\": 50, \"children\": []}]") != NULL,
-	   "tree: each thread's tree apart, its roots naming the thread, the others not");
-	if (!strstr(doc, "\"tree\": [{\"row\": 0, \"thread\": 0"))
+	ok(strstr(doc, "\"node_values\": [\"calls\", \"elapsed_exclusive_ns\", \"application_exclusive_ns\"],\n"
+		       "  \"tree\": [[0,0,1,1000,1000,[[1,-1,4,2000,2000,[]]]],"
+		       "[1,1,2,600,600,[]],"
+		       "[0,2,1,50,50,[]]]") != NULL,
+	   "tree: each thread's tree apart, its roots naming the thread, the others not (-1), "
+	   "nodes as arrays of node_values");
+	if (!strstr(doc, "\"tree\": [[0,0,"))
 		tap_diag("document: %s", doc);
 	free(doc);
 	free(text);
@@ -544,6 +545,60 @@ static const char *sys_name(int32_t n)
 	return n == 0 ? "read" : NULL;
 }
 
+/*
+ * The tree's share of the page: 20,000 nodes (main and work alternating
+ * down one thread, values of realistic size: a thousand calls of a tenth
+ * of a second each).  A browser's longest string is 512 MB, so the bytes
+ * a node takes in the page's JSON set the largest profile it can show:
+ * 137 a node (objects, keys spelled out) stopped g++'s 5.3 M-node
+ * recording; the arrays of node_values take 40 with these values.
+ */
+static void test_export_node_size(void)
+{
+	static const struct an_resolver res = { two_funcs, NULL, NULL };
+	struct an_profile *p = an_profile_new(&res);
+	struct {
+		struct sc_rec_session s;
+		char argv[8];
+	} s = { { .method = SC_METHOD_INSTRUMENT, .os_requested = SC_OS_ALL, .argc = 1 }, "./app" };
+	struct sc_rec_session_end e = { .duration_ns = 1000000 };
+	struct exp_options o = { .app_time = AN_APP_INTERVAL };
+	const uint32_t n = 20000;
+	char err[256] = "", *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
+	add_proc(p, 1, 100, "/bin/app");
+	add_thread(p, 1, 100, "main");
+	add_node(p, 1, 100, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
+	for (uint32_t id = 1; id <= n; id++)
+		add_node(p, 1, 100, id, id - 1, id & 1 ? 0x1000 : 0x2000, 1000, 123456789012ull,
+			 1000, 100000000, 200000000, 123456789012ull);
+	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
+	f = open_memstream(&text, &len);
+	is_u64((uint64_t)exp_html.write(f, p, &o, err, sizeof(err)), 0, "export --format html of 20,000 nodes");
+	fclose(f);
+	an_profile_free(p);
+
+	const char *open = strstr(text, "<script id=\"sc-data\"");
+	const char *gt = open ? strchr(open, '>') : NULL;
+	const char *close = gt ? strstr(gt, "</script>") : NULL;
+	const char *gz = open ? strstr(open, "data-encoding=\"gzip-base64\"") : NULL;
+	size_t dlen = 0, longest;
+	char *doc = !close ? NULL : gz && gz < gt ? gunzip_base64(gt + 1, (size_t)(close - gt - 1), &dlen, &longest)
+			      : unescape(gt + 1, (size_t)(close - gt - 1), &dlen);
+	const char *tree = doc ? strstr(doc, "\"tree\": [") : NULL;
+
+	ok(tree != NULL, "the page's data has its tree");
+	if (tree) {
+		double per = (double)(dlen - (size_t)(tree - doc)) / n;
+		ok(per < 48, "the tree takes %.1f bytes of JSON a node (under 48: 11 M nodes in 512 MB)", per);
+	}
+	free(doc);
+	free(text);
+}
+
 static void test_timeline_columns(void)
 {
 	struct html_tl_info info;
@@ -620,6 +675,7 @@ int main(int argc, char **argv)
 	test_gzip_embedding();
 	test_errors();
 	test_export_document();
+	test_export_node_size();
 	test_timeline_columns();
 	return tap_done();
 }

@@ -363,8 +363,8 @@ static void test_shorten(void)
 }
 
 /* Rust's legacy mangling (names from a rustc 1.63 binary): the hash and
- * the escapes gone, as rustc-demangle and perf show them; C++ names and
- * plain ones as before. */
+ * the escapes gone, as rustc-demangle and perf show them; its v0 mangling
+ * the same way; C++ names and plain ones as before. */
 static void test_demangle(void)
 {
 	static const struct { const char *raw, *want; } v[] = {
@@ -382,6 +382,32 @@ static void test_demangle(void)
 		  "std::rt::lang_start::{{closure}}" },
 		{ "main", "main" },
 		{ "_Zfoo.llvm.12", "_Zfoo.llvm.12" },
+		/* Rust's v0 mangling (rustc 1.9x's std, core and alloc; the
+		 * expected text is binutils' c++filt 2.40 without the crate
+		 * hashes, as rustc-demangle's alternate form prints it) */
+		{ "_RNvNtNtCsjrHSEGnQ3l9_3std9panicking11panic_count8increase",
+		  "std::panicking::panic_count::increase" },
+		{ "_RNCNvNtCsjrHSEGnQ3l9_3std9panicking12default_hook0B5_",
+		  "std::panicking::default_hook::{closure#0}" },
+		{ "_RNvMs3_NtCslNYArtu3iFV_5alloc7raw_vecINtB5_6RawVecTOhFUKCBN_EuENtNtCsjrHSEGnQ3l9_3std5alloc6SystemE8grow_oneB13_",
+		  "<alloc::raw_vec::RawVec<(*mut u8, unsafe extern \"C\" fn(*mut u8)), std::alloc::System>>::grow_one" },
+		{ "_RNvXs1g_NtCsgEmfK2I1SDS_4core3fmtRDNtB6_5DebugEL_Bx_3fmtB8_",
+		  "<&dyn core::fmt::Debug as core::fmt::Debug>::fmt" },
+		{ "_RNvXs1h_NtCsgEmfK2I1SDS_4core3fmtQShNtB6_5Debug3fmtCsgY6Mt91CT9J_14rustc_demangle",
+		  "<&mut [u8] as core::fmt::Debug>::fmt" },
+		{ "_RNSNvYNCNvNtNtNtCsjrHSEGnQ3l9_3std3sys11personality3gcc14find_eh_action0INtNtNtCsgEmfK2I1SDS_4core3ops8function6FnOnceuE9call_once6vtableBe_",
+		  "<std::sys::personality::gcc::find_eh_action::{closure#0} as core::ops::function::FnOnce<()>>::call_once::{shim:vtable#0}" },
+		{ "_RINvNtCsgEmfK2I1SDS_4core6escape14escape_unicodeKja_ECsgY6Mt91CT9J_14rustc_demangle",
+		  "core::escape::escape_unicode::<10>" },
+		{ "_RNvXCs_3fooFG_RL0_hEuNtCs_4core5Debug3fmt", "<for<'a> fn(&'a u8) as core::Debug>::fmt" },
+		{ "_RINvCs_3foo3barKb1_Kc47_Kan5_E", "foo::bar::<true, 'G', -5>" },
+		{ "_RNvNtCs_3foo3bar3baz.llvm.123", "foo::bar::baz" },
+		/* malformed: a backreference forwards, a name running past the
+		 * end, a placeholder const's missing "E": left as they are */
+		{ "_RNvB9_3foo", "_RNvB9_3foo" },
+		{ "_RNvCs_3foo9bar", "_RNvCs_3foo9bar" },
+		{ "_RINvCs_3foo3barKp", "_RINvCs_3foo3barKp" },
+		{ "_R", "_R" },
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {

@@ -22,7 +22,11 @@
  *
  * A tree node is {"function", "module", "children": [node...], values...},
  * or, to keep large profiles small, {"row": i, ...} naming the function of
- * rows[i] instead of repeating its name and module.  Values read, per method:
+ * rows[i] instead of repeating its name and module, or (what the exporter
+ * writes: 5 million nodes must stay under a browser's longest string) an
+ * array [row, thread, values..., [children...]], thread -1 below the roots
+ * and the values named in order by the document's "node_values": [key...].
+ * Values read, per method:
  *   instrumentation  elapsed_exclusive_ns, application_exclusive_ns, calls
  *                    (elapsed_/application_inclusive_ns: optional, checked)
  *                    sampled_exclusive_samples: the node's samples, when the
@@ -186,9 +190,17 @@ function buildBase(data) {
   const ex = fams.map(() => []), given = fams.map(() => []);
   const roots = Array.isArray(data.tree) ? data.tree : [];
   const stack = [];
+  const valueKeys = Array.isArray(data.node_values) ? data.node_values : [];
+  /* an array node as the object it stands for */
+  const unpack = (a) => {
+    const o = { row: a[0], children: a[a.length - 1] };
+    if (a[1] >= 0) o.thread = a[1];
+    for (let k = 0; k < valueKeys.length; k++) o[valueKeys[k]] = a[2 + k];
+    return o;
+  };
   for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r], -1);
   while (stack.length) {
-    const p = stack.pop(), o = stack.pop();
+    const p = stack.pop(), a = stack.pop(), o = Array.isArray(a) ? unpack(a) : a;
     const i = parent.length;
     parent.push(p);
     fn.push(funcOf(o));
