@@ -24,7 +24,7 @@ SC_LDFLAGS += -fsanitize=address,undefined
 endif
 ALL_CFLAGS  = $(SC_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SC_LDFLAGS) $(LDFLAGS)
-LIBS    := -lZydis -ldw -lelf -llzma -lprotobuf-c -lzstd -lz -lstdc++ -lpthread -lm
+LIBS    := -lZydis -ldw -lelf -liberty -llzma -lprotobuf-c -lzstd -lz -lstdc++ -lpthread -lm
 
 CORE_SRC := $(filter-out src/cmd/%,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/runtime/%,$(CORE_SRC))

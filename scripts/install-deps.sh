@@ -2,7 +2,7 @@
 # Install the Debian 12 packages stackclock needs to build, test and
 # benchmark (see README "Dependencies").  Idempotent; needs root.
 set -eu
-pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev
+pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev libiberty-dev
       libdebuginfod-dev liblzma-dev debuginfod xz-utils
       libprotobuf-c-dev protobuf-c-compiler golang-go valgrind
       clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium libzydis-dev curl

@@ -161,7 +161,7 @@ static char *demangle_alloc(const char *name)
 	int status = 0;
 
 	if (name[0] == '_' && name[1] == 'R')
-		return rust_v0_demangle(name);
+		return rust_v0_demangle(name);      /* (NULL: malformed) */
 	if (name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);

@@ -2,13 +2,14 @@
  * sym_int.h — internals shared by the files of src/symbols (not a public
  * contract: only symbols.c and the unit test include it).
  *
- *   intern.c    the string table every returned string lives in
+ *   intern.c    the string table every returned string lives in, and
+ *               names demangled (rust_demangle.c: Rust's v0 names by
+ *               libiberty)
  *   elfobj.c    one ELF object: segments, symbol table, DWARF lines and
  *               inline scopes, separate debug file lookup
  *   lazydw.c    compressed DWARF inflated only as far as lookups need
  *               (lazydw.h)
  *   kallsyms.c  kernel symbols from /proc/kallsyms
- *   rust_v0.c   Rust's v0 mangling, for intern.c's demangler
  *   shorten.c   sym_shorten()
  *   symbols.c   the session: mappings per process image, result cache
  *
@@ -39,15 +40,15 @@ struct sym_intern {
 	size_t dm_cap, dm_n;
 };
 
+/*
+ * A Rust v0 name ("_R...", rust_demangle.c: libiberty's) malloc'd; NULL
+ * when name is not one or is malformed.
+ */
+char *rust_v0_demangle(const char *name);
+
 const char *intern_str(struct sym_intern *t, const char *s);
 const char *intern_strn(struct sym_intern *t, const char *s, size_t len);
 void intern_release(struct sym_intern *t);
-
-/*
- * A Rust v0 name ("_R...", rust_v0.c) as rustc-demangle's alternate form
- * shows it, malloc'd; NULL when name is not one or is malformed.
- */
-char *rust_v0_demangle(const char *name);
 
 /*
  * Demangle a C++ or Rust name ("_Z...", "_R...") into t; other names are interned as is.
