@@ -13,7 +13,7 @@ fuzz_init fuzz-elf
 
 srcs=(src/unwind/*.c src/symbols/*.c src/format/*.c src/util/*.c
       src/record/discover.c src/record/reloc.c)
-libs=(-lZydis -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm)
+libs=(-lZydis -ldw -lelf -liberty -ldebuginfod -llzma -lzstd -lz -lstdc++ -lpthread -lm)
 fuzz_build fuzz_elf tests/fuzz/fuzz_elf.c "${srcs[@]}" "${libs[@]}" ||
 	fuzz_build_failed "ELF fuzz harness"
 
