@@ -193,8 +193,10 @@ static void os_lines(FILE *f, const struct an_session *s, unsigned width)
 	line_out(f, &l, width);
 	if (missing && !s->threads) {
 		/* nothing ran under the probes: no sign of what the kernel did */
-		lf(&l, "  no thread recorded an event: no instrumented code ran (a wrapper that"
-		   " runs a program the recorder could not plan? see docs/patching.md)");
+		lf(&l, "  no thread recorded an event: no instrumented code ran (a program whose"
+		   " code is in its shared libraries, as a python built with libpython.so:"
+		   " record with --patch all; or a wrapper that runs a program the recorder"
+		   " could not plan? see docs/patching.md)");
 		line_out(f, &l, width);
 	} else if (missing) {
 		lf(&l, "  NOT observed (the kernel refused):");
