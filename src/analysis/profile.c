@@ -638,6 +638,7 @@ static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, 
 int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 {
 	const void *d = rec->data;
+	uint64_t whole[SC_REC_WHOLE_MAX / 8];      /* an older, shorter record */
 
 	if (sc_record_check(rec) < 0) {
 		p->bad_records++;
@@ -708,11 +709,7 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		break;
 	case SC_REC_THREAD_MORE:
 		p->features |= SC_FEAT_INSTRUMENT;
-		{
-			struct sc_rec_thread_more m = sc_rec_thread_more_get(d, rec->size);
-
-			add_thread_more(p, &m);
-		}
+		add_thread_more(p, sc_record_whole(rec, whole));
 		break;
 	case SC_REC_STACK:
 		p->features |= SC_FEAT_SAMPLE;

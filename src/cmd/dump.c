@@ -370,11 +370,9 @@ static void dump_cct_samples(FILE *f, const void *data)
 		r->proc_id, r->tid, r->id, r->samples);
 }
 
-/* (sized: an older file's record lacks the last causes, printed as 0) */
-static void dump_thread_more(FILE *f, const void *data, uint32_t size)
+static void dump_thread_more(FILE *f, const void *data)
 {
-	struct sc_rec_thread_more m = sc_rec_thread_more_get(data, size);
-	const struct sc_rec_thread_more *t = &m;
+	const struct sc_rec_thread_more *t = data;
 
 	fprintf(f, " proc_id=%" PRIu32 " tid=%" PRIu32 " samples=%" PRIu64 " probe_samples=%" PRIu64,
 		t->proc_id, t->tid, t->samples, t->probe_samples);
@@ -427,6 +425,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_LOST]         = dump_lost,
 	[SC_REC_PATCHED]      = dump_patched,
 	[SC_REC_PROBE_COST]   = dump_probe_cost,
+	[SC_REC_THREAD_MORE]  = dump_thread_more,
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
 	[SC_REC_LIBCALL]      = dump_libcall,
@@ -436,18 +435,18 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 static void dump_record(FILE *f, const struct sc_record *rec)
 {
 	const char *name = sc_rec_type_name(rec->type);
+	uint64_t whole[SC_REC_WHOLE_MAX / 8];
 
-	if (!name || (!dumpers[rec->type] && rec->type != SC_REC_THREAD_MORE)) {
+	if (!name || !dumpers[rec->type]) {
 		fprintf(f, "  type %u, %" PRIu32 " bytes\n", (unsigned)rec->type, rec->size);
 		return;
 	}
 	fprintf(f, "  %s", name);
 	if (sc_record_check(rec))
 		fprintf(f, " malformed (%" PRIu32 " bytes)", rec->size);
-	else if (rec->type == SC_REC_THREAD_MORE)
-		dump_thread_more(f, rec->data, rec->size);
 	else
-		dumpers[rec->type](f, rec->data);
+		dumpers[rec->type](f, sc_record_whole(rec, whole));   /* an older,
+					shorter record: the fields it lacks 0 */
 	fputc('\n', f);
 }
 

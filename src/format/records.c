@@ -14,8 +14,10 @@
 
 static const struct {
 	const char *name;
-	size_t fixed;            /* size of the struct */
+	size_t fixed;            /* the least payload: the struct as first written */
 	enum { TAIL_NONE, TAIL_STRING, TAIL_ARGV, TAIL_IPS } tail;
+	size_t whole;            /* the struct now, if it grew since (0: fixed;
+				    only TAIL_NONE records grow) */
 } rec_types[SC_REC_MAX] = {
 	[SC_REC_SESSION]      = { "session",      sizeof(struct sc_rec_session),      TAIL_ARGV },
 	[SC_REC_SESSION_END]  = { "session_end",  sizeof(struct sc_rec_session_end),  TAIL_NONE },
@@ -31,7 +33,9 @@ static const struct {
 	[SC_REC_PROBE_COST]   = { "probe_cost",   sizeof(struct sc_rec_probe_cost),   TAIL_NONE },
 	[SC_REC_CCT_REMOVED]  = { "cct_removed",  sizeof(struct sc_rec_cct_removed),  TAIL_NONE },
 	[SC_REC_CCT_SAMPLES]  = { "cct_samples",  sizeof(struct sc_rec_cct_samples),  TAIL_NONE },
-	[SC_REC_THREAD_MORE]  = { "thread_more",  SC_REC_THREAD_MORE_V1,              TAIL_NONE },
+	/* 72 bytes before the detach cause */
+	[SC_REC_THREAD_MORE]  = { "thread_more",  72,                                 TAIL_NONE,
+				  sizeof(struct sc_rec_thread_more) },
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 	[SC_REC_LIBCALL]      = { "libcall",      sizeof(struct sc_rec_libcall),      TAIL_STRING },
 	[SC_REC_TIMELINE]     = { "timeline",     sizeof(struct sc_rec_timeline),     TAIL_NONE },
@@ -68,6 +72,22 @@ static int check_strings(const char *p, size_t len, uint32_t argc)
 		p = nul + 1;
 	}
 	return 0;
+}
+
+static_assert(sizeof(struct sc_rec_thread_more) <= SC_REC_WHOLE_MAX, "room for a whole record");
+
+const void *sc_record_whole(const struct sc_record *rec, void *buf)
+{
+	size_t whole;
+
+	if ((unsigned)rec->type == 0 || (unsigned)rec->type >= SC_REC_MAX)
+		return rec->data;
+	whole = rec_types[rec->type].whole;
+	if (rec->size >= whole)
+		return rec->data;
+	memset(buf, 0, whole);
+	memcpy(buf, rec->data, rec->size);
+	return buf;
 }
 
 int sc_record_check(const struct sc_record *rec)

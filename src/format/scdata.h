@@ -36,7 +36,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #define SC_FILE_MAGIC      "STKCLOCK"    /* 8 bytes, no NUL stored */
 #define SC_FILE_VERSION    1
@@ -295,21 +294,9 @@ struct sc_rec_thread_more {
 	uint32_t tid;
 	uint64_t samples;         /* CPU-clock samples of the thread, all */
 	uint64_t probe_samples;   /* of those, inside the probes' own code */
-	uint64_t repairs[SC_REPAIR_NCAUSE];   /* older files: the first 6 */
+	uint64_t repairs[SC_REPAIR_NCAUSE];   /* older files: the first 6 (72 bytes) */
 };
 static_assert(sizeof(struct sc_rec_thread_more) == 80, "thread_more size");
-/* the record before the detach cause: readers take it, the cause 0 */
-#define SC_REC_THREAD_MORE_V1 72
-/* A thread_more record of size bytes at data, whole (older ones: the
- * causes they lack are 0). */
-static inline struct sc_rec_thread_more sc_rec_thread_more_get(const void *data, size_t size)
-{
-	struct sc_rec_thread_more m;
-
-	memset(&m, 0, sizeof(m));
-	memcpy(&m, data, size < sizeof(m) ? size : sizeof(m));
-	return m;
-}
 
 /* Instrumentation: calls of one callee from one call site of a thread. */
 struct sc_rec_callsite {
@@ -578,8 +565,19 @@ const char *sc_rec_type_name(unsigned type);
 /*
  * Validate the fixed part of a record (size at least the struct, strings
  * NUL-terminated inside the record, nframes fitting).  Returns 0 or -EINVAL.
- * Readers of typed records call this before casting.
+ * Readers of typed records call this before casting.  A fixed-size record
+ * may be shorter than its struct (an older file's, from before its last
+ * fields: rule 2 of docs/data-format.md); read it through sc_record_whole.
  */
 int sc_record_check(const struct sc_record *rec);
+
+/* The largest fixed-size record struct (room for sc_record_whole). */
+#define SC_REC_WHOLE_MAX 256
+/*
+ * A checked record's payload as its whole struct: rec->data itself, or for
+ * an older, shorter record a copy in buf (SC_REC_WHOLE_MAX bytes) with the
+ * fields it lacks 0.
+ */
+const void *sc_record_whole(const struct sc_record *rec, void *buf);
 
 #endif

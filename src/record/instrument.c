@@ -987,17 +987,6 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/*
- * The last line, as sampling's: "stackclock: 21 calls (42 events, 0 lost), ...".
- * Processes by pid: an exec is another image of the same process.
- */
-static int cmp_pid(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1005,35 +994,36 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Threads by (pid, tid): an exec goes on in the thread that made it. */
-static uint64_t count_threads(struct totals *tot)
+/* The distinct values of v[n] (sorted in place). */
+static uint64_t count_distinct(uint64_t *v, size_t n)
 {
-	uint64_t n = 0;
+	uint64_t d = 0;
 
-	qsort(tot->tids, tot->ntids, sizeof(*tot->tids), cmp_u64);
-	for (size_t i = 0; i < tot->ntids; i++)
-		n += !i || tot->tids[i] != tot->tids[i - 1];
-	return n;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		d += !i || v[i] != v[i - 1];
+	return d;
 }
 
+/* Processes by pid: an exec is another image of the same process. */
 static int count_processes(const struct image *ims, int nims)
 {
-	uint32_t *pids = xcalloc((size_t)nims + 1, sizeof(*pids));
-	int procs = 0;
+	uint64_t *pids = xcalloc((size_t)nims + 1, sizeof(*pids));
+	int procs;
 
 	for (int i = 0; i < nims; i++)
 		pids[i] = ims[i].hdr->pid;
-	qsort(pids, (size_t)nims, sizeof(*pids), cmp_pid);
-	for (int i = 0; i < nims; i++)
-		procs += !i || pids[i] != pids[i - 1];
+	procs = (int)count_distinct(pids, (size_t)nims);
 	free(pids);
 	return procs;
 }
 
+/* The last line, as sampling's: "stackclock: 21 calls (42 events, 0 lost), ...". */
 static void print_summary(const char *output, struct totals *tot, int procs, int nims)
 {
 	struct stat sb;
-	uint64_t threads = count_threads(tot);
+	/* threads by (pid, tid): an exec goes on in the thread that made it */
+	uint64_t threads = count_distinct(tot->tids, tot->ntids);
 
 	fprintf(stderr, "stackclock: %llu %s (%llu events, %llu lost), %llu %s in %d %s",
 		(unsigned long long)tot->calls, plural(tot->calls, "call", "calls"),

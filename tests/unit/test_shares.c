@@ -572,7 +572,7 @@ static void test_damaged(const char *what, const struct variant *v, const char *
 static void test_cause_sizes(void)
 {
 	struct variant old = { .samples = true, .more = true, .frequency = 999,
-			       .more_size = SC_REC_THREAD_MORE_V1 };
+			       .more_size = 72 };   /* before the detach cause */
 	struct variant det = { .samples = true, .more = true, .frequency = 999, .detach = true };
 	const struct variant *vs[2] = { &old, &det };
 
