@@ -203,8 +203,16 @@ static int on_alt_stack(void)
 static __attribute__((noinline, cold)) void probe_cold(uint64_t fn, uint64_t site, int is_exit,
 						       uintptr_t sp)
 {
-	uint64_t now = rt_clock();
+	uint64_t now;
 	struct sc_eng_thread *t;
+
+	/* a thread's first event: made by a thread whose TSC was off, it
+	 * inherited the setting, and a read here would fault (thread_start
+	 * makes it untimed) */
+	if (unlikely(tls.state == RT_NEW && !rt_thread()) && !sc_rt_clk.off && rt.state == RT_ON &&
+	    !rt.sandboxed && tsc_refused())
+		sc_rt_clk.off = 1;
+	now = rt_clock();
 
 	if (!*rt_alive && rt.state == RT_ON) {
 		child_start(sp);

@@ -92,10 +92,12 @@ static void tsc_on(void)
 /*
  * Strict seccomp leaves no system call to ask the kernel whether rdtsc
  * still works: one rdtsc is tried right after entering it, with a SIGSEGV
- * handler installed just before (SA_RESETHAND: after one fault the
- * disposition is the default again, as the program had it, since strict
- * mode forbids restoring it).  A fault there turns the clock off; any other
- * fault goes to the program's own handler, if it had one.
+ * handler installed just before.  A fault there turns the clock off; any
+ * other fault goes to the program's own handler.  Strict mode forbids
+ * putting the program's disposition back, so the handler stays: for good
+ * when the program had a handler of its own (every later fault is passed
+ * to it), for one fault (SA_RESETHAND) when it had none (the default
+ * action comes back by itself).
  */
 void sc_rt_tsc_try(void);
 __asm__(".text\n"
@@ -136,17 +138,19 @@ static void tsc_segv(int sig, siginfo_t *si, void *uc_)
 /* Before the call entering strict mode: 1 if the probe is armed. */
 static int tsc_probe_arm(void)
 {
-	struct rt_ksigaction sa = { (void *)tsc_segv, SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_RESTORER,
-				    sc_rt_sigreturn, 0 };
+	struct rt_ksigaction sa = { (void *)tsc_segv, SA_SIGINFO | SA_NODEFER | SA_RESTORER, sc_rt_sigreturn, 0 };
 	uint64_t blocked = 0;
 
-	if (sc_rt_clk.off || rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, &blocked, 8))
+	if (sc_rt_clk.off || rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, &blocked, 8) ||
+	    rt_sys4(SYS_rt_sigaction, SIGSEGV, 0, &tsc_old_segv, 8))
 		return 0;
 	if (blocked & (1ull << (SIGSEGV - 1))) {
 		tsc_off();               /* a fault would kill: no clock, safely */
 		return 0;
 	}
-	return !rt_sys4(SYS_rt_sigaction, SIGSEGV, &sa, &tsc_old_segv, 8);
+	if (tsc_old_segv.handler == SIG_DFL || tsc_old_segv.handler == SIG_IGN)
+		sa.flags |= SA_RESETHAND;
+	return !rt_sys4(SYS_rt_sigaction, SIGSEGV, &sa, 0, 8);
 }
 
 /* After it: entered (the handler stays, reset by its first use) or not. */

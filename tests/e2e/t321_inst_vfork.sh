@@ -62,14 +62,14 @@ fi
 
 # attached: the program's vfork GOT slot points at the runtime's vfork
 # while attached (without it: one repair per child, child_go counted)
-"$TMP/vf_patched" 400 /bin/true >"$TMP/att.out" &
+"$TMP/vf_patched" -3 /bin/true >"$TMP/att.out" &   # 3 s, however fast it spawns
 pid=$!
 sleep 0.5
 check "attached: record -m instrument -p PID --duration 1 of a program vforking" -- \
 	"$STACKCLOCK" record -m instrument -p "$pid" --duration 1 -o "$TMP/att.data"
 wait "$pid"
 check "attached: the program ends as without us (status $?, $(cat "$TMP/att.out"))" -- \
-	grep -qx 'spawned 400, exit statuses 0' "$TMP/att.out"
+	grep -Eqx 'spawned [0-9]+, exit statuses 0' "$TMP/att.out"
 report_json "$TMP/att.data" "$TMP/att.json"
 check "attached: no repair ($(q "$TMP/att.json" "s['repairs_by_cause']")), spawns seen ($(q "$TMP/att.json" "row('spawn')['calls']"))" -- \
 	q "$TMP/att.json" "exit(0 if s['repairs'] == 0 and row('spawn')['calls'] >= 5 else 1)"

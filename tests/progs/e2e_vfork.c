@@ -8,6 +8,8 @@
  *                      call, snprintf) and execs PROG (or _exit(127) if
  *                      it cannot); the parent waits for it, then calls
  *                      after()
+ *   e2e_vfork -S PROG  the same for S seconds (a target to attach to that
+ *                      outlives the attach on any machine)
  *
  * Prints "spawned N, exit statuses S" (S the sum of the children's) and
  * exits 0.
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int sink;
@@ -54,12 +57,13 @@ __attribute__((noinline)) void after(void)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 2 ? atoi(argv[1]) : 5, sum = 0;
+	int n = argc > 2 ? atoi(argv[1]) : 5, sum = 0, i;
+	time_t end = n < 0 ? time(NULL) - n : 0;
 
-	for (int i = 0; i < n; i++) {
+	for (i = 0; n < 0 ? time(NULL) < end : i < n; i++) {
 		sum += spawn(i, argc > 2 ? argv[2] : "/bin/true");
 		after();
 	}
-	printf("spawned %d, exit statuses %d\n", n, sum);
+	printf("spawned %d, exit statuses %d\n", i, sum);
 	return 0;
 }
