@@ -645,6 +645,47 @@ static int count_inside(struct sc_tracee *t, const struct sc_range *r, const uin
 	return c;
 }
 
+/* Single steps of th (stopped inside the ranges) until it is out of them,
+ * at most STEP_OUT_MAX: 1 if it is out (or gone), 0 if not.  A signal that
+ * arrives meanwhile is kept for th's resumption (nothing runs a handler
+ * inside the steps).  See sc_tracee_step_out() for why this is the last
+ * resort. */
+#define STEP_OUT_MAX 1000000
+static int step_out_steps(struct thread *th, const struct sc_range *s, const uint64_t *maxhi, size_t n)
+{
+	for (int k = 0; k < STEP_OUT_MAX; k++) {
+		struct user_regs_struct g;
+		int st;
+
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0)
+			return 0;
+		if (!in_ranges(s, maxhi, n, g.rip))
+			return 1;
+		if (restart_pending(&g))
+			return 0;    /* blocked in a system call: it stays where it is */
+		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
+			return 0;
+		for (;;) {
+			pid_t r = waitpid(th->tid, &st, __WALL);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+				mark_gone(th);
+				return 1;
+			}
+			break;
+		}
+		if (!WIFSTOPPED(st))
+			return 0;
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP && !th->sig)
+			th->sig = WSTOPSIG(st);   /* another signal: for later */
+		/* (a trap of the step, an event stop or a signal's: stopped at
+		 * an instruction boundary, so the loop goes on) */
+	}
+	return 0;
+}
+
 int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, int rounds)
 {
 	if (n == 0)
@@ -696,11 +737,16 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 			goto out;
 	}
 	/* The rest, one thread at a time, by nudges: PTRACE_CONT, a sleep of
-	 * 10-200 us, PTRACE_INTERRUPT lets it run a little, alone.  Not
-	 * PTRACE_SINGLESTEP: a tracer killed while a thread is stopped after a
-	 * step leaves the trap flag set (the kernel clears it only when the
-	 * tracer resumes or detaches it), and the thread, no longer traced,
-	 * dies of SIGTRAP after its next instruction. */
+	 * 10-200 us, PTRACE_INTERRUPT lets it run a little, alone.  Single
+	 * steps (step_out_steps) only for a thread the nudges never found
+	 * outside: a tracer killed while a thread is stopped after a step
+	 * leaves the trap flag set (the kernel clears it only when the tracer
+	 * resumes or detaches it), and the thread, no longer traced, dies of
+	 * SIGTRAP after its next instruction; so the steps are kept to the
+	 * case no nudge solves, a hot loop inside the range: an interrupt
+	 * lands after the loop's slow instructions nearly every time (1,000
+	 * nudges found a thread in a 200-turn loop outside it in none of 3
+	 * tries out of 10, on an AMD EPYC). */
 	for (int i = 0; i < t->n && rc > 0; i++) {
 		struct thread *th = &t->th[i];
 		if (!inside[i] || th->state != TH_STOPPED)
@@ -708,15 +754,15 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 		for (int k = 0; k < 1000; k++) {
 			struct user_regs_struct g;
 			if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0)
-				break;
+				goto next;
 			if (!in_ranges(s, maxhi, n, g.rip)) {
 				rc--;
-				break;
+				goto next;
 			}
 			if (restart_pending(&g))
-				break;   /* blocked in a system call: it stays where it is */
+				goto next;   /* blocked in a system call: it stays where it is */
 			if (ptrace(PTRACE_CONT, th->tid, 0, (long)th->sig) < 0)
-				break;
+				goto next;
 			th->sig = 0;
 			th->state = TH_RUNNING;
 			sleep_us(k < 100 ? 10 + k : 200);   /* a few microseconds: it runs at least a little */
@@ -724,9 +770,11 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 			    th->state != TH_STOPPED) {
 				if (th->state == TH_GONE)
 					rc--;
-				break;
+				goto next;
 			}
 		}
+		rc -= step_out_steps(th, s, maxhi, n);
+next:;
 	}
 	compact(t);
 out:

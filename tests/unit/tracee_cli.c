@@ -13,7 +13,7 @@
  *                                          with TID, first "in ORIG_RAX RAX" of that
  *                                          thread once stopped
  *   tracee_cli poke PID LO HI              stop, say how many threads are inside
- *                                          [LO, HI) (hex), step_out (2 rounds), read it,
+ *                                          [LO, HI) (hex), step_out (50 rounds, as attach), read it,
  *                                          write 0xcc over it, read back, write the
  *                                          original back, read back, resume, release
  *   tracee_cli killcall N PID LIB SYM ARG US  N times: a child seizes and calls, the
@@ -101,7 +101,7 @@ static int poke(char **argv)
 		if (ptrace(PTRACE_GETREGS, sc_tracee_tid(t, i), 0, &g) == 0 && g.rip >= r.lo && g.rip < r.hi)
 			inside++;
 	}
-	int left = sc_tracee_step_out(t, &r, 1, 2);
+	int left = sc_tracee_step_out(t, &r, 1, 50);   /* attach.c's STEP_ROUNDS */
 	printf("inside %d\nthreads %d left %d\n", inside, sc_tracee_nthreads(t), left);
 	if (left != 0)
 		goto out;
