@@ -140,6 +140,7 @@ static int never_hooked(const char *name)
 	static const char *const names[] = {
 		"setjmp", "_setjmp", "__sigsetjmp", "sigsetjmp", "savectx", "getcontext", "vfork", "__vfork",
 		"__libc_start_main", "_Unwind_Resume", "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow",
+		"_Unwind_SetIP",
 		"_Unwind_ForcedUnwind", "_Unwind_Backtrace", "__cyg_profile_func_enter", "__cyg_profile_func_exit",
 		"__tls_get_addr", "__cxa_finalize", "__cxa_throw", "__cxa_rethrow", "execve", "execv", "execvp",
 		"execvpe", "execl", "execlp", "execle", "fexecve", "_exit", "_Exit", "dlsym", "dlvsym", "dlopen",

@@ -112,6 +112,11 @@ struct sc_patch_wrap {
 	const void *fn;
 };
 extern const struct sc_patch_wrap sc_patch_wraps[];
+/* _Unwind_Resume's wrapper (patch_x86_64.c, by a name never preempted)
+ * and its C half (retstack.c): the live frames' originals back from the
+ * cleanup's return address slot up; the real _Unwind_Resume. */
+extern char sc_rs_w_resume[];
+void *sc_rs_resume(uint64_t *slot);
 /* Is pc in the runtime's own code (modules.c)? */
 int sc_rt_in_self(uint64_t pc);
 

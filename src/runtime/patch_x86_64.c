@@ -368,6 +368,33 @@ __asm__(".text\n"
 	"\t.cfi_endproc\n"
 	".size sc_rt_vsafe, .-sc_rt_vsafe\n");
 
+/*
+ * _Unwind_Resume, called at the end of a cleanup landing pad: the real one
+ * finds the frame to unwind from by its own return address, so this one
+ * calls sc_rs_resume() (retstack.c: the originals back into the live
+ * frames' slots, from the cleanup's own return address slot up; the real
+ * function) and jumps to it, with the argument and the stack as they came.
+ */
+__asm__(".text\n"
+	".globl _Unwind_Resume\n"
+	".type _Unwind_Resume, @function\n"
+	".globl sc_rs_w_resume\n"
+	".hidden sc_rs_w_resume\n"
+	"_Unwind_Resume:\n"
+	"sc_rs_w_resume:\n"
+	"\t.cfi_startproc\n"
+	"\tendbr64\n"
+	"\tpush %rdi\n"                  /* the stack aligned to 16 bytes */
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tlea 8(%rsp), %rdi\n"          /* the return address slot */
+	"\tcall sc_rs_resume\n"
+	"\tmov %rax, %r11\n"
+	"\tpop %rdi\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\tjmp *%r11\n"
+	"\t.cfi_endproc\n"
+	".size _Unwind_Resume, .-_Unwind_Resume\n");
+
 extern char sc_lc_entry_asm[], sc_lc_return_asm[];
 
 uint64_t sc_patch_arch_lc_entry(void)

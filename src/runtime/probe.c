@@ -113,6 +113,16 @@ static void probe_apply(struct sc_eng_thread *t, uint64_t fn, uint64_t site, uin
 	}
 	if (*tls.ring_head != tls.ring_seen)
 		rt_os_drain(t, now);
+	if (unlikely(tls.rs != NULL) && (sp || t->top->node->func != fn)) {
+		uint64_t gone, from;
+
+		/* the frames an exception left, from its landing (retstack.c);
+		 * not before the exit of the engine's top frame: that is the
+		 * personality routine's, which recorded the landing and returns
+		 * before it (the next event takes them) */
+		while (sc_rs_land_next(&gone, &from))
+			sc_eng_exit(t, gone, now);
+	}
 	if (!sp) {
 		sc_eng_exit(t, fn, now);
 		return;

@@ -81,6 +81,10 @@ struct rs_stack {
 	uint32_t n;                     /* entries in use */
 	uint32_t reserved;
 	uint64_t map_len;
+	/* an unwinding (rs_land): where the unwinder was entered (the
+	 * wrapper's return address slot), and the slot of the frame a landing
+	 * pad is about to run in, while frames between the two are left */
+	const uint64_t *floor, *land;
 	struct rs_entry e[];
 };
 
@@ -241,6 +245,60 @@ static inline uint64_t rs_tramp_of(const struct rs_entry *e)
 }
 
 /*
+ * Exceptions in any language (_Unwind_SetIP, below, records the landing):
+ * the entries between the unwinder's entry (floor) and the landing frame
+ * are frames gone, to be closed as exits, innermost first, as a catch in
+ * C++ (__cxa_begin_catch) closes them, at the first event that can follow
+ * the landing: an entry or a return that misses the fast paths (the
+ * engine's top frame is one of those gone), a compiled-in hook's slow path
+ * (probe.c), _Unwind_Resume, a catch.  Not while a frame below floor (the
+ * personality routine that recorded the landing) is on top.
+ *
+ * The next such frame taken off (1, its function and call site), or 0:
+ * none left (the landing done) or not now.
+ */
+int sc_rs_land_next(uint64_t *fn, uint64_t *site)
+{
+	struct rs_stack *s = rs_tls;
+	const struct rs_entry *e;
+
+	if (!s || !s->land)
+		return 0;
+	e = s->n ? &s->e[s->n - 1] : NULL;
+	if (!e || e->slot >= s->land || !rs_near(s->land, e->slot)) {
+		s->land = s->floor = NULL;
+		return 0;
+	}
+	if (e->slot < s->floor && rs_near(s->floor, e->slot))
+		return 0;                  /* the unwinder's frames: later */
+	*fn = e->fn;
+	*site = e->site;
+	barrier();
+	s->n--;
+	return 1;
+}
+
+/* The same, each frame's exit by a probe of its own (no probe running;
+ * general registers only: through sc_rt_vsafe()), whose slow path must
+ * not take the next frame before this one's exit: the landing is hidden
+ * from it meanwhile. */
+static __attribute__((noinline, cold)) void rs_land(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 16;
+	struct rs_stack *s = rs_tls;
+	uint64_t fn, site;
+
+	while (sc_rs_land_next(&fn, &site)) {
+		const uint64_t *land = s->land, *floor = s->floor;
+
+		s->land = NULL;
+		sc_rt_vsafe((const void *)sc_rt_exit, fn, site, sp, 0);
+		s->land = land;
+		s->floor = floor;
+	}
+}
+
+/*
  * The entry of fn whose return address is at slot, returning through the
  * trampoline of kind (RS_LC or 0): {fn, call site}, fn's bit 63 set when
  * the return is left alone (SC_PATCH_NO_RETURN), {0, 0} for a jump back to
@@ -263,6 +321,8 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
+	if (unlikely(s->land))
+		rs_land();
 	n = rs_trim(s, s->n, slot, rs_is_tramp(ret));
 	if (unlikely(rs_is_tramp(ret)) && n && s->e[n - 1].slot == slot) {
 		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
@@ -337,6 +397,10 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_leave(uint6
 		barrier();
 		s->n = n - 1;
 		return (struct sc_patch_pair){ fn, orig };
+	}
+	if (unlikely(s->land)) {
+		rs_land();
+		n = s->n;
 	}
 	n = rs_trim(s, n, slot, 1);
 	/* entries above this slot that are not its own are frames gone in a
@@ -623,9 +687,12 @@ static struct {
 	void *(*begin_catch)(void *);
 	int (*swapcontext)(ucontext_t *, const ucontext_t *);
 	int (*setcontext)(const ucontext_t *);
+	void (*set_ip)(struct _Unwind_Context *, _Unwind_Ptr);
+	void (*resume)(struct _Unwind_Exception *);
 	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);   /* looked up, not
 				    imported: the runtime loads into programs
 				    without the unwinder's library */
+	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
 } rs_real;
 
 /* What dlsym() finds for a name some other loaded object defines, else
@@ -659,10 +726,27 @@ static void rs_resolve(void)
 	rs_real.begin_catch = (void *(*)(void *))rs_sym(rs_next(), "__cxa_begin_catch");
 	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))rs_sym(rs_next(), "swapcontext");
 	rs_real.setcontext = (int (*)(const ucontext_t *))rs_sym(rs_next(), "setcontext");
+	rs_real.set_ip = (void (*)(struct _Unwind_Context *, _Unwind_Ptr))rs_sym(rs_next(), "_Unwind_SetIP");
+	rs_real.resume = (void (*)(struct _Unwind_Exception *))rs_sym(rs_next(), "_Unwind_Resume");
 	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetIP");
+	rs_real.get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetCFA");
 }
 
 #define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
+
+/* The unwinder is entered from slot (its caller's return address slot):
+ * the floor of the landings it may make (sc_rs_land_next); a landing of
+ * the one before still open is done first. */
+static void rs_unwinder_entered(uintptr_t slot)
+{
+	struct rs_stack *s = rs_tls;
+
+	if (s) {
+		rs_land();
+		s->floor = (const uint64_t *)slot;
+		s->land = NULL;
+	}
+}
 
 /* call, a reader of return addresses, with the live frames' originals in
  * their slots, then the trampolines back; its value.  A macro: the hook
@@ -680,6 +764,7 @@ HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Un
 					     void *arg);
 HOOK _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg);
 HOOK void *__cxa_begin_catch(void *exc);
+HOOK void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip);
 HOOK int backtrace(void **buf, int size);
 HOOK int swapcontext(ucontext_t *oucp, const ucontext_t *ucp);
 HOOK int setcontext(const ucontext_t *ucp);
@@ -688,18 +773,21 @@ HOOK int setcontext(const ucontext_t *ucp);
  * only when nothing catches (then the trampolines go back). */
 _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
+	rs_unwinder_entered(rs_hook_cfa() - 8);
 	sc_rt_unwind_note(0, 0);
 	return RS_WITH_ORIGINALS(RS_REAL(raise)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
+	rs_unwinder_entered(rs_hook_cfa() - 8);
 	sc_rt_unwind_note(0, 0);
 	return RS_WITH_ORIGINALS(RS_REAL(rethrow)(exc));
 }
 
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
 {
+	rs_unwinder_entered(rs_hook_cfa() - 8);
 	return RS_WITH_ORIGINALS(RS_REAL(forced)(exc, stop, arg));
 }
 
@@ -745,33 +833,102 @@ int backtrace(void **buf, int size)
 }
 
 /*
- * A handler was found: the frames below the catching one are gone (their
- * exits now, innermost first, as -finstrument-functions' cleanups would
- * have run them during the unwinding), the ones above get the trampoline
- * back.
+ * Execution lands at sp's frame (a catch, or a cleanup that resumes the
+ * unwinding): the frames whose return address slots are below sp are gone
+ * (their exits now, innermost first, as -finstrument-functions' cleanups
+ * would have run them during the unwinding), the ones above get the
+ * trampoline back.
  */
-void *__cxa_begin_catch(void *exc)
+static void rs_landed(uintptr_t sp)
 {
 	struct rs_stack *s = rs_tls;
+	uint32_t n;
+
+	if (!s)
+		return;
+	n = s->n;
+	/* still the throw's: an exit of a frame its repairs closed already
+	 * (a library call's, under a frame whose cleanup ran its hook) is
+	 * counted as the exception's */
+	while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
+		uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
+
+		barrier();
+		s->n = --n;
+		sc_rt_exit((void *)fn, (void *)site, sp);
+	}
+	rs_reinstall();
+}
+
+/* A C++ handler was found (its frame called this). */
+void *__cxa_begin_catch(void *exc)
+{
 	uintptr_t sp = rs_hook_cfa();
 
-	if (s) {
-		uint32_t n = s->n;
-
-		/* still the throw's: an exit of a frame its repairs closed
-		 * already (a library call's, under a frame whose cleanup ran
-		 * its hook) is counted as the exception's */
-		while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
-			uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
-
-			barrier();
-			s->n = --n;
-			sc_rt_exit((void *)fn, (void *)site, sp);
-		}
-		rs_reinstall();
-	}
+	rs_land();
+	rs_landed(sp);
 	sc_rt_unwind_note(1, sp);
 	return RS_REAL(begin_catch)(exc);
+}
+
+/*
+ * A personality routine sets where the unwinder resumes: a landing pad, a
+ * catch or a cleanup, in any language (the only place a Rust catch_unwind,
+ * which calls no __cxa_begin_catch, can be seen).  The frames between the
+ * unwinder's entry and the landing frame are gone once it runs; their
+ * exits wait for the personality routine to return (sc_rs_land_next).  The
+ * unwinder installs the landing frame next without reading another return
+ * address, so its slot and those above it get the trampolines back now;
+ * after a cleanup, _Unwind_Resume (sc_rs_resume) takes them out again
+ * before it unwinds further.  Only within an unwinding this runtime saw
+ * begin (floor set).
+ */
+void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
+{
+	struct rs_stack *s = rs_tls;
+	const uint64_t *land;
+
+	RS_REAL(set_ip)(ctx, ip);
+	if (!s || !s->floor || !rs_real.get_cfa)
+		return;
+	/* the context is still its callee's: the landing frame's stack
+	 * pointer at the call, above every slot of a frame gone */
+	land = (const uint64_t *)(uintptr_t)rs_real.get_cfa(ctx);
+	if (land <= s->floor || !rs_near(land, s->floor))
+		return;
+	for (uint32_t i = s->n; i > 0; i--) {
+		struct rs_entry *e = &s->e[i - 1];
+
+		if (e->slot < land && rs_near(land, e->slot)) {
+			if (!(e->slot < s->floor && rs_near(s->floor, e->slot)))
+				s->land = land;    /* a frame to close */
+			continue;
+		}
+		if (e->orig & RS_RESTORED) {
+			e->orig &= ~RS_RESTORED;
+			*e->slot = rs_tramp_of(e);
+		}
+	}
+	sc_rt_unwind_note(1, (uintptr_t)land);
+}
+
+/*
+ * _Unwind_Resume (patch_x86_64.c: it jumps to the real one, which finds
+ * its caller, the cleanup's frame, from its own return address): the
+ * landing's frames closed, the originals back into the live frames' slots
+ * at or above slot, the cleanup's own return address slot, as at the
+ * throw; the real function.
+ */
+void *sc_rs_resume(uint64_t *slot)
+{
+	if (tls.unwind)
+		sc_rt_unwind_note(0, 0);   /* a throw's, not a forced unwind's */
+	rs_land();                      /* before the originals go back */
+	rs_restore((uintptr_t)slot);
+	rs_unwinder_entered((uintptr_t)slot);
+	if (!RS_REAL(resume))
+		rs_lost();             /* (not reached: its caller imports it) */
+	return (void *)rs_real.resume;
 }
 
 /*
@@ -851,6 +1008,7 @@ RS_ALIAS(rs_w_forced, _Unwind_ForcedUnwind);
 RS_ALIAS(rs_w_trace, _Unwind_Backtrace);
 RS_ALIAS(rs_w_backtrace, backtrace);
 RS_ALIAS(rs_w_begin_catch, __cxa_begin_catch);
+RS_ALIAS(rs_w_set_ip, _Unwind_SetIP);
 RS_ALIAS(rs_w_swapcontext, swapcontext);
 RS_ALIAS(rs_w_setcontext, setcontext);
 
@@ -861,6 +1019,8 @@ const struct sc_patch_wrap sc_patch_wraps[] = {
 	{ "_Unwind_Backtrace", (const void *)rs_w_trace },
 	{ "backtrace", (const void *)rs_w_backtrace },
 	{ "__cxa_begin_catch", (const void *)rs_w_begin_catch },
+	{ "_Unwind_SetIP", (const void *)rs_w_set_ip },
+	{ "_Unwind_Resume", (const void *)sc_rs_w_resume },
 	{ "swapcontext", (const void *)rs_w_swapcontext },
 	{ "setcontext", (const void *)rs_w_setcontext },
 	/* (not readers of return addresses: a jump's frames closed as such) */

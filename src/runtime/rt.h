@@ -311,6 +311,11 @@ static inline int rt_is_tramp(uint64_t x)
  * its function and call site given; 0: none. */
 int sc_rs_tail(uintptr_t sp, uint64_t *fn, uint64_t *site);
 
+/* retstack.c: the next frame an exception left, known from where it landed
+ * (_Unwind_SetIP), taken off the return stack: 1 and its function and call
+ * site, 0 if none is left or none can be taken yet. */
+int sc_rs_land_next(uint64_t *fn, uint64_t *site);
+
 /* The probes' entry points (trampolines, retstack.c's library-call
  * probes); sc_rt_enter_busy: an entry whose fast path failed with
  * tls.busy set, its clock not read yet. */

@@ -72,6 +72,35 @@ for cxx in g++ clang++; do
 		q "$TMP/t.json" "exit(0 if [row(f)['calls'] for f in ('catcher(int)', 'middle(int)', 'thrower(int)', 'handled()')] == [2000] * 4 and s['repairs'] == 0 and s['open_frames'] == 0 else 1)"
 done
 
+# Rust panics caught by catch_unwind (e2e_rust_panic.rs): Rust calls no
+# __cxa_begin_catch, so the frames a panic unwinds are closed where the
+# unwinder lands (_Unwind_SetIP), the trampolines put back above it, and
+# taken out again by _Unwind_Resume after a cleanup.  Before: 3,149
+# repairs for 286 panics of 1,000 calls, and 2 open frames.
+if command -v rustc >/dev/null; then
+	rustc -O -g -o "$TMP/rpanic" "$PROGS/e2e_rust_panic.rs" 2>"$TMP/rustc.err" || { ok 1 "rustc: build"; exit; }
+	n=700
+	"$TMP/rpanic" $n >"$TMP/rp.plain"
+	check "Rust: record $n guarded calls, patched" -- \
+		"$STACKCLOCK" record -m instrument -o "$TMP/rp.data" -- "$TMP/rpanic" $n
+	"$TMP/rpanic" $n | cmp -s - "$TMP/rp.plain"
+	ok $? "Rust: the output is the program's own ($(cat "$TMP/rp.plain"))"
+	report_json "$TMP/rp.data" "$TMP/rp.json"
+	# mid(i) always runs, mid(i + 1) unless mid(i) panicked
+	want=$(python3 -c "n=$n; m=sum(1 for i in range(n)) + sum(1 for i in range(n) if i % 7 != 3); print(n, m, m)")
+	check "Rust: guarded, top, mid, leaf counted exactly ($want; $(q "$TMP/rp.json" "[row(f)['calls'] for f in ('e2e_rust_panic::guarded', 'e2e_rust_panic::top', 'e2e_rust_panic::mid', 'e2e_rust_panic::leaf')]"))" -- \
+		q "$TMP/rp.json" "exit(0 if [row(f)['calls'] for f in ('e2e_rust_panic::guarded', 'e2e_rust_panic::mid', 'e2e_rust_panic::leaf')] == [int(x) for x in '$want'.split()] and row('e2e_rust_panic::top')['calls'] == $n else 1)"
+	check "Rust: the panics' frames closed where they landed: no repair, no open frame ($(q "$TMP/rp.json" "(s['repairs'], s['open_frames'], s['repairs_by_cause'])"))" -- \
+		q "$TMP/rp.json" "exit(0 if (s['repairs'], s['open_frames'], s['lost_events']) == (0, 0, 0) else 1)"
+	# a panicking leaf's frame holds the unwinding (the panic machinery
+	# runs under it), not its caller's time after the catch: mid's own
+	# time stays small beside leaf's
+	check "Rust: the unwinding is charged inside leaf (EI $(q "$TMP/rp.json" "row('e2e_rust_panic::leaf')['elapsed_inclusive_ns']") ns), not to top's own time ($(q "$TMP/rp.json" "row('e2e_rust_panic::top')['elapsed_exclusive_ns']") ns)" -- \
+		q "$TMP/rp.json" "exit(0 if row('e2e_rust_panic::top')['elapsed_exclusive_ns'] * 5 < row('e2e_rust_panic::leaf')['elapsed_inclusive_ns'] else 1)"
+else
+	echo "ok 1 # skip no rustc on PATH (Debian package rustc)"
+fi
+
 if gcc -O2 -static -o "$TMP/static" "$PROGS/rep_calls.c" 2>/dev/null; then
 	err=$("$STACKCLOCK" record -m instrument -o "$TMP/s.data" -- "$TMP/static" 2>&1 >/dev/null)
 	rc=$?
@@ -111,7 +140,7 @@ fi
 
 # the probes' cost is calibrated on the probes in use: a program patched at
 # run time gets the patched probes' (stackclock-calib-patch, patched like a
-# target), which cost more than the compiled-in hooks' (t314's program)
+# target), not the compiled-in hooks' (t314's program)
 cost_of() {	# cost_of DATA: "FLAVOUR SUM-OF-THE-FOUR-COSTS-PS"
 	"$STACKCLOCK" dump -i "$1" | sed -n 's/.*probe_cost .*enter_enter_ps=\([0-9]*\) enter_exit_ps=\([0-9]*\) exit_enter_ps=\([0-9]*\) exit_exit_ps=\([0-9]*\).* probes=\([a-z]*\).*/\5 \1 \2 \3 \4/p' |
 		awk '{ print $1, $2 + $3 + $4 + $5 }'
@@ -121,8 +150,11 @@ gcc -O2 -g -o "$TMP/acc_plain" "$PROGS/e2e_accuracy.c" && gcc -O2 -g -finstrumen
 "$STACKCLOCK" record -m instrument -o "$TMP/ch.data" -- "$TMP/acc_hooks" 1000 >/dev/null 2>&1
 read -r fp sp <<<"$(cost_of "$TMP/cp.data")"
 read -r fh sh <<<"$(cost_of "$TMP/ch.data")"
-[ "$fp" = patched ] && [ "$fh" = hooks ] && [ "${sp:-0}" -gt "${sh:-0}" ]
-ok $? "patched program: the patched probes' cost ($fp, $sp ps for the four kinds), above the hooks' ($fh, $sh ps)"
+# (which costs more is the machine's: since the patched probes lost their
+# vector saves they cost about the hooks' here, less on some machines; what
+# matters is which program measured them)
+[ "$fp" = patched ] && [ "$fh" = hooks ] && [ "${sp:-0}" -gt 0 ] && [ "${sh:-0}" -gt 0 ] && [ "$sp" != "$sh" ]
+ok $? "patched program: the patched probes' cost measured by their own program ($fp, $sp ps for the four kinds; the hooks' $fh, $sh ps)"
 
 # coroutines: swapcontext between two stacks of one mapping, patched and
 # with hooks built in: same output, exact counts, never a hang
