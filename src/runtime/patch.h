@@ -116,7 +116,8 @@ extern const struct sc_patch_wrap sc_patch_wraps[];
  * and its C half (retstack.c): the live frames' originals back from the
  * cleanup's return address slot up; the real _Unwind_Resume. */
 extern char sc_rs_w_resume[];
-void *sc_rs_resume(uint64_t *slot);
+struct _Unwind_Exception;
+void *sc_rs_resume(uint64_t *slot, const struct _Unwind_Exception *exc);
 /* Is pc in the runtime's own code (modules.c)? */
 int sc_rt_in_self(uint64_t pc);
 

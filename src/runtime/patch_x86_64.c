@@ -373,7 +373,8 @@ __asm__(".text\n"
  * finds the frame to unwind from by its own return address, so this one
  * calls sc_rs_resume() (retstack.c: the originals back into the live
  * frames' slots, from the cleanup's own return address slot up; the real
- * function) and jumps to it, with the argument and the stack as they came.
+ * function), given that slot and the exception, and jumps to it, with the
+ * argument and the stack as they came.
  */
 __asm__(".text\n"
 	".globl _Unwind_Resume\n"
@@ -386,6 +387,7 @@ __asm__(".text\n"
 	"\tendbr64\n"
 	"\tpush %rdi\n"                  /* the stack aligned to 16 bytes */
 	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tmov %rdi, %rsi\n"             /* the exception */
 	"\tlea 8(%rsp), %rdi\n"          /* the return address slot */
 	"\tcall sc_rs_resume\n"
 	"\tmov %rax, %r11\n"

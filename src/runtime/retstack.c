@@ -917,12 +917,17 @@ void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
  * its caller, the cleanup's frame, from its own return address): the
  * landing's frames closed, the originals back into the live frames' slots
  * at or above slot, the cleanup's own return address slot, as at the
- * throw; the real function.
+ * throw; the real function.  A throw's unwinding goes on (its repairs are
+ * the exception's again: the cleanup's first events may have ended the
+ * throw's state, its frames below the landing closed) unless the
+ * unwinding is forced: the unwinder keeps a forced unwind's stop function
+ * in the exception (private_1; 0 for a throw), which tells it even when
+ * the C library's cancellation entered the unwinder where no wrapper saw.
  */
-void *sc_rs_resume(uint64_t *slot)
+void *sc_rs_resume(uint64_t *slot, const struct _Unwind_Exception *exc)
 {
-	if (tls.unwind)
-		sc_rt_unwind_note(0, 0);   /* a throw's, not a forced unwind's */
+	if (!exc->private_1)
+		sc_rt_unwind_note(0, 0);
 	rs_land();                      /* before the originals go back */
 	rs_restore((uintptr_t)slot);
 	rs_unwinder_entered((uintptr_t)slot);
