@@ -45,6 +45,22 @@
  * says so; 0 with the TSC off), rdx = the word of sc_rt_clk read, for the
  * C half (sc_lc_leave).  Clobbers rax, rcx, rdx, rsi.
  */
+/*
+ * The unwind rule of a return trampoline, from the `call` before it (the
+ * entry's, whose pushed address is the trampoline) on: a frame returning
+ * through the trampoline has its original return address back at CFA-8
+ * before any unwinder reads it (retstack.c: the wrappers of the unwinder's
+ * entries, and _dl_find_object, which an unwinder entered where no wrapper
+ * saw, the C library's thread cancellation, calls to find the trampoline's
+ * tables: at its address less one, the call's last byte).  So the
+ * trampoline is a frame of no size: CFA = rsp, the return address at
+ * CFA-8, every other register unchanged.  (A sample at the call itself,
+ * one instruction, is unwound one word off.)
+ */
+#define TRAMPOLINE_CFI_START \
+	"\t.cfi_startproc\n" \
+	"\t.cfi_def_cfa %rsp, 0\n"
+
 #define RETURN_CLOCK_ASM \
 	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n" \
 	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */ \
@@ -154,8 +170,9 @@ __asm__(".text\n"
 	 * returned to from here), so the function's own return, which now
 	 * goes there, is predicted, and so is the trampoline's return to the
 	 * caller after it. */
-	"\tcall 2f\n"
 	"\t.cfi_endproc\n"
+	TRAMPOLINE_CFI_START
+	"\tcall 2f\n"
 	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n"
 	/* rsp = the returned frame's CFA; CFA-8 gets the original return
 	 * address (for the unwinder: this frame returns through it) */
@@ -163,8 +180,6 @@ __asm__(".text\n"
 	".hidden sc_patch_return_asm\n"
 	".type sc_patch_return_asm, @function\n"
 	"sc_patch_return_asm:\n"
-	"\t.cfi_startproc\n"
-	"\t.cfi_def_cfa %rsp, 0\n"
 	"\tlea -8(%rsp), %rsp\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rax\n"
@@ -308,8 +323,9 @@ __asm__(".text\n"
 	"\tmov 8(%r11), %r11\n"          /* its target */
 	"\ttest %r10, %r10\n"
 	"\tjz 1f\n"
-	"\tcall 2f\n"                    /* see above: never returned to */
 	"\t.cfi_endproc\n"
+	TRAMPOLINE_CFI_START
+	"\tcall 2f\n"                    /* see above: never returned to */
 	".size sc_lc_entry_asm, .-sc_lc_entry_asm\n"
 	/* rsp = the returned frame's CFA; CFA-8 gets the original return
 	 * address (for the unwinder: this frame returns through it) */
@@ -317,8 +333,6 @@ __asm__(".text\n"
 	".hidden sc_lc_return_asm\n"
 	".type sc_lc_return_asm, @function\n"
 	"sc_lc_return_asm:\n"
-	"\t.cfi_startproc\n"
-	"\t.cfi_def_cfa %rsp, 0\n"
 	"\tlea -8(%rsp), %rsp\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rax\n"

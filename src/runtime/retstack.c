@@ -50,6 +50,7 @@
 
 #include "runtime/rt.h"
 #include "runtime/dynsym.h"
+#include "runtime/libcall.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -688,6 +689,8 @@ static struct {
 	int (*swapcontext)(ucontext_t *, const ucontext_t *);
 	int (*setcontext)(const ucontext_t *);
 	void (*set_ip)(struct _Unwind_Context *, _Unwind_Ptr);
+	void (*thread_exit)(void *);
+	int (*find_object)(void *, struct dl_find_object *);
 	void (*resume)(struct _Unwind_Exception *);
 	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);   /* looked up, not
 				    imported: the runtime loads into programs
@@ -727,6 +730,8 @@ static void rs_resolve(void)
 	rs_real.swapcontext = (int (*)(ucontext_t *, const ucontext_t *))rs_sym(rs_next(), "swapcontext");
 	rs_real.setcontext = (int (*)(const ucontext_t *))rs_sym(rs_next(), "setcontext");
 	rs_real.set_ip = (void (*)(struct _Unwind_Context *, _Unwind_Ptr))rs_sym(rs_next(), "_Unwind_SetIP");
+	rs_real.thread_exit = (void (*)(void *))rs_sym(rs_next(), "pthread_exit");
+	rs_real.find_object = (int (*)(void *, struct dl_find_object *))rs_sym(rs_next(), "_dl_find_object");
 	rs_real.resume = (void (*)(struct _Unwind_Exception *))rs_sym(rs_next(), "_Unwind_Resume");
 	rs_real.get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetIP");
 	rs_real.get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetCFA");
@@ -765,6 +770,8 @@ HOOK _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Un
 HOOK _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg);
 HOOK void *__cxa_begin_catch(void *exc);
 HOOK void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip);
+HOOK void pthread_exit(void *ret) __attribute__((noreturn));
+HOOK int _dl_find_object(void *pc, struct dl_find_object *res);
 HOOK int backtrace(void **buf, int size);
 HOOK int swapcontext(ucontext_t *oucp, const ucontext_t *ucp);
 HOOK int setcontext(const ucontext_t *ucp);
@@ -913,6 +920,54 @@ void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
 }
 
 /*
+ * pthread_exit unwinds the thread (a forced unwind, so that the cleanup
+ * handlers of a -fexceptions build run as its landing pads) from inside
+ * the C library, which calls the unwinder it loaded itself: no wrapper of
+ * _Unwind_ForcedUnwind sees it.  So the originals go back first, as at a
+ * throw; a cleanup's _Unwind_Resume takes them out again if a landing put
+ * the trampolines back.  (Before: the unwinder stopped at the first
+ * trampoline, the handlers below it were skipped, and a hooks build could
+ * die of SIGSEGV.)
+ */
+void pthread_exit(void *ret)
+{
+	uint64_t *slot = (uint64_t *)(rs_hook_cfa() - 8);
+
+	if (!rs_real.thread_exit)
+		rs_resolve();
+	/* still the library call's row (it never returns: open at the
+	 * thread's end), as through its GOT slot, which is now this */
+	if (sc_libcall_mode != SC_LIBCALL_NONE && rs_real.thread_exit)
+		sc_rt_enter((void *)rs_real.thread_exit, (void *)*slot, (uintptr_t)slot);
+	rs_unwinder_entered((uintptr_t)slot);
+	rs_restore((uintptr_t)slot);
+	RS_REAL(thread_exit)(ret);
+	for (;;)
+		rt_sys1(SYS_exit, 0);       /* (not reached) */
+}
+
+/*
+ * An unwinder no wrapper saw enter (the C library's thread cancellation
+ * loads its own and calls it directly) meets a return trampoline: it asks
+ * for the tables at the trampoline's address less one (libgcc, through
+ * this function of the dynamic linker).  The originals go back into every
+ * live frame's slot first; the trampoline's own rule (patch_x86_64.c)
+ * then reads the original at CFA-8, and the frames above return without
+ * the trampoline from then on (their exits inferred).  Before, the
+ * unwinding stopped there: cancellation skipped the cleanup handlers.
+ */
+int _dl_find_object(void *pc, struct dl_find_object *res)
+{
+	uint64_t x = (uint64_t)(uintptr_t)pc;
+
+	if (rs_tls && (x + 1 == rs_tramp || x + 1 == rs_lc_tramp || rs_is_tramp(x)))
+		rs_restore(rs_hook_cfa() - 8);
+	if (!RS_REAL(find_object))
+		return -1;                      /* (a C library without it) */
+	return rs_real.find_object(pc, res);
+}
+
+/*
  * _Unwind_Resume (patch_x86_64.c: it jumps to the real one, which finds
  * its caller, the cleanup's frame, from its own return address): the
  * landing's frames closed, the originals back into the live frames' slots
@@ -1014,6 +1069,8 @@ RS_ALIAS(rs_w_trace, _Unwind_Backtrace);
 RS_ALIAS(rs_w_backtrace, backtrace);
 RS_ALIAS(rs_w_begin_catch, __cxa_begin_catch);
 RS_ALIAS(rs_w_set_ip, _Unwind_SetIP);
+RS_ALIAS(rs_w_thread_exit, pthread_exit);
+RS_ALIAS(rs_w_find_object, _dl_find_object);
 RS_ALIAS(rs_w_swapcontext, swapcontext);
 RS_ALIAS(rs_w_setcontext, setcontext);
 
@@ -1025,6 +1082,8 @@ const struct sc_patch_wrap sc_patch_wraps[] = {
 	{ "backtrace", (const void *)rs_w_backtrace },
 	{ "__cxa_begin_catch", (const void *)rs_w_begin_catch },
 	{ "_Unwind_SetIP", (const void *)rs_w_set_ip },
+	{ "pthread_exit", (const void *)rs_w_thread_exit },
+	{ "_dl_find_object", (const void *)rs_w_find_object },
 	{ "_Unwind_Resume", (const void *)sc_rs_w_resume },
 	{ "swapcontext", (const void *)rs_w_swapcontext },
 	{ "setcontext", (const void *)rs_w_setcontext },

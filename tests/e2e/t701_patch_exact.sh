@@ -72,6 +72,29 @@ for cxx in g++ clang++; do
 		q "$TMP/t.json" "exit(0 if [row(f)['calls'] for f in ('catcher(int)', 'middle(int)', 'thrower(int)', 'handled()')] == [2000] * 4 and s['repairs'] == 0 and s['open_frames'] == 0 else 1)"
 done
 
+# Threads ended by pthread_exit and pthread_cancel under frames with
+# cleanup handlers (e2e_cancel.c, -fexceptions: the handlers are landing
+# pads the C library's forced unwind runs; the cancellation's unwinder is
+# one the C library loads and calls itself, which no wrapper sees).  Every
+# handler must run, patched and with hooks: before, the unwinder stopped at
+# the first return trampoline (a patched frame's, or usleep's library
+# call), no handler ran, and a hooks build died of SIGSEGV at pthread_exit.
+for cc in gcc clang; do
+	command -v $cc >/dev/null || continue
+	for how in patched hooks; do
+		f=; [ $how = hooks ] && f=-finstrument-functions
+		$cc -O2 -g -pthread -fexceptions $f -o "$TMP/cancel" "$PROGS/e2e_cancel.c" || exit 1
+		"$TMP/cancel" 3 >"$TMP/cancel.plain"
+		"$STACKCLOCK" record -m instrument -o "$TMP/cancel.data" -- "$TMP/cancel" 3 >"$TMP/cancel.out" 2>"$TMP/cancel.err"
+		rc=$?
+		check "$cc $how: pthread_exit and pthread_cancel run every cleanup handler (status $rc; $(sort -u "$TMP/cancel.out" | tr '\n' ' '))" -- \
+			sh -c "[ $rc = 0 ] && cmp -s '$TMP/cancel.plain' '$TMP/cancel.out' && [ \$(grep -c '^exit 42 cleaned 2\$' '$TMP/cancel.out') = 3 ] && [ \$(grep -c '^cancel 1 cleaned 11\$' '$TMP/cancel.out') = 3 ]"
+		report_json "$TMP/cancel.data" "$TMP/cancel.json"
+		check "$cc $how: cleanup, exit_deep and cancel_deep counted exactly ($(q "$TMP/cancel.json" "[row(f)['calls'] for f in ('cleanup', 'exit_deep', 'cancel_deep')]"))" -- \
+			q "$TMP/cancel.json" "exit(0 if [row(f)['calls'] for f in ('cleanup', 'exit_deep', 'cancel_deep')] == [39, 6, 33] else 1)"
+	done
+done
+
 # Rust panics caught by catch_unwind (e2e_rust_panic.rs): Rust calls no
 # __cxa_begin_catch, so the frames a panic unwinds are closed where the
 # unwinder lands (_Unwind_SetIP), the trampolines put back above it, and
