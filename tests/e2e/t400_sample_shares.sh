@@ -7,10 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 build e2e_shares e2e_shares.c -O2 -fomit-frame-pointer || exit 1
 D=$TMP/s.data
-check "record (sampling, default method)" -- "$STACKCLOCK" record -F 999 -o "$D" -- "$TMP/e2e_shares" 2000
+check "record (sampling, default method)" -- "$STACKCLOCK" record -F 999 -o "$D" -- "$TMP/e2e_shares" 4000
 report_json "$D" "$TMP/s.json"
 n=$(q "$TMP/s.json" "s['samples']")
-check "999 Hz for 2 s of CPU: $n samples" -- q "$TMP/s.json" "exit(0 if 1700 <= s['samples'] <= 2300 else 1)"
+check "999 Hz for 4 s of CPU: $n samples" -- q "$TMP/s.json" "exit(0 if 3400 <= s['samples'] <= 4600 else 1)"
 pct() { q "$TMP/s.json" "round(100.0 * row('$1')['exclusive_samples'] / sum(row(f)['exclusive_samples'] for f in ('part_a','part_b','part_c')), 1)"; }
 for f in "part_a 50" "part_b 30" "part_c 20"; do
 	set -- $f
