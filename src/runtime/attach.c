@@ -20,6 +20,7 @@
 #include "runtime/attach.h"
 #include "runtime/dynsym.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -309,7 +310,9 @@ static int hook_obj(struct dl_phdr_info *info, size_t size, void *arg)
 
 	(void)size;
 	(void)arg;
-	if (sc_patch_never(info->dlpi_name))
+	/* (the unwinder's own library is never patched, but its lookups of
+	 * unwind tables go through the wrapper: _dl_find_object) */
+	if (sc_patch_never(info->dlpi_name) && !sc_patch_lib_is(info->dlpi_name, "libgcc_s"))
 		return 0;
 	rt_dyn_read(info, &d);
 	/* the readers of return addresses: our wrappers, which put the
@@ -1034,6 +1037,13 @@ HOOK int sc_rt_attach(const char *config)
 	}
 	/* what takes the loader's lock, done now, with the threads running */
 	sc_rt_in_self(0);
+	/* the unwinder the C library loads for thread cancellation and exit
+	 * (and keeps): loaded now, so that its lookups of unwind tables go
+	 * through this runtime's wrapper once its GOT is hooked, as they do
+	 * preloaded (retstack.c's _dl_find_object: a cancelled thread's
+	 * cleanup handlers run).  Left loaded at the detach, as the C
+	 * library would have left it. */
+	dlopen("libgcc_s.so.1", RTLD_NOW);
 	sc_patch_retstack_init();
 	dl_iterate_phdr(snap_one, NULL);
 	at.snap = 1;

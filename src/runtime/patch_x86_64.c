@@ -53,14 +53,31 @@
  * entries, and _dl_find_object, which an unwinder entered where no wrapper
  * saw, the C library's thread cancellation, calls to find the trampoline's
  * tables: at its address less one, the call's last byte).  So the
- * trampoline is a frame of no size: CFA = rsp, the return address at
- * CFA-8, every other register unchanged.  (A sample at the call itself,
- * one instruction, is unwound one word off.)
+ * trampoline is a frame of no size: CFA = rsp, every other register
+ * unchanged, and the return address the word at CFA-8, unless that word
+ * is still a trampoline (an unwinder no wrapper saw, that finds tables
+ * without _dl_find_object: LLVM's libunwind, an unwinder linked into the
+ * program, or one loaded after an attach): then 0, the end of the stack,
+ * where it stopped before, rather than the same frame again for ever.
+ * A trampoline is told by its first seven bytes (both begin `lea
+ * -8(%rsp),%rsp; push %rax; push %rdx`: 48 8d 64 24 f8 50 52), which
+ * needs no address in the tables:
+ *
+ *   DW_CFA_val_expression rip:
+ *     breg7 -8; deref            x = [CFA-8]
+ *     dup; deref; const8u 2^56-1; and; const8u K; ne
+ *     bra +2; drop; lit0         x, or 0 if x's first 7 bytes are K
+ *
+ * (A sample at the call itself, one instruction, is unwound one word
+ * off.)
  */
 #define TRAMPOLINE_CFI_START \
 	"\t.cfi_startproc\n" \
-	"\t.cfi_def_cfa %rsp, 0\n"
-
+	"\t.cfi_def_cfa %rsp, 0\n" \
+	"\t.cfi_escape 0x16, 0x10, 30, 0x77, 0x78, 0x06, 0x12, 0x06, " \
+	"0x0e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x1a, " \
+	"0x0e, 0x48, 0x8d, 0x64, 0x24, 0xf8, 0x50, 0x52, 0x00, 0x2e, " \
+	"0x28, 0x02, 0x00, 0x13, 0x30\n"
 #define RETURN_CLOCK_ASM \
 	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n" \
 	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */ \
@@ -182,6 +199,7 @@ __asm__(".text\n"
 	"sc_patch_return_asm:\n"
 	"\tlea -8(%rsp), %rsp\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rip, -8\n"
 	"\tpush %rax\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rdx\n"
@@ -335,6 +353,7 @@ __asm__(".text\n"
 	"sc_lc_return_asm:\n"
 	"\tlea -8(%rsp), %rsp\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_offset %rip, -8\n"
 	"\tpush %rax\n"
 	"\t.cfi_adjust_cfa_offset 8\n"
 	"\tpush %rdx\n"

@@ -122,6 +122,15 @@ void sc_patch_retstack_init(void)
 		return;            /* (attach.c's entry did it, with the threads running) */
 	rs_tramp = sc_patch_arch_return();
 	rs_lc_tramp = sc_patch_arch_lc_return();
+	/* the trampolines' unwind rule knows them by these bytes
+	 * (patch_x86_64.c): a build that changed them must not run */
+	for (int i = 0; i < 7; i++) {
+		static const uint8_t head[7] = { 0x48, 0x8d, 0x64, 0x24, 0xf8, 0x50, 0x52 };
+
+		if (((const uint8_t *)(uintptr_t)rs_tramp)[i] != head[i] ||
+		    ((const uint8_t *)(uintptr_t)rs_lc_tramp)[i] != head[i])
+			__builtin_trap();
+	}
 	rs_resolve();
 	if (!rs_key_ok && !pthread_key_create(&rs_key, rs_thread_end))
 		rs_key_ok = 1;

@@ -8,12 +8,14 @@
  *   cancel   a thread 10 frames deep (a handler each) sleeps in a loop
  *            (usleep, a cancellation point: a library call) until another
  *            cancels it: all 11 handlers run.
- * Prints "exit 42 cleaned 2" and "cancel 1 cleaned 11", N times each.
- *   e2e_cancel [N]
+ * Prints "exit 42 cleaned 2" and "cancel 1 cleaned 11", N times each
+ * (-S: for S seconds).
+ *   e2e_cancel [N | -S]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int cleaned, reached;
@@ -64,8 +66,9 @@ __attribute__((noinline)) void *cancel_start(void *arg)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3;
+	time_t end = n < 0 ? time(NULL) - n : 0;
 
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; n < 0 ? time(NULL) < end : k < n; k++) {
 		pthread_t t;
 		void *r;
 
