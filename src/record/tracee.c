@@ -646,16 +646,24 @@ static int count_inside(struct sc_tracee *t, const struct sc_range *r, const uin
 }
 
 /* Single steps of th (stopped inside the ranges) until it is out of them,
- * at most STEP_OUT_MAX: 1 if it is out (or gone), 0 if not.  A signal that
- * arrives meanwhile is kept for th's resumption (nothing runs a handler
- * inside the steps).  See sc_tracee_step_out() for why this is the last
- * resort. */
+ * at most STEP_OUT_MAX or STEP_OUT_MS: 1 if it is out (or gone), 0 if not.
+ * Any stop but a step's own trap ends the steps with th left in it: a
+ * signal is kept for th's resumption from that very stop (its siginfo
+ * intact), a job-control stop is marked as such; a step that does not end
+ * (a blocking system call) is interrupted.  See sc_tracee_step_out() for
+ * why this is the last resort. */
 #define STEP_OUT_MAX 1000000
-static int step_out_steps(struct thread *th, const struct sc_range *s, const uint64_t *maxhi, size_t n)
+#define STEP_OUT_MS  2000
+static int step_out_steps(struct sc_tracee *t, struct thread *th, const struct sc_range *s,
+			  const uint64_t *maxhi, size_t n)
 {
-	for (int k = 0; k < STEP_OUT_MAX; k++) {
+	uint64_t until = now_ms() + STEP_OUT_MS;
+
+	for (int k = 0; k < STEP_OUT_MAX && now_ms() < until; k++) {
 		struct user_regs_struct g;
-		int st;
+		siginfo_t si;
+		int st, sig;
+		pid_t r;
 
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &g) < 0)
 			return 0;
@@ -665,23 +673,39 @@ static int step_out_steps(struct thread *th, const struct sc_range *s, const uin
 			return 0;    /* blocked in a system call: it stays where it is */
 		if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, 0) < 0)
 			return 0;
-		for (;;) {
-			pid_t r = waitpid(th->tid, &st, __WALL);
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
-				mark_gone(th);
-				return 1;
+		th->state = TH_RUNNING;
+		while ((r = waitpid(th->tid, &st, __WALL | WNOHANG)) == 0 || (r < 0 && errno == EINTR)) {
+			if (r == 0 && now_ms() > until) {
+				/* a step into a system call that blocks */
+				if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 || wait_stop(t, th) < 0)
+					return 0;
+				return th->state == TH_GONE;
 			}
+			if (r == 0)
+				sleep_us(10);
+		}
+		if (r < 0) {
+			mark_gone(th);
+			return 1;
+		}
+		switch (classify(st, &sig)) {
+		case K_EXIT:
+			th->state = TH_GONE;
+			return 1;
+		case K_GROUP:
+			th->state = TH_GROUPSTOP;
+			return 0;
+		case K_SIGNAL:
+			th->state = TH_STOPPED;
+			if (sig == SIGTRAP && ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) == 0 &&
+			    si.si_code == TRAP_TRACE)
+				break;       /* the step's own trap */
+			th->sig = sig;       /* the program's: delivered from this stop */
+			return 0;
+		default:
+			th->state = TH_STOPPED;
 			break;
 		}
-		if (!WIFSTOPPED(st))
-			return 0;
-		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP && !th->sig)
-			th->sig = WSTOPSIG(st);   /* another signal: for later */
-		/* (a trap of the step, an event stop or a signal's: stopped at
-		 * an instruction boundary, so the loop goes on) */
 	}
 	return 0;
 }
@@ -773,7 +797,7 @@ int sc_tracee_step_out(struct sc_tracee *t, const struct sc_range *r, size_t n, 
 				goto next;
 			}
 		}
-		rc -= step_out_steps(th, s, maxhi, n);
+		rc -= step_out_steps(t, th, s, maxhi, n);
 next:;
 	}
 	compact(t);

@@ -112,9 +112,12 @@ int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint6
  * the n ranges (sorted or not; sorted here, then binary search) is moved
  * out: by rounds of resume-all / sleep ~1 ms / stop-all (up to `rounds`),
  * then each thread still inside by itself, by up to 1000 nudges (resumed
- * and interrupted 10-200 us later) instead of
- * single steps, whose trap flag a killed tracer would leave set (the
- * thread would die of SIGTRAP).  A thread blocked in a system call inside
+ * and interrupted 10-200 us later), and only then by single steps (up to
+ * 2 s): a killed tracer leaves a stepped thread's trap flag set (it would
+ * die of SIGTRAP), from the step until the threads are resumed, so steps
+ * are for a thread no nudge moves (a hot loop: interrupts land after its
+ * slow instructions).  A signal that arrives meanwhile ends the steps and
+ * is delivered at the resumption.  A thread blocked in a system call inside
  * a range stays.  Threads that were running on entry are left alone;
  * every other thread is stopped on return.  Returns the number of threads still inside (0 = success), or
  * -errno. */

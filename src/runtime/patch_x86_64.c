@@ -186,7 +186,14 @@ __asm__(".text\n"
 	 * trampoline's address on the processor's return predictor (never
 	 * returned to from here), so the function's own return, which now
 	 * goes there, is predicted, and so is the trampoline's return to the
-	 * caller after it. */
+	 * caller after it.  The word below rsp gets the trampoline first (the
+	 * slot's value; no flag changes): at the call, the trampolines' unwind
+	 * rule reads it (a signal handler's unwinder), and must not read the
+	 * caller's rax popped just now as an address. */
+	"\tpushq 8(%rsp)\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tlea 8(%rsp), %rsp\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
 	"\t.cfi_endproc\n"
 	TRAMPOLINE_CFI_START
 	"\tcall 2f\n"

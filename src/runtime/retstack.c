@@ -331,8 +331,13 @@ static inline __attribute__((always_inline)) struct sc_patch_pair rs_enter(uint6
 			return (struct sc_patch_pair){ fn | SC_PATCH_NO_RETURN, site };
 		}
 	}
-	if (unlikely(s->land))
+	if (unlikely(s->land)) {
+		/* an entry at or above floor: the unwinder's frames are gone,
+		 * the landing happened */
+		if (slot >= s->floor)
+			s->floor = NULL;
 		rs_land();
+	}
 	n = rs_trim(s, s->n, slot, rs_is_tramp(ret));
 	if (unlikely(rs_is_tramp(ret)) && n && s->e[n - 1].slot == slot) {
 		uint64_t top_fn = s->e[n - 1].fn, top_site = s->e[n - 1].site;
@@ -678,6 +683,9 @@ static void rs_reinstall(void)
 	struct rs_stack *s = rs_tls;
 
 	for (uint32_t i = 0; s && i < s->n; i++) {
+		/* (not a frame a landing left: its slot is stack reused) */
+		if (s->land && s->e[i].slot < s->land && rs_near(s->land, s->e[i].slot))
+			continue;
 		if (s->e[i].orig & RS_RESTORED) {
 			s->e[i].orig &= ~RS_RESTORED;
 			*s->e[i].slot = rs_tramp_of(&s->e[i]);
@@ -768,6 +776,8 @@ static void rs_unwinder_entered(uintptr_t slot)
 #define RS_WITH_ORIGINALS(call) ({ \
 	rs_restore(rs_hook_cfa() - 8); \
 	__typeof__(call) rs_r_ = (call); \
+	if (rs_tls) \
+		rs_tls->floor = NULL;   /* an unwinder that returned: no landing */ \
 	rs_reinstall(); \
 	rs_r_; \
 })
@@ -882,6 +892,8 @@ void *__cxa_begin_catch(void *exc)
 	uintptr_t sp = rs_hook_cfa();
 
 	rs_land();
+	if (rs_tls)
+		rs_tls->land = rs_tls->floor = NULL;   /* the unwinding is over */
 	rs_landed(sp);
 	sc_rt_unwind_note(1, sp);
 	return RS_REAL(begin_catch)(exc);
@@ -910,14 +922,20 @@ void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
 	/* the context is still its callee's: the landing frame's stack
 	 * pointer at the call, above every slot of a frame gone */
 	land = (const uint64_t *)(uintptr_t)rs_real.get_cfa(ctx);
-	if (land <= s->floor || !rs_near(land, s->floor))
+	if (land <= s->floor || !rs_near(land, s->floor)) {
+		s->floor = NULL;           /* not the unwinding it was for */
 		return;
+	}
 	for (uint32_t i = s->n; i > 0; i--) {
 		struct rs_entry *e = &s->e[i - 1];
 
 		if (e->slot < land && rs_near(land, e->slot)) {
-			if (!(e->slot < s->floor && rs_near(s->floor, e->slot)))
+			if (!(e->slot < s->floor && rs_near(s->floor, e->slot))) {
 				s->land = land;    /* a frame to close */
+				/* its slot is the landing pad's stack now:
+				 * nothing is ever written back there */
+				e->orig &= ~RS_RESTORED;
+			}
 			continue;
 		}
 		if (e->orig & RS_RESTORED) {
@@ -925,6 +943,8 @@ void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
 			*e->slot = rs_tramp_of(e);
 		}
 	}
+	if (!s->land)
+		s->floor = NULL;           /* nothing to close: done */
 	sc_rt_unwind_note(1, (uintptr_t)land);
 }
 

@@ -150,6 +150,13 @@ static int tsc_probe_arm(void)
 	}
 	if (tsc_old_segv.handler == SIG_DFL || tsc_old_segv.handler == SIG_IGN)
 		sa.flags |= SA_RESETHAND;
+	else {
+		/* the program's handler is run by this one from now on: with
+		 * its own stack (Rust's stack-overflow handler runs on the
+		 * alternate one) and mask */
+		sa.flags = (sa.flags & ~SA_NODEFER) | (tsc_old_segv.flags & (SA_ONSTACK | SA_NODEFER));
+		sa.mask = tsc_old_segv.mask;
+	}
 	return !rt_sys4(SYS_rt_sigaction, SIGSEGV, &sa, 0, 8);
 }
 
