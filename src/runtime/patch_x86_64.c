@@ -46,8 +46,9 @@
  * C half (sc_lc_leave).  Clobbers rax, rcx, rdx, rsi.
  */
 /*
- * The unwind rule of a return trampoline, from the `call` before it (the
- * entry's, whose pushed address is the trampoline) on: a frame returning
+ * The unwind rule of a return trampoline, from the last byte of the `call`
+ * before it on (the entry's, whose pushed address is the trampoline: an
+ * unwinder looks a return address up less one): a frame returning
  * through the trampoline has its original return address back at CFA-8
  * before any unwinder reads it (retstack.c: the wrappers of the unwinder's
  * entries, and _dl_find_object, which an unwinder entered where no wrapper
@@ -67,9 +68,6 @@
  *     breg7 -8; deref            x = [CFA-8]
  *     dup; deref; const8u 2^56-1; and; const8u K; ne
  *     bra +2; drop; lit0         x, or 0 if x's first 7 bytes are K
- *
- * (A sample at the call itself, one instruction, is unwound one word
- * off.)
  */
 #define TRAMPOLINE_CFI_START \
 	"\t.cfi_startproc\n" \
@@ -78,6 +76,18 @@
 	"0x0e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x1a, " \
 	"0x0e, 0x48, 0x8d, 0x64, 0x24, 0xf8, 0x50, 0x52, 0x00, 0x2e, " \
 	"0x28, 0x02, 0x00, 0x13, 0x30\n"
+
+/* `call 2f`, the entry's unwind rule ending before its last byte and the
+ * trampoline's starting there: the call itself, where a signal may land,
+ * keeps the entry's rule (an unwind table may start inside an
+ * instruction) */
+#define CALL_TO_TRAMPOLINE \
+	"\t.byte 0xe8\n" \
+	"\t.byte (2f - 5f) & 0xff, ((2f - 5f) >> 8) & 0xff, ((2f - 5f) >> 16) & 0xff\n" \
+	"\t.cfi_endproc\n" \
+	TRAMPOLINE_CFI_START \
+	"\t.byte ((2f - 5f) >> 24) & 0xff\n" \
+	"5:\n"
 #define RETURN_CLOCK_ASM \
 	"\tmovq sc_rt_clk@gottpoff(%rip), %rcx\n" \
 	"\tmovq %fs:(%rcx), %rcx\n"      /* fence | off << 32 */ \
@@ -186,17 +196,8 @@ __asm__(".text\n"
 	 * trampoline's address on the processor's return predictor (never
 	 * returned to from here), so the function's own return, which now
 	 * goes there, is predicted, and so is the trampoline's return to the
-	 * caller after it.  The word below rsp gets the trampoline first (the
-	 * slot's value; no flag changes): at the call, the trampolines' unwind
-	 * rule reads it (a signal handler's unwinder), and must not read the
-	 * caller's rax popped just now as an address. */
-	"\tpushq 8(%rsp)\n"
-	"\t.cfi_adjust_cfa_offset 8\n"
-	"\tlea 8(%rsp), %rsp\n"
-	"\t.cfi_adjust_cfa_offset -8\n"
-	"\t.cfi_endproc\n"
-	TRAMPOLINE_CFI_START
-	"\tcall 2f\n"
+	 * caller after it. */
+	CALL_TO_TRAMPOLINE
 	".size sc_patch_entry_asm, .-sc_patch_entry_asm\n"
 	/* rsp = the returned frame's CFA; CFA-8 gets the original return
 	 * address (for the unwinder: this frame returns through it) */
@@ -348,9 +349,7 @@ __asm__(".text\n"
 	"\tmov 8(%r11), %r11\n"          /* its target */
 	"\ttest %r10, %r10\n"
 	"\tjz 1f\n"
-	"\t.cfi_endproc\n"
-	TRAMPOLINE_CFI_START
-	"\tcall 2f\n"                    /* see above: never returned to */
+	CALL_TO_TRAMPOLINE                 /* see above: never returned to */
 	".size sc_lc_entry_asm, .-sc_lc_entry_asm\n"
 	/* rsp = the returned frame's CFA; CFA-8 gets the original return
 	 * address (for the unwinder: this frame returns through it) */

@@ -859,42 +859,26 @@ int backtrace(void **buf, int size)
 }
 
 /*
- * Execution lands at sp's frame (a catch, or a cleanup that resumes the
- * unwinding): the frames whose return address slots are below sp are gone
- * (their exits now, innermost first, as -finstrument-functions' cleanups
- * would have run them during the unwinding), the ones above get the
- * trampoline back.
+ * A C++ handler was found (its frame called this): the unwinding is over,
+ * every frame whose return address slot is below sp is gone (their exits
+ * now, innermost first, as -finstrument-functions' cleanups would have run
+ * them during the unwinding: a landing at sp, the lowest a pending one
+ * could be), the ones above get the trampoline back.  (An exit of a frame
+ * the throw's repairs closed already, a library call's under a frame whose
+ * cleanup ran its hook, is still counted as the exception's.)
  */
-static void rs_landed(uintptr_t sp)
-{
-	struct rs_stack *s = rs_tls;
-	uint32_t n;
-
-	if (!s)
-		return;
-	n = s->n;
-	/* still the throw's: an exit of a frame its repairs closed already
-	 * (a library call's, under a frame whose cleanup ran its hook) is
-	 * counted as the exception's */
-	while (n && (uintptr_t)s->e[n - 1].slot < sp && rs_near((const uint64_t *)sp, s->e[n - 1].slot)) {
-		uint64_t fn = s->e[n - 1].fn, site = s->e[n - 1].site;
-
-		barrier();
-		s->n = --n;
-		sc_rt_exit((void *)fn, (void *)site, sp);
-	}
-	rs_reinstall();
-}
-
-/* A C++ handler was found (its frame called this). */
 void *__cxa_begin_catch(void *exc)
 {
 	uintptr_t sp = rs_hook_cfa();
+	struct rs_stack *s = rs_tls;
 
-	rs_land();
-	if (rs_tls)
-		rs_tls->land = rs_tls->floor = NULL;   /* the unwinding is over */
-	rs_landed(sp);
+	if (s) {
+		if ((uintptr_t)s->land < sp)
+			s->land = (const uint64_t *)sp;
+		s->floor = NULL;
+		rs_land();
+		rs_reinstall();
+	}
 	sc_rt_unwind_note(1, sp);
 	return RS_REAL(begin_catch)(exc);
 }

@@ -35,23 +35,29 @@ struct page {
 	char encoding[16];
 };
 
+/* The data element of the page in p->text: 0, or -1 if it has none. */
+static int page_parse(struct page *p)
+{
+	const char *open = strstr(p->text, "<script id=\"sc-data\"");
+	const char *gt = open ? strchr(open, '>') : NULL;
+	const char *close = gt ? strstr(gt, "</script>") : NULL;
+	if (!close)
+		return -1;
+	const char *enc = strstr(open, "data-encoding=\"");
+	if (enc && enc < gt)
+		sscanf(enc, "data-encoding=\"%15[^\"]", p->encoding);
+	p->data = gt + 1;
+	p->data_len = (size_t)(close - p->data);
+	return 0;
+}
+
 static int render(struct page *p, const char *json, size_t len, enum html_embed how)
 {
 	memset(p, 0, sizeof(*p));
 	FILE *f = open_memstream(&p->text, &p->len);
 	int rc = html_write(f, json, len, how);
 	fclose(f);
-	const char *open = strstr(p->text, "<script id=\"sc-data\"");
-	const char *gt = open ? strchr(open, '>') : NULL;
-	const char *close = gt ? strstr(gt, "</script>") : NULL;
-	if (!close)
-		return -1000;
-	const char *enc = strstr(open, "data-encoding=\"");
-	if (enc && enc < gt)
-		sscanf(enc, "data-encoding=\"%15[^\"]", p->encoding);
-	p->data = gt + 1;
-	p->data_len = (size_t)(close - p->data);
-	return rc;
+	return page_parse(p) ? -1000 : rc;
 }
 
 /* Undo the writer's three escapes. */
@@ -281,6 +287,50 @@ static void add_node(struct an_profile *p, uint32_t proc_id, uint32_t tid, uint3
 	add_rec(p, SC_REC_CCT_NODE, &n, sizeof(n));
 }
 
+/* The document of a page's data element, decoded as its encoding says. */
+static char *page_doc(const struct page *p, size_t *len)
+{
+	size_t longest;
+
+	if (!strcmp(p->encoding, "gzip-base64"))
+		return gunzip_base64(p->data, p->data_len, len, &longest);
+	return unescape(p->data, p->data_len, len);
+}
+
+/* A profile of one session (instrumentation of "./app"), for the exports. */
+static struct an_profile *export_profile(void)
+{
+	static const struct an_resolver res = { two_funcs, NULL, NULL };
+	struct an_profile *p = an_profile_new(&res);
+	struct {
+		struct sc_rec_session s;
+		char argv[8];
+	} s = { { .method = SC_METHOD_INSTRUMENT, .os_requested = SC_OS_ALL, .argc = 1 }, "./app" };
+
+	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
+	return p;
+}
+
+/* The session of p ended and exported as a page into pg (p freed): 0, or
+ * -1 if the page has no data element. */
+static int export_page(struct an_profile *p, struct page *pg, const char *what)
+{
+	struct sc_rec_session_end e = { .duration_ns = 1000000 };
+	struct exp_options o = { .app_time = AN_APP_INTERVAL };
+	char err[256] = "";
+	FILE *f;
+
+	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
+	memset(pg, 0, sizeof(*pg));
+	f = open_memstream(&pg->text, &pg->len);
+	is_u64((uint64_t)exp_html.write(f, p, &o, err, sizeof(err)), 0, "export --format html of %s", what);
+	fclose(f);
+	if (err[0])
+		tap_diag("%s", err);
+	an_profile_free(p);
+	return page_parse(pg);
+}
+
 /*
  * Three threads in two processes: (pid 100: tid 100 "main" runs main ->
  * work, tid 101 "worker" runs work; pid 200 tid 200 "child" runs main,
@@ -290,19 +340,11 @@ static void add_node(struct an_profile *p, uint32_t proc_id, uint32_t tid, uint3
  */
 static void test_export_document(void)
 {
-	static const struct an_resolver res = { two_funcs, NULL, NULL };
-	struct an_profile *p = an_profile_new(&res);
-	struct {
-		struct sc_rec_session s;
-		char argv[8];
-	} s = { { .method = SC_METHOD_INSTRUMENT, .os_requested = SC_OS_ALL, .argc = 1 }, "./app" };
-	struct sc_rec_session_end e = { .duration_ns = 1000000 };
-	struct exp_options o = { .app_time = AN_APP_INTERVAL };
-	char err[256] = "", *text = NULL, *doc;
-	size_t len = 0, dlen;
-	FILE *f;
+	struct an_profile *p = export_profile();
+	struct page pg;
+	char *doc;
+	size_t dlen;
 
-	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
 	add_proc(p, 1, 100, "/bin/app");
 	add_proc(p, 2, 200, "/bin/other");
 	add_thread(p, 1, 100, "main");
@@ -315,24 +357,14 @@ static void test_export_document(void)
 	add_node(p, 1, 101, 1, 0, 0x2000, 2, 600, 2, 200, 400, 600);
 	add_node(p, 2, 200, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
 	add_node(p, 2, 200, 1, 0, 0x1000, 1, 50, 0, 0, 0, 0);
-	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
-
-	f = open_memstream(&text, &len);
-	is_u64((uint64_t)exp_html.write(f, p, &o, err, sizeof(err)), 0, "export --format html of three threads");
-	fclose(f);
-	an_profile_free(p);
 	/* the data element, JSON-embedded (small) */
-	const char *open = strstr(text, "<script id=\"sc-data\"");
-	const char *gt = open ? strchr(open, '>') : NULL;
-	const char *close = gt ? strstr(gt, "</script>") : NULL;
-	const char *enc = open ? strstr(open, "data-encoding=\"json\"") : NULL;
-
-	ok(close && enc && enc < gt, "the page has its data element, JSON");
-	if (!close) {
-		free(text);
+	ok(export_page(p, &pg, "three threads") == 0 && !strcmp(pg.encoding, "json"),
+	   "the page has its data element, JSON");
+	if (!pg.data) {
+		free(pg.text);
 		return;
 	}
-	doc = unescape(gt + 1, (size_t)(close - gt - 1), &dlen);
+	doc = page_doc(&pg, &dlen);
 	ok(strstr(doc, "\"threads\": [\n"
 		       "    {\"pid\": 100, \"tid\": 100, \"name\": \"main\", \"process\": 0},\n"
 		       "    {\"pid\": 100, \"tid\": 101, \"name\": \"worker\", \"process\": 0},\n"
@@ -358,7 +390,7 @@ static void test_export_document(void)
 	if (!strstr(doc, "\"tree\": [[0,0,"))
 		tap_diag("document: %s", doc);
 	free(doc);
-	free(text);
+	free(pg.text);
 }
 
 static int write_page(const char *mode, const char *in, const char *out)
@@ -555,39 +587,20 @@ static const char *sys_name(int32_t n)
  */
 static void test_export_node_size(void)
 {
-	static const struct an_resolver res = { two_funcs, NULL, NULL };
-	struct an_profile *p = an_profile_new(&res);
-	struct {
-		struct sc_rec_session s;
-		char argv[8];
-	} s = { { .method = SC_METHOD_INSTRUMENT, .os_requested = SC_OS_ALL, .argc = 1 }, "./app" };
-	struct sc_rec_session_end e = { .duration_ns = 1000000 };
-	struct exp_options o = { .app_time = AN_APP_INTERVAL };
+	struct an_profile *p = export_profile();
 	const uint32_t n = 20000;
-	char err[256] = "", *text = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct page pg;
+	char *doc = NULL;
+	size_t dlen = 0;
 
-	add_rec(p, SC_REC_SESSION, &s, sizeof(s));
 	add_proc(p, 1, 100, "/bin/app");
 	add_thread(p, 1, 100, "main");
 	add_node(p, 1, 100, 0, UINT32_MAX, 0, 0, 0, 0, 0, 0, 0);
 	for (uint32_t id = 1; id <= n; id++)
 		add_node(p, 1, 100, id, id - 1, id & 1 ? 0x1000 : 0x2000, 1000, 123456789012ull,
 			 1000, 100000000, 200000000, 123456789012ull);
-	add_rec(p, SC_REC_SESSION_END, &e, sizeof(e));
-	f = open_memstream(&text, &len);
-	is_u64((uint64_t)exp_html.write(f, p, &o, err, sizeof(err)), 0, "export --format html of 20,000 nodes");
-	fclose(f);
-	an_profile_free(p);
-
-	const char *open = strstr(text, "<script id=\"sc-data\"");
-	const char *gt = open ? strchr(open, '>') : NULL;
-	const char *close = gt ? strstr(gt, "</script>") : NULL;
-	const char *gz = open ? strstr(open, "data-encoding=\"gzip-base64\"") : NULL;
-	size_t dlen = 0, longest;
-	char *doc = !close ? NULL : gz && gz < gt ? gunzip_base64(gt + 1, (size_t)(close - gt - 1), &dlen, &longest)
-			      : unescape(gt + 1, (size_t)(close - gt - 1), &dlen);
+	if (export_page(p, &pg, "20,000 nodes") == 0)
+		doc = page_doc(&pg, &dlen);
 	const char *tree = doc ? strstr(doc, "\"tree\": [") : NULL;
 
 	ok(tree != NULL, "the page's data has its tree");
@@ -596,7 +609,7 @@ static void test_export_node_size(void)
 		ok(per < 48, "the tree takes %.1f bytes of JSON a node (under 48: 11 M nodes in 512 MB)", per);
 	}
 	free(doc);
-	free(text);
+	free(pg.text);
 }
 
 static void test_timeline_columns(void)
