@@ -1228,8 +1228,7 @@ _Static_assert(BLOB_DATA + 128 == 8320, "the blob's ret immediate");
 /* A thread to run the call: stopped, with 256 KiB of stack below its rsp
  * (or on the main thread's growing stack);
  * best outside libc and the loader and not in a system call, then in
- * them, then blocked in a restartable system call, the main thread first
- * among equals.  -1 if none. */
+ * them, then blocked in a restartable system call.  -1 if none. */
 static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char *libc, const char *ldso)
 {
 	int best = -1, best_score = 1 << 30;
@@ -1251,10 +1250,6 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 			score += 2;
 		if (restart_pending(&g))
 			score += 4;
-		/* among equals, the main thread: a thread the program may end
-		 * meanwhile (cancelled: the call's dlopen reaches a
-		 * cancellation point) takes the call with it */
-		score = score * 2 + (t->th[i].tid != t->pid);
 		if (score < best_score)
 			best = i, best_score = score;
 	}
