@@ -17,7 +17,7 @@ nm "$TMP/shares_full" | awk '$2 ~ /^[tT]$/ { print $3, $1 }' >"$TMP/nm.txt"
 
 for run in 1 2; do
 	check "record the stripped program, run $run" -- \
-		"$STACKCLOCK" record -F 999 -o "$TMP/s$run.data" -- "$TMP/shares" 1500
+		"$STACKCLOCK" record -F 999 -o "$TMP/s$run.data" -- "$TMP/shares" 3000
 	report_json "$TMP/s$run.data" "$TMP/s$run.json" --top 0
 done
 

@@ -31,8 +31,10 @@ for v in "${variants[@]}"; do
 		if [ $mode = deep ]; then
 			check "sigjmp $name deep: rec exact (40000)" -- q "$TMP/sj.json" "exit(0 if row('rec')['calls'] == $nrec == 40000 else 1)"
 		else
+			# (on a loaded machine the 5 us timer may always fire before rec's
+			# first line: the program's count and the row both 0, no row)
 			check "sigjmp $name main: rec $(calls "$TMP/sj.json" rec) for the program's $nrec (+ at most one per jump)" -- \
-				q "$TMP/sj.json" "exit(0 if $nrec <= row('rec')['calls'] <= $nrec + 2000 else 1)"
+				q "$TMP/sj.json" "exit(0 if $nrec <= sum(x['calls'] for x in rows if x['function'] == 'rec') <= $nrec + 2000 else 1)"
 		fi
 		# (patched: a timer landing in a stub, before its probe, leaves
 		# that frame to the next entry's repair: a few "other")
