@@ -177,7 +177,7 @@ static int export_to_file(struct an_profile *p, const struct export_opts *o)
 
 	if (ret) {
 		pr_err("export: cannot write %s: %s (choose another place with -o)", o->output,
-		       strerror(-ret));
+		       outfile_strerror(ret));
 		return 1;
 	}
 	f = fdopen(out.fd, "w");

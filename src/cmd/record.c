@@ -116,7 +116,7 @@ static int check_output(const char *path)
 
 	if (err)
 		pr_err("record: cannot write the data file '%s': %s (choose another with -o FILE)",
-		       path, strerror(-err));
+		       path, outfile_strerror(err));
 	return err;
 }
 

@@ -201,14 +201,20 @@ static int runtimes_in(pid_t pid)
  * one already, a copy of it under another name (dlopen would give back the
  * one loaded: its globals and thread-local words are its first attach's).
  * A copy's name starts like the runtime's, so that no runtime ever patches
- * or hooks another.  Returns the path (malloc'ed), *copy set when it is a
- * copy to remove once loaded; NULL after a one-line error.
+ * or hooks another.  The copy is made in a directory of its own that
+ * mkdtemp created (0700, given to the target's user, who must read it):
+ * no one else can put a link or another file in its place.  The runtime's
+ * own directory is tried first, then /tmp, /var/tmp and /dev/shm (one may
+ * be mounted noexec, where dlopen fails).  Returns the path (malloc'ed),
+ * *copy set when it is a copy to remove once loaded (runtime_file_drop);
+ * NULL after a one-line error.
  */
 static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefore)
 {
 	char *dir = xstrdup(runtime), *slash = strrchr(dir, '/');
 	const char *dirs[] = { dir, "/tmp", "/var/tmp", "/dev/shm" };
 	char *path = NULL;
+	struct stat owner;
 	int in;
 
 	*copy = 0;
@@ -219,14 +225,23 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 	}
 	if (slash)
 		*slash = 0;
+	if (proc_owner(pid, &owner.st_uid, &owner.st_gid)) {
+		owner.st_uid = geteuid();
+		owner.st_gid = getegid();
+	}
 	in = open(runtime, O_RDONLY | O_CLOEXEC);
 	for (size_t d = 0; in >= 0 && d < sizeof(dirs) / sizeof(dirs[0]) && !path; d++) {
-		char buf[1 << 16];
+		char buf[1 << 16], *priv = xasprintf("%s/stackclock-attach-XXXXXX", dirs[d]);
 		ssize_t n = 1;
-		int out;
+		int out = -1;
 
-		path = xasprintf("%s/libstackclock.attach-%d-%d.so", dirs[d], (int)getpid(), *nbefore);
-		out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+		if (!mkdtemp(priv)) {
+			free(priv);
+			continue;
+		}
+		path = xasprintf("%s/libstackclock.attach-%d-%d.so", priv, (int)getpid(), *nbefore);
+		if (!chown(priv, owner.st_uid, owner.st_gid))
+			out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
 		if (out >= 0 && !lseek(in, 0, SEEK_SET)) {
 			while ((n = read(in, buf, sizeof(buf))) > 0)
 				if (write(out, buf, (size_t)n) != n) {
@@ -234,12 +249,14 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 					break;
 				}
 		}
-		if (out < 0 || n < 0 || close(out) || fchmodat(AT_FDCWD, path, 0755, 0)) {
+		if (out < 0 || n < 0 || fchown(out, owner.st_uid, owner.st_gid) || close(out)) {
 			if (out >= 0)
 				unlink(path);
+			rmdir(priv);
 			free(path);
 			path = NULL;
 		}
+		free(priv);
 	}
 	if (in >= 0)
 		close(in);
@@ -250,6 +267,19 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 		       runtime);
 	*copy = path != NULL;
 	return path;
+}
+
+/* Remove a copy runtime_file() made, and its private directory. */
+static void runtime_file_drop(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+
+	unlink(path);
+	if (slash) {
+		*slash = 0;
+		rmdir(dir);
+	}
+	free(dir);
 }
 
 /* ---- the control file --------------------------------------------------- */
@@ -278,17 +308,38 @@ static char *file_in(const char *prefix, const char *suffix)
 	return xasprintf("%s-%s", prefix, suffix);
 }
 
+/* A new file in the session's private directory, the target's own; fd or -errno. */
+static int private_file(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = give_to_dir_owner(fd, path);
+	if (ret) {
+		close(fd);
+		unlink(path);
+		return ret;
+	}
+	return fd;
+}
+
 static int write_cfg(const char *path, char *const *env)
 {
-	FILE *f = fopen(path, "w");
+	int fd = private_file(path, O_WRONLY);
+	FILE *f;
 
-	if (!f)
-		return -errno;
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	for (int i = 0; env[i]; i++)
 		fwrite(env[i], 1, strlen(env[i]) + 1, f);
 	if (fclose(f))
 		return -EIO;
-	chmod(path, 0644);
 	return 0;
 }
 
@@ -409,11 +460,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	full_env[n] = NULL;
 	ret = write_cfg(cfg, full_env);
 	if (!ret) {
-		fd = open(ctl_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		ret = fd < 0 ? -errno : 0;
+		fd = private_file(ctl_path, O_RDWR);
+		ret = fd < 0 ? fd : 0;
 	}
 	if (!ret) {
-		fchmod(fd, 0666);      /* the target may run as another user */
 		ret = ftruncate(fd, (off_t)sizeof(*ctl)) ? -errno : 0;
 	}
 	if (!ret) {
@@ -457,7 +507,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	}
 	ret = sc_tracee_call(t, rtfile, SC_ATTACH_ENTRY, cfg, CALL_TIMEOUT_MS, &callret, err, sizeof(err));
 	if (rtcopy && ret != -ETIMEDOUT)
-		unlink(rtfile);            /* mapped now, or never */
+		runtime_file_drop(rtfile); /* mapped now, or never */
 	if (ret && strstr(err, "static TLS")) {
 		pr_err("record: cannot load another runtime into process %d: it was attached to %d times, "
 		       "and its static TLS has no room left for one more (%s); restart it to attach again",

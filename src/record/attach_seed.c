@@ -477,14 +477,18 @@ int attach_seed_write(struct attach_seeder *as, struct sc_tracee *t, pid_t skip,
 	h.nthreads = (uint32_t)nth;
 	h.nframes = fr.n;
 	if (!ret) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* in the session's private directory, the target's own */
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && give_to_dir_owner(fd, path)) {
+			close(fd);
+			fd = -1;
+		}
 		f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!f) {
 			ret = -errno;
 			if (fd >= 0)
 				close(fd);
 		} else {
-			fchmod(fd, 0644);          /* the target may run as another user */
 			fwrite(&h, sizeof(h), 1, f);
 			if (nth)
 				fwrite(th, sizeof(*th), nth, f);

@@ -1054,10 +1054,10 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 	struct plan_file_header h = { .version = PLAN_FILE_VERSION };
 	struct plan_file_entry *v;
 	struct plan_file_call *c;
-	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	char *tmp = xasprintf("%s.XXXXXX", path);
 	size_t n = 0;
-	FILE *f;
-	int ret = 0;
+	FILE *f = NULL;
+	int ret = 0, fd;
 
 	memcpy(h.magic, PLAN_FILE_MAGIC, 8);
 	h.header_size = sizeof(h);
@@ -1082,7 +1082,9 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 						.len = p->calls[i].len,
 						.rel_off = (uint8_t)(p->calls[i].len - 4) };
 	errno = 0;
-	f = fopen(tmp, "wb");
+	fd = mkostemp(tmp, O_CLOEXEC);      /* 0600, never a file that was there */
+	if (fd >= 0 && !(f = fdopen(fd, "wb")))
+		close(fd);
 	if (!f ||
 	    fwrite(&h, sizeof(h), 1, f) != 1 ||
 	    (n && fwrite(v, sizeof(*v), n, f) != n) ||
@@ -1100,17 +1102,44 @@ int dsc_plan_write(const struct dsc_plan *p, const char *path)
 	return ret;
 }
 
-/* mkdir -p of dir's components; errors show up when the file is written. */
+/*
+ * mkdir -p of dir's components, private (0700); errors show up when the
+ * file is written.
+ */
 static void make_dirs(char *dir)
 {
 	for (char *s = dir + 1; *s; s++) {
 		if (*s != '/')
 			continue;
 		*s = '\0';
-		mkdir(dir, 0755);
+		mkdir(dir, 0700);
 		*s = '/';
 	}
-	mkdir(dir, 0755);
+	mkdir(dir, 0700);
+}
+
+/*
+ * The cache holds plans the runtime patches code by: a plan someone else
+ * could write is code they choose run in the program.  So the cache
+ * directory and its root must be ours, real directories (not links), and
+ * writable by nobody else; ours and open to others (an older cache, 0755)
+ * is made 0700.  0, or -EPERM after a one-line error.
+ */
+static int cache_dir_private(const char *dir)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		pr_err("the plan cache %s is not private (%s): set STACKCLOCK_CACHE_DIR to a directory of "
+		       "your own", dir, !S_ISDIR(st.st_mode) ? "not a directory" :
+		       st.st_uid != geteuid() ? "another user owns it" : "others can write in it");
+		return -EPERM;
+	}
+	if ((st.st_mode & 077) && chmod(dir, 0700))
+		return -errno;
+	return 0;
 }
 
 char *dsc_cache_root(void)
@@ -1123,7 +1152,9 @@ char *dsc_cache_root(void)
 		return xstrdup(d);
 	if (xdg && *xdg)
 		return xasprintf("%s/stackclock", xdg);
-	return xasprintf("%s/.cache/stackclock", home && *home ? home : "/tmp");
+	if (home && *home)
+		return xasprintf("%s/.cache/stackclock", home);
+	return xasprintf("/tmp/stackclock-cache-%u", (unsigned)geteuid());
 }
 
 static char *cache_dir(void)
@@ -1201,15 +1232,23 @@ int dsc_plan_cached(const char *elf, char **path, bool *hit)
 	dir = cache_dir();
 	file = xasprintf("%s/%s.plan", dir, key);
 	free(key);
-	if (plan_file_usable(file)) {
+	make_dirs(dir);
+	ret = cache_dir_private(dir);
+	if (!ret) {
+		char *root = dsc_cache_root();
+
+		ret = cache_dir_private(root);
+		free(root);
+	}
+	if (!ret && plan_file_usable(file)) {
 		*hit = true;
 		*path = file;
 		free(dir);
 		return 0;
 	}
-	ret = dsc_plan_build(elf, &p);
+	if (!ret)
+		ret = dsc_plan_build(elf, &p);
 	if (!ret) {
-		make_dirs(dir);
 		ret = dsc_plan_write(p, file);
 		dsc_plan_free(p);
 	}

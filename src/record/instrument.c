@@ -1260,7 +1260,11 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 	return ims;
 }
 
-/* Unlink every file of dir whose name doom() accepts. */
+/*
+ * Unlink every file of dir whose name doom() accepts; a directory so named
+ * (a session's, session_dir) is emptied and removed, when it is ours:
+ * everything by descriptor, never following a link someone put there.
+ */
 static void unlink_matching(const char *dir, bool (*doom)(const char *name, const void *arg),
 			    const void *arg)
 {
@@ -1270,14 +1274,63 @@ static void unlink_matching(const char *dir, bool (*doom)(const char *name, cons
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		char path[PATH_MAX];
+		struct stat st;
+		DIR *sub;
+		int fd;
 
-		if (!doom(de->d_name, arg))
+		if (!doom(de->d_name, arg) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+		if (!S_ISDIR(st.st_mode)) {
+			unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
+		if (st.st_uid != geteuid() && geteuid() != 0)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		sub = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!sub) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		for (struct dirent *e; (e = readdir(sub));)
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(sub), e->d_name, 0);
+		closedir(sub);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
+}
+
+/*
+ * The session's own directory in the shared memory directory: the images,
+ * and when attaching, the files the runtime reads, are made in it.  Made
+ * by mkdtemp (0700, a name no one chose before), so no one else can plant
+ * a link or an image there; when attaching to a process of another user,
+ * it is given to that user, whose runtime writes in it.  NULL after a
+ * one-line error.
+ */
+static char *session_dir(const char *shm, pid_t attach_pid)
+{
+	char *priv = xasprintf("%s/stackclock-%d-XXXXXX", shm, (int)getpid());
+	uid_t uid;
+	gid_t gid;
+
+	if (!mkdtemp(priv)) {
+		pr_err("cannot create the session's directory in %s: %s (set STACKCLOCK_SHM_DIR to a "
+		       "writable tmpfs)", shm, strerror(errno));
+		free(priv);
+		return NULL;
+	}
+	if (attach_pid > 0 && !proc_owner(attach_pid, &uid, &gid) &&
+	    (uid != geteuid() || gid != getegid()) && chown(priv, uid, gid)) {
+		pr_err("cannot give the session's directory %s to the user of process %d: %s", priv,
+		       (int)attach_pid, strerror(errno));
+		rmdir(priv);
+		free(priv);
+		return NULL;
+	}
+	return priv;
 }
 
 /* A file of a recorder that was killed before it could clean up. */
@@ -1394,7 +1447,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
-	char *env[22] = { NULL }, *dir = NULL, *only = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[22] = { NULL }, *dir = NULL, *shm, *only = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1454,8 +1507,17 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[2]);
 		return RECORD_EXIT_FAILED;
 	}
-	dir = shm_dir();
-	unlink_matching(dir, is_stale, NULL);
+	shm = shm_dir();
+	unlink_matching(shm, is_stale, NULL);
+	dir = session_dir(shm, attach ? opts->attach_pid : 0);
+	free(shm);
+	if (!dir) {
+		free(patch_env[0]);
+		free(patch_env[1]);
+		free(patch_env[2]);
+		free(only);
+		return RECORD_EXIT_FAILED;
+	}
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
 	snprintf(stem, sizeof(stem), "stackclock-%d-%lx", (int)getpid(), (unsigned long)now_ns());
@@ -1624,6 +1686,10 @@ out:
 	free(tot.tids);
 	for (i = 0; i < (int)(sizeof(env) / sizeof(env[0])); i++)
 		free(env[i]);
+	if (dir) {
+		unlink_matching(dir, is_image_of, stem);
+		rmdir(dir);
+	}
 	free(dir);
 	free(only);
 	free(prefix);

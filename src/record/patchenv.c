@@ -179,8 +179,9 @@ static int add_plan(char **list, const char *path, const char *what)
 	int ret = dsc_plan_cached(path, &plan, &hit);
 
 	if (ret) {
-		pr_err("%s cannot be planned for patching: %s (record it by sampling: omit -m instrument)",
-		       what, strerror(-ret));
+		if (ret != -EPERM)     /* a cache not private: said already */
+			pr_err("%s cannot be planned for patching: %s (record it by sampling: omit -m "
+			       "instrument)", what, strerror(-ret));
 		return -1;
 	}
 	if (strchr(plan, ':')) {

@@ -216,16 +216,46 @@ const void *vdso_image(size_t *size)
 
 /* ---- output files ---------------------------------------------------- */
 
+/*
+ * A symbolic link someone else planted in a shared directory (sticky and
+ * writable by all, like /tmp): the kernel's protected_symlinks refuses to
+ * follow it for open(), but we resolve the path ourselves and rename over
+ * its target, so the same rule is applied here: a link in such a
+ * directory is followed only when we or the directory's owner own it.
+ */
+static bool link_untrusted(const char *path)
+{
+	char *copy;
+	struct stat lst, dst;
+	bool bad = false;
+
+	if (lstat(path, &lst) || !S_ISLNK(lst.st_mode) || lst.st_uid == geteuid())
+		return false;
+	copy = xstrdup(path);
+	if (!stat(dirname(copy), &dst) && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+	    dst.st_uid != lst.st_uid)
+		bad = true;
+	free(copy);
+	return bad;
+}
+
+const char *outfile_strerror(int err)
+{
+	return err == -ELOOP ? "a symbolic link another user made in a shared directory (not followed)"
+			     : strerror(-err);
+}
+
 int outfile_open(struct outfile *out, const char *path)
 {
 	char *real = NULL, *dir_copy, *base_copy;
 	struct stat st;
-	mode_t mode, mask;
 	bool exists;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
+	if (link_untrusted(path))
+		return -ELOOP;
 	exists = stat(path, &st) == 0;
 	if (exists && !S_ISREG(st.st_mode)) {
 		out->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -251,10 +281,10 @@ int outfile_open(struct outfile *out, const char *path)
 		out->fd = -1;
 		return err;
 	}
-	mask = umask(0);
-	umask(mask);
-	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
-	if (fchmod(out->fd, mode) < 0)
+	/* profiles are private whatever the umask, as perf's are: they hold
+	 * the command line, paths and the program's own names (mkostemp made
+	 * the temporary 0600; say so in case a future libc does not) */
+	if (fchmod(out->fd, 0600) < 0)
 		pr_debug("cannot set the mode of %s: %s", out->tmp, strerror(errno));
 	return 0;
 }
@@ -321,6 +351,34 @@ int outfile_probe(const char *path)
 }
 
 /* ---- processes ------------------------------------------------------- */
+
+int proc_owner(int pid, uid_t *uid, gid_t *gid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st))
+		return -errno;
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+int give_to_dir_owner(int fd, const char *path)
+{
+	char *copy = xstrdup(path);
+	struct stat dst, fst;
+	int ret = 0;
+
+	if (stat(dirname(copy), &dst) || fstat(fd, &fst))
+		ret = -errno;
+	else if ((fst.st_uid != dst.st_uid || fst.st_gid != dst.st_gid) &&
+		 fchown(fd, dst.st_uid, dst.st_gid))
+		ret = -errno;
+	free(copy);
+	return ret;
+}
 
 int proc_children(int pid, int *out, int max)
 {

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdbool.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -94,8 +95,10 @@ int grow_bytes(uint8_t **buf, size_t *alloc, size_t need);
  * never leaves a damaged file where a good one was.  A destination that
  * exists and is not a regular file (a FIFO, /dev/null, a terminal) is
  * written in place; a symbolic link is followed, and the file it names is
- * replaced.  A new file gets mode 0666 & ~umask, a replaced one keeps its
- * mode.
+ * replaced, except a link of another user in a sticky directory writable
+ * by all (/tmp: the kernel's protected_symlinks rule), refused with
+ * -ELOOP.  The file written is private (0600) whatever the umask or the
+ * mode of the file it replaces: profiles hold command lines and names.
  *
  * outfile_open: 0 and out->fd to write to, or -errno (nothing created).
  * outfile_commit: fsync, close and rename; 0, or -errno with the temporary
@@ -114,6 +117,18 @@ int outfile_open(struct outfile *out, const char *path);
 int outfile_commit(struct outfile *out);
 void outfile_discard(struct outfile *out);
 int outfile_probe(const char *path);
+/* outfile_open's -errno in words (its -ELOOP is the refused link). */
+const char *outfile_strerror(int err);
+
+/*
+ * Files made for a process of another user (attaching as root):
+ * proc_owner: the owner of process pid (its /proc directory: the
+ * effective user and group), 0 or -errno.  give_to_dir_owner: make the
+ * file open as fd the property of the owner of the directory path is in
+ * (a private directory made for that process); 0 or -errno.
+ */
+int proc_owner(int pid, uid_t *uid, gid_t *gid);
+int give_to_dir_owner(int fd, const char *path);
 
 /*
  * The children of pid's main thread (/proc/PID/task/PID/children) into
