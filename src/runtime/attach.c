@@ -660,6 +660,10 @@ static void abandon(void)
 	rt_sys3(SYS_unlinkat, AT_FDCWD, at.ctl_path, 0);
 	if (rt_getenv(at.envp, SC_ATTACH_ENV_SEED))
 		rt_sys3(SYS_unlinkat, AT_FDCWD, rt_getenv(at.envp, SC_ATTACH_ENV_SEED), 0);
+	/* the session's private directory, empty now (or another process's
+	 * image is still in it: left to the next recorder's clean-up) */
+	if (rt.dir[0])
+		rt_sys3(SYS_unlinkat, AT_FDCWD, rt.dir, AT_REMOVEDIR);
 	at.ctl->sites_restored = restore_all(1);
 	threads_release(0);
 	runtime_off();
