@@ -1260,6 +1260,35 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
  * named after this process, with an empty status file the target's user
  * can write: its path as the tracer
  * sees it in tpath, as the target sees it in path. */
+/*
+ * Remove a status directory made by make_status_file (base/name, and its
+ * status file), by descriptor: the directory is the target's user's, who
+ * may have put a link in its place or in place of its file; unlinkat in
+ * the directory opened without following links removes only what is
+ * really there.
+ */
+static void drop_status_dir(const char *dir)
+{
+	char base[PATH_MAX], *slash;
+	int bfd, dfd;
+
+	snprintf(base, sizeof(base), "%s", dir);
+	slash = strrchr(base, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0)
+		return;
+	dfd = openat(bfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0) {
+		unlinkat(dfd, "status", 0);
+		close(dfd);
+		unlinkat(bfd, slash + 1, AT_REMOVEDIR);
+	}
+	close(bfd);
+}
+
 /* Status directories in base whose tracer is gone (killed before its
  * blob ran, which removes them otherwise): removed. */
 static void sweep_stale(const char *base)
@@ -1274,10 +1303,8 @@ static void sweep_stale(const char *base)
 		long owner = strtol(e->d_name + sizeof(prefix) - 1, NULL, 10);
 		if (owner <= 0 || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/status", base, e->d_name);
-		unlink(path);
 		snprintf(path, sizeof(path), "%s/%s", base, e->d_name);
-		rmdir(path);
+		drop_status_dir(path);
 	}
 	if (d)
 		closedir(d);
@@ -1291,7 +1318,13 @@ static int make_status_file(pid_t pid, const char *status, char *dir, size_t dle
 	char root[64];
 	int n = snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		struct stat st;
+
 		snprintf(dir, dlen, "%s%s", root, bases[b]);
+		/* a link there would be followed from our root, not the
+		 * target's: a directory only */
+		if (lstat(dir, &st) || !S_ISDIR(st.st_mode))
+			continue;
 		sweep_stale(dir);
 		snprintf(dir, dlen, "%s%s/stackclock-attach.%d.XXXXXX", root, bases[b], (int)getpid());
 		if (!mkdtemp(dir))
@@ -1555,8 +1588,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	if (dir[0]) {
-		unlink(tpath);
-		rmdir(dir);
+		drop_status_dir(dir);
 	}
 	if (libc.fd >= 0)
 		close(libc.fd);

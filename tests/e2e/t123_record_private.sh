@@ -111,6 +111,11 @@ for p in $(seq $((next + 1)) $((next + 400))); do
 		[ -e "$l" ] || [ -L "$l" ] || { ln -s /tmp/sc-victim.$$ "$l" && planted+=("$l"); }
 	done
 done
+# a dead tracer's status directory, as a link to a directory of someone
+# else's with a file named status: the clean-up must not follow it
+sh -c 'exit 0' & dead=$!; wait $dead
+mkdir victimdir && echo keep >victimdir/status
+ln -s "$TMP/victimdir" /tmp/stackclock-attach.$dead.planted
 calls=()
 for i in 1 2 3; do
 	STACKCLOCK_RUNTIME=$TMP/rt/libstackclock.so "$STACKCLOCK" record -m instrument -p $lp \
@@ -125,6 +130,8 @@ check "the file the planted links name is untouched (content and mode 0600)" -- 
 	sh -c "test \"\$(cat /tmp/sc-victim.$$)\" = victim && test \"\$(stat -c %a /tmp/sc-victim.$$)\" = 600"
 check "no copy or private directory of the runtime is left behind" -- \
 	sh -c "! ls -d /tmp/stackclock-attach-* 2>/dev/null | grep -q ."
-rm -f "${planted[@]}" /tmp/sc-victim.$$
+check "a planted link in place of a dead tracer's status directory is not followed" -- \
+	sh -c "test \"\$(cat victimdir/status)\" = keep"
+rm -f "${planted[@]}" /tmp/sc-victim.$$ /tmp/stackclock-attach.$dead.planted
 umount rt
 echo "1..$_n"
