@@ -709,10 +709,10 @@ static int image_map(const char *dir, const char *name, struct image *im)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 	    h.magic != SC_SHM_MAGIC || h.version != SC_SHM_VERSION) {
 		close(fd);
 		return -EINVAL;
@@ -1307,8 +1307,12 @@ static void unlink_matching(const char *dir, bool (*doom)(const char *name, cons
  * and when attaching, the files the runtime reads, are made in it.  Made
  * by mkdtemp (0700, a name no one chose before), so no one else can plant
  * a link or an image there; when attaching to a process of another user,
- * it is given to that user, whose runtime writes in it.  NULL after a
- * one-line error.
+ * it is given to that user, whose runtime writes in it.  Launched by root,
+ * the program may drop its privileges (a daemon's workers) and still
+ * make images after that (a fork, an exec): then it is 1733, as /dev/shm
+ * itself is but no one else can list it, and the images' names start
+ * with a stem no one else sees (64 bits of the clock); images are created
+ * O_EXCL and read without following links.  NULL after a one-line error.
  */
 static char *session_dir(const char *shm, pid_t attach_pid)
 {
@@ -1326,6 +1330,12 @@ static char *session_dir(const char *shm, pid_t attach_pid)
 	    (uid != geteuid() || gid != getegid()) && chown(priv, uid, gid)) {
 		pr_err("cannot give the session's directory %s to the user of process %d: %s", priv,
 		       (int)attach_pid, strerror(errno));
+		rmdir(priv);
+		free(priv);
+		return NULL;
+	}
+	if (attach_pid <= 0 && geteuid() == 0 && chmod(priv, 01733)) {
+		pr_err("cannot set the mode of the session's directory %s: %s", priv, strerror(errno));
 		rmdir(priv);
 		free(priv);
 		return NULL;

@@ -87,11 +87,24 @@ for _ in $(seq 100); do
 	[ -n "$d" ] && [ -n "$(ls "$d" 2>/dev/null)" ] && break
 	sleep 0.05
 done
-check "the session's directory is 0700, its files 0600, while the program runs" -- \
-	sh -c "test -n '$d' && test \"\$(stat -c %a '$d')\" = 700 && test -n \"\$(ls '$d')\" &&
+# as root, 1733: a program that drops its privileges still makes images
+# there, no one else can list it (nor remove our files)
+check "the session's directory is 1733 as root, its files 0600, while the program runs" -- \
+	sh -c "test -n '$d' && test \"\$(stat -c %a '$d')\" = 1733 && test -n \"\$(ls '$d')\" &&
 	       ! stat -c %a '$d'/* | grep -qv '^600$'"
+check "another user cannot list the session's directory" -- \
+	sh -c "! setpriv --reuid=nobody --regid=nogroup --clear-groups ls '$TMP/$d' >/dev/null 2>&1"
 wait $rp
 check "the session's directory is gone after" -- test -z "$(ls shm)"
+for v in "${BUILD_VARIANTS[@]}"; do
+	IFS=: read -r name cc flags <<<"$v"
+	$cc -g -O1 $flags -o drop_$name "$PROGS/e2e_dropuid.c" || exit 1
+	STACKCLOCK_SHM_DIR=$TMP/shm "$STACKCLOCK" record -m instrument -o drop.data -- ./drop_$name \
+		>/dev/null 2>drop.err
+	"$STACKCLOCK" report -i drop.data --format json >drop.json 2>/dev/null
+	check "$name: a program that drops root after its start: its 4 processes recorded, work 400 calls" -- \
+		q drop.json "exit(0 if (s['processes'], row('work')['calls'], s['lost_events']) == (4, 400, 0) else 1)"
+done
 
 # ---- a second attach's copy of the runtime, with links planted ----------------
 # the runtime in a read-only directory, so the copy goes to /tmp
