@@ -1,8 +1,12 @@
 /*
  * rep_sample — CPU work for the sampling report tests, built -O2 without
  * frame pointers: main -> outer -> {hot (inlined helper inside), cold}
- * with about 3:1 of the work in hot.  The calls are not tail calls (a
- * value is used after each), so every frame is on the stack.
+ * with 3:1 of the work in hot: the same loop (an xor a step), 3n steps in
+ * hot and n in cold, so that the split holds whatever the processor's
+ * load (a multiply in cold against hot's xor once made it 1.65:1 with a
+ * sibling thread busy).  The calls are not tail calls (a value is used
+ * after each), so every frame is on the stack.  It runs for MILLISECONDS
+ * of its own CPU time, so a loaded machine gives it as many samples.
  * Usage: rep_sample MILLISECONDS (default 600)
  */
 #include <stdlib.h>
@@ -32,7 +36,7 @@ __attribute__((noinline)) unsigned long cold(unsigned long n)
 	unsigned long s = 0;
 
 	for (unsigned long i = 0; i < n; i++)
-		s += i * (sink | 1);
+		s += i ^ (sink >> 5);
 	sink += s;
 	return s & 1;
 }
@@ -51,10 +55,10 @@ int main(int argc, char **argv)
 	struct timespec a, b;
 	unsigned long r = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
 	do {
 		r += outer(20000);
-		clock_gettime(CLOCK_MONOTONIC, &b);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
 	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 	return (int)(r & 0);
 }
