@@ -1,13 +1,9 @@
 /*
  * rep_sample — CPU work for the sampling report tests, built -O2 without
- * frame pointers: main -> outer -> {hot (inlined helper inside), cold}
- * with 3:1 of the work in hot: the same loop (an xor a step), 3n steps in
- * hot and n in cold, so that the split holds whatever the processor's
- * load (a multiply in cold against hot's xor once made it 1.65:1 with a
- * sibling thread busy).  The calls are not tail calls (a value is used
- * after each), so every frame is on the stack.  It runs for MILLISECONDS
- * of its own CPU time, so a loaded machine gives it as many samples.
- * Usage: rep_sample MILLISECONDS (default 600)
+ * frame pointers: main -> outer -> {hot (inlined helper inside), cold}, 3:1
+ * of the work in hot: 3n steps of one xor loop against n (whatever the load).
+ * Not tail calls (a value is used after each): every frame is on the stack.
+ * Usage: rep_sample MILLISECONDS (of its own CPU time; default 600)
  */
 #include <stdlib.h>
 #include <time.h>
