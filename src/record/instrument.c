@@ -286,16 +286,59 @@ static char *only_addrs(const char *prog, const char *name, const char *list)
 	return out;
 }
 
+/* Room a directory must have for the image files: an image's header and
+ * first step (SC_SHM_MIN_SIZE), and growth for a short run. */
+#define SHM_PROBE_SIZE (1u << 20)
+
+/*
+ * Can the runtime keep its images in dir?  A file of SHM_PROBE_SIZE is
+ * made there and committed with fallocate, as the runtime commits its
+ * memory (image.c): a missing or read-only directory, a full file system
+ * and one without fallocate are refused.  Less under a file-size limit
+ * ('ulimit -f', which the target shares: explain_no_image names it), so
+ * that the check passes no limit of ours.  0 or -errno.
+ */
+static int shm_dir_check(const char *dir)
+{
+	char *name = NULL;
+	int fd, err = 0;
+	off_t size = SHM_PROBE_SIZE;
+	struct rlimit lim;
+
+	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < (rlim_t)size)
+		size = (off_t)(lim.rlim_cur & ~(rlim_t)4095);
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		name = xasprintf("%s/.stackclock-check.XXXXXX", dir);
+		fd = mkostemp(name, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(name);
+		free(name);
+	}
+	if (fd < 0)
+		return -errno;
+	if (size && fallocate(fd, 0, 0, size))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 /*
  * No process image at all: say why if a limit we share with the target
  * explains it (the runtime needs its header and a first step of memory).
  */
-static void explain_no_image(const char *prog)
+static void explain_no_image(const char *prog, const char *dir)
 {
 	const uint64_t need = SC_SHM_MIN_SIZE;
 	struct rlimit lim;
+	int err = shm_dir_check(dir);
 
-	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)
+	if (err)
+		pr_warn("nothing recorded: the runtime could not keep its shared memory in %s (%s now; "
+			"it was usable at the start): free space there, or set STACKCLOCK_SHM_DIR to a "
+			"writable tmpfs", dir, strerror(-err));
+	else if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)
 		pr_warn("nothing recorded: the file-size limit (ulimit -f %lu) leaves the runtime no room "
 			"for its shared memory, which needs %lu KiB (raise 'ulimit -f'; '%s' ran unprofiled)",
 			(unsigned long)(lim.rlim_cur / 1024), (unsigned long)(need / 1024), prog);
@@ -324,7 +367,7 @@ struct totals {
 };
 
 /* What kept the runtime from recording everything, one line per reason. */
-static void explain_losses(const struct totals *tot)
+static void explain_losses(const struct totals *tot, const char *dir)
 {
 	struct rlimit lim;
 	unsigned long kib;
@@ -347,8 +390,8 @@ static void explain_losses(const struct totals *tot)
 	}
 	/* full, but what did not fit had a fallback (the arena's free lists) */
 	if ((tot->why & SC_SHM_WHY_SPACE) && tot->lost)
-		pr_warn("the shared-memory file system is full: %lu events were lost (free space in /dev/shm, "
-			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost);
+		pr_warn("the shared-memory file system is full: %lu events were lost (free space in %s, "
+			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost, dir);
 	if (tot->why & SC_SHM_WHY_SECCOMP)
 		pr_warn("%u process(es) entered a seccomp sandbox: from then on the runtime made no system call "
 			"(new threads, OS events and memory beyond its reserve were given up; %lu events lost)",
@@ -1220,10 +1263,49 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-static char *shm_dir(void)
+/*
+ * The directory of the image files: STACKCLOCK_SHM_DIR, else /dev/shm,
+ * if shm_dir_check() accepts it; else a private directory made under
+ * $XDG_RUNTIME_DIR or /tmp (*made set: the caller removes it), the user
+ * told in one line.  NULL, with one line of error, if none will do.
+ */
+static char *shm_dir(bool *made)
 {
-	const char *d = getenv("STACKCLOCK_SHM_DIR");
-	return xstrdup(d && *d ? d : "/dev/shm");
+	const char *env = getenv("STACKCLOCK_SHM_DIR"), *want = env && *env ? env : "/dev/shm";
+	const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
+	char *d, *why = NULL, *more;
+	int err, first;
+	size_t i;
+
+	*made = false;
+	first = shm_dir_check(want);
+	if (!first)
+		return xstrdup(want);
+	why = xasprintf("%s: %s", want, strerror(-first));
+	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!bases[i] || bases[i][0] != '/')
+			continue;
+		d = xasprintf("%s/stackclock-shm-XXXXXX", bases[i]);
+		if (!mkdtemp(d)) {
+			more = xasprintf("%s; %s: %s", why, bases[i], strerror(errno));
+		} else if ((err = shm_dir_check(d))) {
+			rmdir(d);
+			more = xasprintf("%s; %s: %s", why, bases[i], strerror(-err));
+		} else {
+			pr_warn("%s cannot hold the runtime's shared memory (%s): recording with %s instead",
+				want, strerror(-first), d);
+			free(why);
+			*made = true;
+			return d;
+		}
+		free(d);
+		free(why);
+		why = more;
+	}
+	pr_err("no directory can hold the runtime's shared memory (%s): free %u KiB in one, or set "
+	       "STACKCLOCK_SHM_DIR to a writable tmpfs", why, SHM_PROBE_SIZE / 1024);
+	free(why);
+	return NULL;
 }
 
 /* Map every image file of this session, oldest first; *n images. */
@@ -1408,6 +1490,7 @@ int record_instrument(const struct record_opts *opts)
 	struct timespec rt;
 	double rate;
 	int ret, status = -1, nims = 0, nprocs = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
+	bool dir_made = false;     /* dir is a private one of ours (shm_dir) */
 	struct progress prog_line = { 0 };
 	struct record_attach_times att = { 0 };
 	const bool attach = opts->attach_pid > 0;
@@ -1454,7 +1537,14 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[2]);
 		return RECORD_EXIT_FAILED;
 	}
-	dir = shm_dir();
+	dir = shm_dir(&dir_made);
+	if (!dir) {
+		free(patch_env[0]);
+		free(patch_env[1]);
+		free(patch_env[2]);
+		free(only);
+		return RECORD_EXIT_FAILED;
+	}
 	unlink_matching(dir, is_stale, NULL);
 	syscall_tracepoints(&tp_enter, &tp_exit);
 	tp_hold = hold_tracepoints(tp_enter, tp_exit);
@@ -1589,7 +1679,7 @@ recorded:
 	if (stop.count && !attach)
 		explain_stop(name, stop.sig, ims, nims);
 	if (!nims)
-		explain_no_image(name);
+		explain_no_image(name, dir);
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
 	 * instead of killing us; the target has its own disposition */
 	signal(SIGXFSZ, SIG_IGN);
@@ -1603,7 +1693,7 @@ recorded:
 		ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot, &pc);
 	}
 	signal(SIGXFSZ, SIG_DFL);
-	explain_losses(&tot);
+	explain_losses(&tot, dir);
 	nprocs = count_processes(ims, nims);    /* (the headers are in the images) */
 	for (i = 0; i < nims; i++)
 		munmap((void *)ims[i].base, ims[i].len);
@@ -1616,6 +1706,10 @@ recorded:
 			attach_summary(opts->attach_pid, &att);
 	}
 out:
+	if (dir_made) {
+		unlink_matching(dir, is_image_of, stem);
+		rmdir(dir);
+	}
 	if (tp_hold >= 0)
 		close(tp_hold);
 	sigaction(SIGINT, &old_int, NULL);
