@@ -362,6 +362,8 @@ struct totals {
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
 	uint32_t fd_base;
+	uint32_t img_failed;      /* images the runtime could not make */
+	int img_err;              /* ... the last one's errno */
 	bool timeline;
 	uint64_t tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
 };
@@ -400,7 +402,11 @@ static void explain_losses(const struct totals *tot, const char *dir)
 		pr_warn("%u process(es) had the time-stamp counter turned off by the kernel (prctl PR_SET_TSC, "
 			"or seccomp's strict mode): from then on their calls were counted without times (0 ns)",
 			tot->why_procs[6]);
-	if (tot->why & SC_SHM_WHY_CHILD)
+	if (tot->img_failed)
+		pr_warn("%u process image(s) could not make their shared memory in %s (%s): their calls are "
+			"missing (free space there, or set STACKCLOCK_SHM_DIR to a larger tmpfs)",
+			tot->img_failed, dir, strerror(tot->img_err));
+	else if (tot->why & SC_SHM_WHY_CHILD)
 		pr_warn("%u process(es) forked children that could not be recorded: no descriptor or memory was "
 			"left for their profile (a lowered 'ulimit -n' or 'ulimit -v'); their calls are missing",
 			tot->why_procs[7]);
@@ -1308,8 +1314,14 @@ static char *shm_dir(bool *made)
 	return NULL;
 }
 
-/* Map every image file of this session, oldest first; *n images. */
-static struct image *collect_images(const char *dir, const char *stem, int *n)
+/*
+ * Map every image file of this session, oldest first; *n images.  The
+ * runtime's marks of images it could not make ("<stem>.<pid>.E<errno>",
+ * runtime/image.c) are counted in *failed, the last one's error in
+ * *fail_err.
+ */
+static struct image *collect_images(const char *dir, const char *stem, int *n, uint32_t *failed,
+				    int *fail_err)
 {
 	struct image *ims = NULL;
 	size_t alloc = 0, len = strlen(stem);
@@ -1325,13 +1337,18 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 
 		if (strncmp(de->d_name, stem, len) || de->d_name[len] != '.')
 			continue;
+		dot = strrchr(de->d_name, '.');
+		if (dot && dot[1] == 'E') {
+			(*failed)++;
+			*fail_err = atoi(dot + 2);
+			continue;            /* removed with the images */
+		}
 		if (image_map(dir, de->d_name, &im)) {
 			char path[PATH_MAX];
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			unlink(path);
 			continue;
 		}
-		dot = strrchr(de->d_name, '.');
 		im.seq = dot ? strtoull(dot + 1, NULL, 10) : 0;
 		ALLOC_GROW(ims, (size_t)*n + 1, alloc);
 		ims[(*n)++] = im;
@@ -1673,12 +1690,12 @@ recorded:
 	conv.ns0 = c0.ns;
 	conv.ns_per_tick = rate > 0 ? rate : 1.0;
 
-	ims = collect_images(dir, stem, &nims);
+	ims = collect_images(dir, stem, &nims, &tot.img_failed, &tot.img_err);
 	link_parents(ims, nims);
 	report_status(name, status);
 	if (stop.count && !attach)
 		explain_stop(name, stop.sig, ims, nims);
-	if (!nims)
+	if (!nims && !tot.img_failed)
 		explain_no_image(name, dir);
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
 	 * instead of killing us; the target has its own disposition */

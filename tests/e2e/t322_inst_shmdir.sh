@@ -74,3 +74,21 @@ check "grow: deep's calls counted + calls lost = 100,010 ($(q "$TMP/grow.json" "
 	q "$TMP/grow.json" "exit(0 if s['lost_events'] > 0 and s['lost_events'] % 2 == 0 and row('deep')['calls'] + s['lost_events'] // 2 == 100010 else 1)"
 check "grow: the full directory is named with the loss, and no word of -finstrument-functions" -- \
 	sh -c "grep -qx \"stackclock: warning: the shared-memory file system is full: $lost events were lost (free space in $TMP/grow, or set STACKCLOCK_SHM_DIR to a larger tmpfs)\" '$TMP/grow.err' && ! grep -q finstrument '$TMP/grow.err'"
+
+# an image the runtime cannot make while the program runs (the directory
+# filled by the program, then an exec or a fork): its calls are missing,
+# and the recorder says so, naming the directory and the error.  Before:
+# nothing said for the exec, and "no descriptor or memory was left" for
+# the fork.
+for m in exec fork; do
+	rm -f "$TMP/grow/fill"
+	STACKCLOCK_SHM_DIR=$TMP/grow rec "$TMP/$m.data" "$TMP/$m.out" "$TMP/$m.err" "$TMP/fill" $m "$TMP/grow"
+	check "$m: the program ran (status $(cat "$TMP/rc"))" -- sh -c "[ $(cat "$TMP/rc") = 0 ] && [ \"\$(cat '$TMP/$m.out')\" = ok ]"
+	report_json "$TMP/$m.data" "$TMP/$m.json"
+	check "$m: deep's 10 calls before the fill counted, the 1,000 after in the image not made missing, nothing lost ($(q "$TMP/$m.json" "(row('deep')['calls'], s['lost_events'])"))" -- \
+		q "$TMP/$m.json" "exit(0 if (row('deep')['calls'], s['lost_events']) == (10, 0) else 1)"
+	check "$m: one line says an image could not be made in the full directory" -- \
+		sh -c "[ \$(grep -c . '$TMP/$m.err') = 2 ] && grep -qx \"stackclock: warning: 1 process image(s) could not make their shared memory in $TMP/grow (No space left on device): their calls are missing (free space there, or set STACKCLOCK_SHM_DIR to a larger tmpfs)\" '$TMP/$m.err'"
+	check "$m: no mark of the runtime's left in the directory ($(ls -A "$TMP/grow" | tr '\n' ' '))" -- \
+		test "$(ls -A "$TMP/grow")" = fill
+done

@@ -8,6 +8,12 @@
  *   e2e_shmfill grow DIR   calls deep(10) (the image is made), fills DIR,
  *                          then deep(100000): 100,000 new calling contexts
  *                          that the image cannot grow to hold
+ *   e2e_shmfill exec DIR   calls deep(10), fills DIR, then execs itself as
+ *                          "after DIR", which calls deep(1000) in an image
+ *                          the runtime cannot make
+ *   e2e_shmfill fork DIR   calls deep(10), fills DIR, then forks a child
+ *                          that calls deep(1000) (no image either), and
+ *                          waits for it
  *
  * The fill is DIR/fill, written until the file system refuses; it stays.
  * Prints "ok" and exits 0.
@@ -15,6 +21,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile unsigned long sink;
@@ -43,14 +50,38 @@ __attribute__((no_instrument_function)) static void fill(const char *dir)
 
 __attribute__((no_instrument_function)) int main(int argc, char **argv)
 {
-	int grow = argc > 2 && !strcmp(argv[1], "grow");
+	const char *mode = argc > 2 ? argv[1] : "";
+	int late = !strcmp(mode, "late"), status;
+	pid_t pid;
 
 	if (argc < 3)
 		return 2;
-	if (grow)
+	if (!strcmp(mode, "after")) {
+		deep(1000);
+		printf("ok\n");
+		return 0;
+	}
+	if (!late)
 		deep(10);
 	fill(argv[2]);
-	deep(grow ? 100000 : 1000);
+	if (!strcmp(mode, "exec")) {
+		char *args[] = { argv[0], "after", argv[2], NULL };
+
+		execv(argv[0], args);
+		return 3;
+	}
+	if (!strcmp(mode, "fork")) {
+		pid = fork();
+		if (pid == 0) {
+			deep(1000);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+			return 4;
+		printf("ok\n");
+		return 0;
+	}
+	deep(!strcmp(mode, "grow") ? 100000 : 1000);
 	printf("ok\n");
 	return 0;
 }
