@@ -1270,6 +1270,39 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 }
 
 /*
+ * The private directories shm_dir() made in base for recorders that were
+ * killed before they could remove them ("stackclock-shm-PID-XXXXXX", PID
+ * gone): removed with the image files in them.
+ */
+static void remove_stale_dirs(const char *base)
+{
+	DIR *d = opendir(base), *sub;
+	struct dirent *de, *e;
+	char path[PATH_MAX], file[PATH_MAX + 256];
+	int pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "stackclock-shm-%d-", &pid) != 1 || pid <= 0 || !kill(pid, 0) ||
+		    errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
+		sub = opendir(path);
+		while (sub && (e = readdir(sub))) {
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+				unlink(file);
+			}
+		}
+		if (sub)
+			closedir(sub);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+/*
  * The directory of the image files: STACKCLOCK_SHM_DIR, else /dev/shm,
  * if shm_dir_check() accepts it; else a private directory made under
  * $XDG_RUNTIME_DIR or /tmp (*made set: the caller removes it), the user
@@ -1291,7 +1324,8 @@ static char *shm_dir(bool *made)
 	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || bases[i][0] != '/')
 			continue;
-		d = xasprintf("%s/stackclock-shm-XXXXXX", bases[i]);
+		remove_stale_dirs(bases[i]);
+		d = xasprintf("%s/stackclock-shm-%d-XXXXXX", bases[i], (int)getpid());
 		if (!mkdtemp(d)) {
 			more = xasprintf("%s; %s: %s", why, bases[i], strerror(errno));
 		} else if ((err = shm_dir_check(d))) {

@@ -28,7 +28,7 @@ fell_back() {
 	local name=$1 dir=$2 err=$3 fb
 	check "$name: the program ran (status $(cat "$TMP/rc"), '$(cat "$TMP/$name.out")')" -- \
 		sh -c "[ $(cat "$TMP/rc") = 0 ] && [ \"\$(cat '$TMP/$name.out')\" = ok ]"
-	fb=$(grep -o "recording with /tmp/stackclock-shm-[A-Za-z0-9]* instead" "$TMP/$name.err" | awk '{ print $3 }')
+	fb=$(grep -o "recording with /tmp/stackclock-shm-[0-9]*-[A-Za-z0-9]* instead" "$TMP/$name.err" | awk '{ print $3 }')
 	check "$name: one line names the directory, what is wrong with it, and where the recording went ($fb)" -- \
 		sh -c "[ \$(grep -c . '$TMP/$name.err') = 2 ] && grep -qx \"stackclock: warning: $dir cannot hold the runtime's shared memory ($err): recording with $fb instead\" '$TMP/$name.err'"
 	check "$name: the private directory is gone after the run" -- test -n "$fb" -a ! -e "$fb"
@@ -39,8 +39,20 @@ fell_back() {
 
 export -n XDG_RUNTIME_DIR
 unset XDG_RUNTIME_DIR
+# a recorder killed while it records in its private directory leaves it;
+# the next recorder that falls back removes it (its recorder is gone)
+STACKCLOCK_SHM_DIR=$TMP/full "$STACKCLOCK" record -m instrument -o "$TMP/k.data" -- sleep 3 2>"$TMP/k.err" &
+kp=$! kdir=""
+for i in $(seq 1 100); do
+	kdir=$(grep -o "recording with /tmp/stackclock-shm-[0-9]*-[A-Za-z0-9]* instead" "$TMP/k.err" | awk '{ print $3 }')
+	[ -n "$kdir" ] && break
+	sleep 0.05
+done
+kill -KILL $kp; wait $kp 2>/dev/null
+ok $([ -n "$kdir" ] && [ -d "$kdir" ]; echo $?) "a killed recorder leaves its private directory (${kdir:-none})"
 STACKCLOCK_SHM_DIR=$TMP/missing rec "$TMP/missing.data" "$TMP/missing.out" "$TMP/missing.err" "$TMP/s200"
 fell_back missing "$TMP/missing" "No such file or directory"
+ok $([ -n "$kdir" ] && [ ! -e "$kdir" ]; echo $?) "the next recorder that fell back removed it"
 STACKCLOCK_SHM_DIR=$TMP/ro rec "$TMP/ro.data" "$TMP/ro.out" "$TMP/ro.err" "$TMP/s200"
 fell_back ro "$TMP/ro" "Read-only file system"
 STACKCLOCK_SHM_DIR=$TMP/full rec "$TMP/full.data" "$TMP/full.out" "$TMP/full.err" "$TMP/s200"
