@@ -286,16 +286,59 @@ static char *only_addrs(const char *prog, const char *name, const char *list)
 	return out;
 }
 
+/* Room a directory must have for the image files: an image's header and
+ * first step (SC_SHM_MIN_SIZE), and growth for a short run. */
+#define SHM_PROBE_SIZE (1u << 20)
+
+/*
+ * Can the runtime keep its images in dir?  A file of SHM_PROBE_SIZE is
+ * made there and committed with fallocate, as the runtime commits its
+ * memory (image.c): a missing or read-only directory, a full file system
+ * and one without fallocate are refused.  Less under a file-size limit
+ * ('ulimit -f', which the target shares: explain_no_image names it), so
+ * that the check passes no limit of ours.  0 or -errno.
+ */
+static int shm_dir_check(const char *dir)
+{
+	char *name = NULL;
+	int fd, err = 0;
+	off_t size = SHM_PROBE_SIZE;
+	struct rlimit lim;
+
+	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < (rlim_t)size)
+		size = (off_t)(lim.rlim_cur & ~(rlim_t)4095);
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		name = xasprintf("%s/.stackclock-check.XXXXXX", dir);
+		fd = mkostemp(name, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(name);
+		free(name);
+	}
+	if (fd < 0)
+		return -errno;
+	if (size && fallocate(fd, 0, 0, size))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 /*
  * No process image at all: say why if a limit we share with the target
  * explains it (the runtime needs its header and a first step of memory).
  */
-static void explain_no_image(const char *prog)
+static void explain_no_image(const char *prog, const char *dir)
 {
 	const uint64_t need = SC_SHM_MIN_SIZE;
 	struct rlimit lim;
+	int err = shm_dir_check(dir);
 
-	if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)
+	if (err)
+		pr_warn("nothing recorded: the runtime could not keep its shared memory in %s (%s now; "
+			"it was usable at the start): free space there, or set STACKCLOCK_SHM_DIR to a "
+			"writable tmpfs", dir, strerror(-err));
+	else if (!getrlimit(RLIMIT_FSIZE, &lim) && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need)
 		pr_warn("nothing recorded: the file-size limit (ulimit -f %lu) leaves the runtime no room "
 			"for its shared memory, which needs %lu KiB (raise 'ulimit -f'; '%s' ran unprofiled)",
 			(unsigned long)(lim.rlim_cur / 1024), (unsigned long)(need / 1024), prog);
@@ -319,12 +362,14 @@ struct totals {
 	uint32_t why;             /* SC_SHM_WHY_* of every image */
 	uint32_t why_procs[8];    /* images per SC_SHM_WHY_* bit */
 	uint32_t fd_base;
+	uint32_t img_failed;      /* images the runtime could not make */
+	int img_err;              /* ... the last one's errno */
 	bool timeline;
 	uint64_t tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
 };
 
 /* What kept the runtime from recording everything, one line per reason. */
-static void explain_losses(const struct totals *tot)
+static void explain_losses(const struct totals *tot, const char *dir)
 {
 	struct rlimit lim;
 	unsigned long kib;
@@ -347,8 +392,8 @@ static void explain_losses(const struct totals *tot)
 	}
 	/* full, but what did not fit had a fallback (the arena's free lists) */
 	if ((tot->why & SC_SHM_WHY_SPACE) && tot->lost)
-		pr_warn("the shared-memory file system is full: %lu events were lost (free space in /dev/shm, "
-			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost);
+		pr_warn("the shared-memory file system is full: %lu events were lost (free space in %s, "
+			"or set STACKCLOCK_SHM_DIR to a larger tmpfs)", (unsigned long)tot->lost, dir);
 	if (tot->why & SC_SHM_WHY_SECCOMP)
 		pr_warn("%u process(es) entered a seccomp sandbox: from then on the runtime made no system call "
 			"(new threads, OS events and memory beyond its reserve were given up; %lu events lost)",
@@ -357,7 +402,11 @@ static void explain_losses(const struct totals *tot)
 		pr_warn("%u process(es) had the time-stamp counter turned off by the kernel (prctl PR_SET_TSC, "
 			"or seccomp's strict mode): from then on their calls were counted without times (0 ns)",
 			tot->why_procs[6]);
-	if (tot->why & SC_SHM_WHY_CHILD)
+	if (tot->img_failed)
+		pr_warn("%u process image(s) could not make their shared memory in %s (%s): their calls are "
+			"missing (free space there, or set STACKCLOCK_SHM_DIR to a larger tmpfs)",
+			tot->img_failed, dir, strerror(tot->img_err));
+	else if (tot->why & SC_SHM_WHY_CHILD)
 		pr_warn("%u process(es) forked children that could not be recorded: no descriptor or memory was "
 			"left for their profile (a lowered 'ulimit -n' or 'ulimit -v'); their calls are missing",
 			tot->why_procs[7]);
@@ -1220,14 +1269,81 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-static char *shm_dir(void)
+/*
+ * The private directories shm_dir() made in base for recorders that were
+ * killed before they could remove them ("stackclock-shm-PID-XXXXXX", PID
+ * gone): removed with the image files in them.
+ */
+static void unlink_matching(const char *dir, bool (*doom)(const char *name, const void *arg),
+			    const void *arg);
+
+static bool is_stale_fallback(const char *name, const void *arg)
 {
-	const char *d = getenv("STACKCLOCK_SHM_DIR");
-	return xstrdup(d && *d ? d : "/dev/shm");
+	int pid;
+
+	(void)arg;
+	return sscanf(name, "stackclock-shm-%d-", &pid) == 1 && pid > 0 && kill(pid, 0) && errno == ESRCH;
 }
 
-/* Map every image file of this session, oldest first; *n images. */
-static struct image *collect_images(const char *dir, const char *stem, int *n)
+static void remove_stale_dirs(const char *base)
+{
+	unlink_matching(base, is_stale_fallback, NULL);
+}
+
+/*
+ * The directory of the image files: STACKCLOCK_SHM_DIR, else /dev/shm,
+ * if shm_dir_check() accepts it; else a private directory made under
+ * $XDG_RUNTIME_DIR or /tmp (*made set: the caller removes it), the user
+ * told in one line.  NULL, with one line of error, if none will do.
+ */
+static char *shm_dir(bool *made)
+{
+	const char *env = getenv("STACKCLOCK_SHM_DIR"), *want = env && *env ? env : "/dev/shm";
+	const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/tmp" };
+	char *d, *why = NULL, *more;
+	int err, first;
+	size_t i;
+
+	*made = false;
+	first = shm_dir_check(want);
+	if (!first)
+		return xstrdup(want);
+	why = xasprintf("%s: %s", want, strerror(-first));
+	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		if (!bases[i] || bases[i][0] != '/')
+			continue;
+		remove_stale_dirs(bases[i]);
+		d = xasprintf("%s/stackclock-shm-%d-XXXXXX", bases[i], (int)getpid());
+		if (!mkdtemp(d)) {
+			more = xasprintf("%s; %s: %s", why, bases[i], strerror(errno));
+		} else if ((err = shm_dir_check(d))) {
+			rmdir(d);
+			more = xasprintf("%s; %s: %s", why, bases[i], strerror(-err));
+		} else {
+			pr_warn("%s cannot hold the runtime's shared memory (%s): recording with %s instead",
+				want, strerror(-first), d);
+			free(why);
+			*made = true;
+			return d;
+		}
+		free(d);
+		free(why);
+		why = more;
+	}
+	pr_err("no directory can hold the runtime's shared memory (%s): free %u KiB in one, or set "
+	       "STACKCLOCK_SHM_DIR to a writable tmpfs", why, SHM_PROBE_SIZE / 1024);
+	free(why);
+	return NULL;
+}
+
+/*
+ * Map every image file of this session, oldest first; *n images.  The
+ * runtime's marks of images it could not make ("<stem>.<pid>.E<errno>",
+ * runtime/image.c) are counted in *failed, the last one's error in
+ * *fail_err.
+ */
+static struct image *collect_images(const char *dir, const char *stem, int *n, uint32_t *failed,
+				    int *fail_err)
 {
 	struct image *ims = NULL;
 	size_t alloc = 0, len = strlen(stem);
@@ -1243,13 +1359,18 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 
 		if (strncmp(de->d_name, stem, len) || de->d_name[len] != '.')
 			continue;
+		dot = strrchr(de->d_name, '.');
+		if (dot && dot[1] == 'E') {
+			(*failed)++;
+			*fail_err = atoi(dot + 2);
+			continue;            /* removed with the images */
+		}
 		if (image_map(dir, de->d_name, &im)) {
 			char path[PATH_MAX];
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			unlink(path);
 			continue;
 		}
-		dot = strrchr(de->d_name, '.');
 		im.seq = dot ? strtoull(dot + 1, NULL, 10) : 0;
 		ALLOC_GROW(ims, (size_t)*n + 1, alloc);
 		ims[(*n)++] = im;
@@ -1261,9 +1382,46 @@ static struct image *collect_images(const char *dir, const char *stem, int *n)
 }
 
 /*
+ * Empty the directory open as dfd (depth levels of directories at most: a
+ * fallback directory holds a session's), by descriptor, never following a
+ * link; only directories of ours are entered.
+ */
+static void empty_dir(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
+		if (depth <= 0 || st.st_uid != geteuid())
+			continue;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			empty_dir(sub, depth - 1);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
+}
+
+/*
  * Unlink every file of dir whose name doom() accepts; a directory so named
- * (a session's, session_dir) is emptied and removed, when it is ours:
- * everything by descriptor, never following a link someone put there.
+ * (a session's, session_dir, or a fallback's, shm_dir) is emptied and
+ * removed when it is ours: everything by descriptor, never following a
+ * link someone put there.
  */
 static void unlink_matching(const char *dir, bool (*doom)(const char *name, const void *arg),
 			    const void *arg)
@@ -1275,7 +1433,6 @@ static void unlink_matching(const char *dir, bool (*doom)(const char *name, cons
 		return;
 	while ((de = readdir(d))) {
 		struct stat st;
-		DIR *sub;
 		int fd;
 
 		if (!doom(de->d_name, arg) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
@@ -1284,19 +1441,12 @@ static void unlink_matching(const char *dir, bool (*doom)(const char *name, cons
 			unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
-		if (st.st_uid != geteuid() && geteuid() != 0)
+		if (st.st_uid != geteuid())      /* a stale one of ours only */
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		sub = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!sub) {
-			if (fd >= 0)
-				close(fd);
+		if (fd < 0)
 			continue;
-		}
-		for (struct dirent *e; (e = readdir(sub));)
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(sub), e->d_name, 0);
-		closedir(sub);
+		empty_dir(fd, 1);
 		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
@@ -1457,7 +1607,7 @@ static void report_status(const char *prog, int status)
 int record_instrument(const struct record_opts *opts)
 {
 	char prog[PATH_MAX], runtime[PATH_MAX], stem[64], tp[64], asan[128];
-	char *env[22] = { NULL }, *dir = NULL, *shm, *only = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
+	char *env[22] = { NULL }, *dir = NULL, *shm = NULL, *only = NULL, *patch_env[3] = { NULL, NULL, NULL }, self[PATH_MAX], *cache;
 	struct sc_rec_probe_cost pc = { 0 };
 	uint32_t cost[5] = { 0 };
 	const char *old_preload = getenv("LD_PRELOAD");
@@ -1471,6 +1621,7 @@ int record_instrument(const struct record_opts *opts)
 	struct timespec rt;
 	double rate;
 	int ret, status = -1, nims = 0, nprocs = 0, i, rc = RECORD_EXIT_FAILED, tp_hold, left = 0, has_hooks;
+	bool dir_made = false;     /* dir is a private one of ours (shm_dir) */
 	struct progress prog_line = { 0 };
 	struct record_attach_times att = { 0 };
 	const bool attach = opts->attach_pid > 0;
@@ -1517,11 +1668,15 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[2]);
 		return RECORD_EXIT_FAILED;
 	}
-	shm = shm_dir();
-	unlink_matching(shm, is_stale, NULL);
-	dir = session_dir(shm, attach ? opts->attach_pid : 0);
-	free(shm);
+	shm = shm_dir(&dir_made);
+	if (shm) {
+		unlink_matching(shm, is_stale, NULL);
+		dir = session_dir(shm, attach ? opts->attach_pid : 0);
+	}
 	if (!dir) {
+		if (shm && dir_made)
+			rmdir(shm);
+		free(shm);
 		free(patch_env[0]);
 		free(patch_env[1]);
 		free(patch_env[2]);
@@ -1655,13 +1810,13 @@ recorded:
 	conv.ns0 = c0.ns;
 	conv.ns_per_tick = rate > 0 ? rate : 1.0;
 
-	ims = collect_images(dir, stem, &nims);
+	ims = collect_images(dir, stem, &nims, &tot.img_failed, &tot.img_err);
 	link_parents(ims, nims);
 	report_status(name, status);
 	if (stop.count && !attach)
 		explain_stop(name, stop.sig, ims, nims);
-	if (!nims)
-		explain_no_image(name);
+	if (!nims && !tot.img_failed)
+		explain_no_image(name, shm);
 	/* under 'ulimit -f' a write past the limit fails (EFBIG, reported)
 	 * instead of killing us; the target has its own disposition */
 	signal(SIGXFSZ, SIG_IGN);
@@ -1675,7 +1830,7 @@ recorded:
 		ret = write_session(opts, ims, nims, &conv, start_real, c1.ns - c0.ns, status, l.pid, &tot, &pc);
 	}
 	signal(SIGXFSZ, SIG_DFL);
-	explain_losses(&tot);
+	explain_losses(&tot, shm);
 	nprocs = count_processes(ims, nims);    /* (the headers are in the images) */
 	for (i = 0; i < nims; i++)
 		munmap((void *)ims[i].base, ims[i].len);
@@ -1700,6 +1855,9 @@ out:
 		unlink_matching(dir, is_image_of, stem);
 		rmdir(dir);
 	}
+	if (dir_made)
+		rmdir(shm);          /* the fallback made for this session (shm_dir) */
+	free(shm);
 	free(dir);
 	free(only);
 	free(prefix);

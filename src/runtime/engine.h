@@ -562,8 +562,15 @@ static inline uint64_t sc_eng_alloc(struct sc_eng_arena *a, uint64_t len)
 	off = __atomic_fetch_add(&a->hdr->bump, len, __ATOMIC_RELAXED);
 	if (off < sizeof(struct sc_eng_arena_hdr) || off > a->size || len > a->size - off)
 		return 0;
-	if (a->commit && a->commit(a, off, len))
+	if (a->commit && a->commit(a, off, len)) {
+		/* given back unless another allocation followed: a large one
+		 * refused (a call-site table in a sandbox's reserve) must not
+		 * leave the smaller ones that still fit with nothing */
+		uint64_t end = off + len;
+
+		__atomic_compare_exchange_n(&a->hdr->bump, &end, off, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		return 0;
+	}
 	return off;
 }
 

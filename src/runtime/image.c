@@ -265,8 +265,36 @@ void spare_make(void)
 }
 
 /*
+ * An image that could not be made says so to the recorder by an empty file
+ * "<stem>.<pid>.E<errno>" (a full file system still takes a name): its
+ * calls are missing, and the recorder tells why.  err: what failed, or 0 to
+ * take it from the reason commit_to() gave.  Not for the file-size and
+ * address-space limits, which the recorder names itself (it shares them).
+ */
+static void image_failed(int dfd, long err)
+{
+	char name[sizeof(rt.name)], *p;
+	int fd;
+
+	if (err == -ENOMEM || err == -EFBIG || (!err && !(rt.why & SC_SHM_WHY_SPACE) &&
+						 (rt.why & (SC_SHM_WHY_FSIZE | SC_SHM_WHY_AS))))
+		return;
+	if (!err)
+		err = rt.why & SC_SHM_WHY_SPACE ? -ENOSPC : -EIO;
+	p = rt_stpcpy(name, rt.stem, sizeof(name));
+	p = rt_stpcpy(p, ".", sizeof(name) - (size_t)(p - name));
+	p = rt_utoa(p, (uint64_t)rt_getpid(), sizeof(name) - (size_t)(p - name));
+	p = rt_stpcpy(p, ".E", sizeof(name) - (size_t)(p - name));
+	rt_utoa(p, (uint64_t)-err, sizeof(name) - (size_t)(p - name));
+	fd = (int)rt_sys4(SYS_openat, dfd, name, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		rt_close(fd);
+}
+
+/*
  * Create this image's file, map it, write the header.  parent: the fork
- * parent's header (NULL for a new program).  0 or -1.
+ * parent's header (NULL for a new program).  0 or -1 (the recorder told,
+ * image_failed).
  */
 int image_open(const struct sc_shm_header *parent)
 {
@@ -290,8 +318,10 @@ int image_open(const struct sc_shm_header *parent)
 		tls.spare = 0;
 		fd = image_create(dfd, rt.name, sizeof(rt.name));
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		image_failed(dfd, fd);
 		return -1;
+	}
 	rt.committed = 0;
 	rt.fd = fd;
 	if (!rt_sys2(SYS_fstat, fd, &st)) {
@@ -346,6 +376,7 @@ fail:
 	rt_close(fd);
 	rt_sys3(SYS_unlinkat, dfd, rt.name, 0);
 	rt.fd = -1;
+	image_failed(dfd, rt_mmap_failed(map) ? map : 0);
 	return -1;
 }
 

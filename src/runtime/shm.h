@@ -10,6 +10,11 @@
  *	                                  process re-exec'ing itself never
  *	                                  searches for a free name)
  *
+ * in the recorder's directory (STACKCLOCK_SHM_DIR or /dev/shm, checked
+ * before the run; a private one under $XDG_RUNTIME_DIR or /tmp when that
+ * one is missing, read-only or full: record/instrument.c, shm_dir), or,
+ * when the file cannot be made, an empty mark $STACKCLOCK_SHM.<pid>.E<errno>
+ * (image.c: the recorder says the image is missing and why),
  * maps it shared, and keeps its whole profile there: this header, then an
  * engine arena (src/runtime/engine.h) holding every thread's calling-context
  * tree.  The recorder reads the files after the target has ended (or been

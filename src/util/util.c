@@ -245,9 +245,58 @@ const char *outfile_strerror(int err)
 			     : strerror(-err);
 }
 
+/*
+ * The temporary file, in dir: unnamed (O_TMPFILE) where the file system
+ * allows it, so that a recorder killed while writing leaves nothing behind
+ * (the named one, ".NAME.XXXXXX", stayed); named where O_TMPFILE is refused
+ * (an old kernel, a file system without it).  0600 until the mode is set.
+ */
+static int tmp_create(struct outfile *out, const char *dir)
+{
+	out->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (out->fd >= 0) {
+		out->unnamed = true;
+		return 0;
+	}
+	out->fd = mkostemp(out->tmp, O_CLOEXEC);
+	return out->fd < 0 ? -errno : 0;
+}
+
+/*
+ * Give the unnamed temporary a name of out->tmp's pattern, unused (as
+ * mkstemp picks one), for the rename over the destination: the only moment
+ * a killed recorder could leave it.  Through /proc/self/fd, else by
+ * AT_EMPTY_PATH (which needs CAP_DAC_READ_SEARCH).  0 or -errno.
+ */
+static int tmp_link(struct outfile *out)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *x = out->tmp + strlen(out->tmp) - 6, proc[64];
+	struct timespec ts;
+	uint64_t v;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", out->fd);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 16;
+	for (int tries = 0; tries < 100; tries++) {
+		v = v * 6364136223846793005ull + 1442695040888963407ull;
+		for (int i = 0; i < 6; i++)
+			x[i] = chars[(v >> (16 + 6 * i)) % (sizeof(chars) - 1)];
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, out->tmp, AT_SYMLINK_FOLLOW) ||
+		    (errno == ENOENT && !linkat(out->fd, "", AT_FDCWD, out->tmp, AT_EMPTY_PATH))) {
+			out->unnamed = false;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
 int outfile_open(struct outfile *out, const char *path)
 {
 	char *real = NULL, *dir_copy, *base_copy;
+	const char *dir;
 	struct stat st;
 	bool exists;
 	int err;
@@ -269,12 +318,12 @@ int outfile_open(struct outfile *out, const char *path)
 	out->path = real ? real : xstrdup(path);
 	dir_copy = xstrdup(out->path);
 	base_copy = xstrdup(out->path);
-	out->tmp = xasprintf("%s/.%s.XXXXXX", dirname(dir_copy), basename(base_copy));
-	free(dir_copy);
+	dir = dirname(dir_copy);
+	out->tmp = xasprintf("%s/.%s.XXXXXX", dir, basename(base_copy));
 	free(base_copy);
-	out->fd = mkostemp(out->tmp, O_CLOEXEC);
-	if (out->fd < 0) {
-		err = -errno;
+	err = tmp_create(out, dir);
+	free(dir_copy);
+	if (err) {
 		free(out->tmp);
 		free(out->path);
 		memset(out, 0, sizeof(*out));
@@ -308,14 +357,16 @@ int outfile_commit(struct outfile *out)
 
 	if (out->tmp && fsync(out->fd) < 0)
 		ret = -errno;
+	if (!ret && out->unnamed)
+		ret = tmp_link(out);
 	if (close(out->fd) < 0 && !ret)
 		ret = -errno;
 	out->fd = -1;
 	if (!ret && out->tmp && rename(out->tmp, out->path) < 0)
 		ret = -errno;
-	if (out->tmp && ret)
+	if (out->tmp && ret && !out->unnamed)
 		unlink(out->tmp);
-	else if (out->tmp)
+	else if (out->tmp && !ret)
 		sync_dir_of(out->path);
 	free(out->tmp);
 	free(out->path);
@@ -327,7 +378,7 @@ void outfile_discard(struct outfile *out)
 {
 	if (out->fd >= 0)
 		close(out->fd);
-	if (out->tmp)
+	if (out->tmp && !out->unnamed)
 		unlink(out->tmp);
 	free(out->tmp);
 	free(out->path);

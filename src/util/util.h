@@ -90,9 +90,11 @@ int grow_bytes(uint8_t **buf, size_t *alloc, size_t need);
 
 /*
  * An output file that replaces its destination only once it is complete:
- * written to a temporary file in the same directory (".NAME.XXXXXX"),
- * fsync'ed, then renamed over the destination, so a full disk or a crash
- * never leaves a damaged file where a good one was.  A destination that
+ * written to a temporary file in the same directory, fsync'ed, then
+ * renamed over the destination, so a full disk or a crash never leaves a
+ * damaged file where a good one was.  The temporary is unnamed (O_TMPFILE)
+ * until the rename, so a process killed before leaves no file; where the
+ * file system refuses that, it is ".NAME.XXXXXX" from the start.  A destination that
  * exists and is not a regular file (a FIFO, /dev/null, a terminal) is
  * written in place; a symbolic link is followed, and the file it names is
  * replaced, except a link of another user in a sticky directory writable
@@ -112,6 +114,7 @@ struct outfile {
 	int fd;
 	char *path;               /* where the rename goes (symlinks resolved) */
 	char *tmp;                /* the temporary file, or NULL: in place */
+	bool unnamed;             /* tmp not made yet: the file is O_TMPFILE's */
 };
 int outfile_open(struct outfile *out, const char *path);
 int outfile_commit(struct outfile *out);

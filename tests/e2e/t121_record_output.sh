@@ -60,3 +60,32 @@ check "record -o a null device" -- "$STACKCLOCK" record -o "$TMP/null" -- "$TMP/
 check "export -o a null device" -- "$STACKCLOCK" export -i "$TMP/i.data" --format folded -o "$TMP/null"
 [ -c "$TMP/null" ] && [ -z "$(ls -A "$TMP" | grep '^\.null')" ]
 ok $? "the device is still a device, and no temporary file is beside it"
+
+# A recorder killed (SIGKILL) while it writes the data file leaves no
+# temporary beside it: the temporary is unnamed (O_TMPFILE) until the
+# rename.  Before, ".k.data.XXXXXX" stayed.  The writes are held 3 s each
+# (strace's delay injection) so that the kill lands in the middle of them:
+# the recorder has the temporary open in the directory then.
+if command -v strace >/dev/null; then
+	for m in sample instrument; do
+		mkdir -p "$TMP/kill_$m"
+		cp "$TMP/s.data" "$TMP/kill_$m/k.data"
+		strace -o /dev/null -e trace=writev -e inject=writev:delay_enter=3s \
+			"$STACKCLOCK" record -m $m -o "$TMP/kill_$m/k.data" -- "$TMP/rs" >/dev/null 2>&1 &
+		sp=$! rp="" open=""
+		for i in $(seq 1 400); do
+			rp=$(pgrep -P $sp | head -1)
+			[ -n "$rp" ] && open=$(ls -l /proc/$rp/fd 2>/dev/null | grep -o "$TMP/kill_$m/.*") && break
+			sleep 0.05
+		done
+		[ -n "$open" ] && kill -KILL "$rp"
+		wait $sp 2>/dev/null
+		ok $([ -n "$open" ]; echo $?) "$m: the recorder was killed while it wrote the data file (open: ${open:-none})"
+		left=$(ls -A "$TMP/kill_$m" | grep -v '^k\.data$')
+		ok $([ -z "$left" ]; echo $?) "$m: no temporary file left beside k.data (${left:-none})"
+		cmp -s "$TMP/kill_$m/k.data" "$TMP/s.data"; ok $? "$m: k.data is byte for byte the file it was before"
+	done
+else
+	echo "ok $((_n + 1)) # SKIP no strace to hold the recorder inside its writes"
+	_n=$((_n + 1))
+fi

@@ -102,10 +102,10 @@ done
 # repairs for 286 panics of 1,000 calls, and 2 open frames.
 if command -v rustc >/dev/null; then
 	rustc -O -g -o "$TMP/rpanic" "$PROGS/e2e_rust_panic.rs" 2>"$TMP/rustc.err" || { ok 1 "rustc: build"; exit; }
-	n=700
+	n=7000
 	"$TMP/rpanic" $n >"$TMP/rp.plain"
 	check "Rust: record $n guarded calls, patched" -- \
-		"$STACKCLOCK" record -m instrument -o "$TMP/rp.data" -- "$TMP/rpanic" $n
+		"$STACKCLOCK" record -m instrument -F 10000 -o "$TMP/rp.data" -- "$TMP/rpanic" $n
 	"$TMP/rpanic" $n | cmp -s - "$TMP/rp.plain"
 	ok $? "Rust: the output is the program's own ($(cat "$TMP/rp.plain"))"
 	report_json "$TMP/rp.data" "$TMP/rp.json"
@@ -116,10 +116,20 @@ if command -v rustc >/dev/null; then
 	check "Rust: the panics' frames closed where they landed: no repair, no open frame ($(q "$TMP/rp.json" "(s['repairs'], s['open_frames'], s['repairs_by_cause'])"))" -- \
 		q "$TMP/rp.json" "exit(0 if (s['repairs'], s['open_frames'], s['lost_events']) == (0, 0, 0) else 1)"
 	# a panicking leaf's frame holds the unwinding (the panic machinery
-	# runs under it), not its caller's time after the catch: mid's own
-	# time stays small beside leaf's
-	check "Rust: the unwinding is charged inside leaf (EI $(q "$TMP/rp.json" "row('e2e_rust_panic::leaf')['elapsed_inclusive_ns']") ns), not to top's own time ($(q "$TMP/rp.json" "row('e2e_rust_panic::top')['elapsed_exclusive_ns']") ns)" -- \
-		q "$TMP/rp.json" "exit(0 if row('e2e_rust_panic::top')['elapsed_exclusive_ns'] * 5 < row('e2e_rust_panic::leaf')['elapsed_inclusive_ns'] else 1)"
+	# runs under it), not its caller's time after the catch: top's own
+	# share stays small beside leaf's.  Compared in the sampled shares
+	# (the thread's CPU clock at 10 kHz, each sample charged to the node
+	# on top as its interval is): a thread waiting for a processor takes no
+	# sample, so the check holds on a loaded machine.  Elapsed times did
+	# not: with two other jobs beside the suite a preemption in one of
+	# top's own intervals gave it 7.0 ms of EE against leaf's 0.6 ms of EI
+	# (700 calls; pinned to one core with two CPU hogs, 2 runs of 25 failed
+	# so), and the application times of the exact rule failed 2 runs of 20
+	# (top's AE 24 and 44 ms: switches not taken out, an open question for
+	# the OS-event accounting).  Those 20 runs: top 0-5 % of the samples,
+	# leaf 69-82 %, 89-150 samples.
+	check "Rust: the unwinding is charged inside leaf (SI $(q "$TMP/rp.json" "row('e2e_rust_panic::leaf')['sampled_inclusive_pct']") %), not to top's own share (SE $(q "$TMP/rp.json" "row('e2e_rust_panic::top')['sampled_exclusive_pct']") %; $(q "$TMP/rp.json" "s['samples']") samples)" -- \
+		q "$TMP/rp.json" "exit(0 if s['samples'] >= 20 and row('e2e_rust_panic::top')['sampled_exclusive_pct'] * 4 < row('e2e_rust_panic::leaf')['sampled_inclusive_pct'] else 1)"
 else
 	echo "ok 1 # skip no rustc on PATH (Debian package rustc)"
 fi
