@@ -1477,6 +1477,9 @@ int record_instrument(const struct record_opts *opts)
 	c0 = clock_pair_now();
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
 	i = 4;
+	/* the user's own, which the runtime puts back (runtime/exec.c) */
+	if (old_preload)
+		env[i++] = xasprintf("STACKCLOCK_PRELOAD0=%s", old_preload);
 	if (tp_enter)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
 	if (opts->frequency_hz)
