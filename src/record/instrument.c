@@ -1491,9 +1491,6 @@ int record_instrument(const struct record_opts *opts)
 		if (only)
 			env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TL_ONLY, only);
 	}
-	/* every GOT slot bound before the program runs (runtime/libcall.c) */
-	if (!opts->libcalls || strcmp(opts->libcalls, "none"))
-		env[i++] = xstrdup("LD_BIND_NOW=1");
 	if (patch_env[0])
 		env[i++] = patch_env[0];
 	if (patch_env[1])
