@@ -42,7 +42,7 @@ static inline const char *sc_exec_why_text(uint32_t why)
 	switch (why) {
 	case SC_EXEC_STATIC: return "statically linked";
 	case SC_EXEC_ELF32: return "a 32-bit program";
-	case SC_EXEC_SETID: return "set-user-ID or set-group-ID";
+	case SC_EXEC_SETID: return "set-user-ID/set-group-ID";
 	case SC_EXEC_NOLOAD: return "the runtime cannot be loaded into it";
 	default: return "unknown reason";
 	}

@@ -25,6 +25,7 @@
  * (default 32 KiB), for tests of truncation and for measurements.
  */
 #include "record/sample_int.h"
+#include "format/execcheck.h"
 #include "format/scdata.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -33,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -564,6 +566,23 @@ int record_sample(const struct record_opts *opts)
 				     .timeline_size = opts->timeline ? opts->tl_size : 0 };
 	int ret;
 
+	if (!opts->attach_pid) {
+		char prog[PATH_MAX];
+		int why = record_find_program(opts->argv[0], prog, sizeof(prog)) ? SC_EXEC_OK
+										  : record_exec_why(prog);
+
+		/* the kernel ends a process's perf events at an exec that
+		 * changes its credentials (perf_event_exit_task): 0 samples */
+		if (why == SC_EXEC_SETID) {
+			pr_err("'%s' cannot be sampled: it is %s and changes the credentials at its start, where "
+			       "the kernel ends the perf events opened on it (run it as its owner, or without "
+			       "the set-ID bit)", opts->argv[0], sc_exec_why_text(why));
+			return RECORD_EXIT_FAILED;
+		}
+		if (why == SC_EXEC_ELF32)
+			pr_warn("'%s' is a 32-bit program: each sample counts its leaf function only (stacks are "
+				"unwound in x86-64 code only)", opts->argv[0]);
+	}
 	s.si.frequency_hz = opts->frequency_hz;
 	s.si.flags = opts->kernel ? SC_SESS_KERNEL : 0;
 	s.si.exit_status = -1;

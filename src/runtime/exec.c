@@ -210,6 +210,8 @@ static int unrec_note(int pid, enum sc_exec_why why, int dirfd, const char *path
 	u->pid = (uint32_t)pid;
 	u->why = why;
 	p = u->path;
+	while (path && path[0] == '.' && path[1] == '/')
+		path += 2;
 	if (path && path[0] != '/' && dirfd == AT_FDCWD) {
 		long n = rt_sys2(SYS_getcwd, u->path, sizeof(u->path) - 2);
 
