@@ -313,26 +313,45 @@ static int only_called(const struct refs *r, uint64_t slot)
  * 0 if there is none: the slot stays lazy, and the program fails (or not)
  * at that call exactly as it would without us.
  */
-static uint64_t lazy_target(const struct obj *o, uint32_t symidx, const char *name)
+static const struct obj *definer(const struct obj *o, uint32_t symidx, const char *name, int not_self,
+				 const ElfW(Sym) **sym)
 {
 	const char *ver = rt_dyn_import_version(&o->d, symidx);
 	int k = (int)(o - lc.o);
 
 	for (int i = 0; i < lc.n; i++) {
 		const struct obj *def = &lc.o[i];
-		const ElfW(Sym) *sym;
-		uint64_t a;
 		uint32_t j;
 
-		if ((i >= lc.startup && i < k) || !(j = rt_dyn_lookup_ver(&def->d, name, ver)))
+		if ((i >= lc.startup && i < k) || (not_self && def->self) ||
+		    !(j = rt_dyn_lookup_ver(&def->d, name, ver)))
 			continue;
-		sym = &def->d.symtab[j];
-		a = def->d.base + sym->st_value;
-		if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)
-			a = ((uint64_t (*)(void))(uintptr_t)a)();
-		return a;
+		*sym = &def->d.symtab[j];
+		return def;
 	}
-	return 0;
+	return NULL;
+}
+
+static uint64_t lazy_target(const struct obj *o, uint32_t symidx, const char *name)
+{
+	const ElfW(Sym) *sym;
+	const struct obj *def = definer(o, symidx, name, 0, &sym);
+	uint64_t a;
+
+	if (!def)
+		return 0;
+	a = def->d.base + sym->st_value;
+	if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)
+		a = ((uint64_t (*)(void))(uintptr_t)a)();
+	return a;
+}
+
+/* Functions that run a program, which this runtime wraps (exec.c) and
+ * which were rows before it did: their rows stay the C library's. */
+static int wrapped_row(const char *name)
+{
+	return str_eq(name, "posix_spawn") || str_eq(name, "posix_spawnp") || str_eq(name, "system") ||
+	       str_eq(name, "popen");
 }
 
 /* Decide on the relocation r of object o; 1 with *s filled to hook it. */
@@ -363,6 +382,20 @@ static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const
 	if (v >= o->lo && v < o->hi && (glob_dat || !(v = lazy_target(o, (uint32_t)i, name))))
 		return 0;                  /* not bound, and not found (see the top) */
 	def = obj_of(v);
+	if (def && def->self && wrapped_row(name)) {
+		/* the call goes to our wrapper; its row is the function of
+		 * the object the wrapper passes it on to */
+		const ElfW(Sym) *nsym;
+		const struct obj *next = definer(o, (uint32_t)i, name, 1, &nsym);
+
+		if (!next || next == o || next->loader || next->probed ||
+		    (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at)))
+			return 0;
+		s->target = v;
+		s->name = name;
+		s->fn = next->d.base + nsym->st_value;
+		return 1;
+	}
 	if (!def || def == o || def->self || def->loader || def->probed)
 		return 0;
 	if (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at))

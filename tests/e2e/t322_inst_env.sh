@@ -37,6 +37,12 @@ same_env() {
 	report_json "$TMP/env.data" "$TMP/env.json"
 	check "env $name $mode: work 110 calls in $procs processes, nothing unrecorded" -- \
 		q "$TMP/env.json" "exit(0 if (row('work')['calls'], s['processes'], s['unrecorded']) == (110, $procs, []) else 1)"
+	# a function that runs the program is still a library call row
+	local fn=
+	case $mode in spawn) fn=posix_spawn ;; spawnp) fn=posix_spawnp ;; system|popen) fn=$mode ;; esac
+	[ -n "$fn" ] && check "env $name $mode: $fn is a library call row of libc, 1 call" -- \
+		q "$TMP/env.json" "exit(0 if (row('$fn')['calls'], row('$fn')['module'].split('/')[-1]) == (1, 'libc.so.6') else 1)"
+	return 0
 }
 
 # ---- the environment, and the children's ------------------------------------
