@@ -367,57 +367,79 @@ static long exec_script(const char *file, char *const argv[], char *const envp[]
 	return r;
 }
 
+/*
+ * The next candidate of a PATH search for file, into buf[cap]: *dirs is
+ * where the search is in PATH (NULL when it is over); NULL when there is
+ * none left.  A directory too long for buf is passed over.
+ */
+static const char *path_next(const char **dirs, const char *file, char *buf, size_t cap)
+{
+	size_t fl = rt_strlen(file);
+
+	while (*dirs) {
+		const char *p = *dirs, *c = p;
+		size_t dl;
+
+		while (*c && *c != ':')
+			c++;
+		*dirs = *c ? c + 1 : NULL;
+		dl = (size_t)(c - p);
+		if (dl + fl + 2 <= cap) {
+			char *q = buf;
+
+			for (size_t i = 0; i < dl; i++)
+				*q++ = p[i];
+			if (dl)
+				*q++ = '/';
+			rt_stpcpy(q, file, fl + 1);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static int has_slash(const char *s)
+{
+	while (*s && *s != '/')
+		s++;
+	return *s == '/';
+}
+
+static const char *path_dirs(void)
+{
+	const char *path = rt_getenv(__environ, "PATH");
+
+	return path ? path : "/bin:/usr/bin";
+}
+
 /* execvpe(): the PATH search of glibc's (its errors, its fallback to sh). */
 static long exec_search(const char *file, char *const argv[], char *const envp[])
 {
-	const char *path, *p;
+	const char *dirs = path_dirs(), *cand;
 	char buf[EXEC_PATH_MAX];
 	long r, err = -ENOENT;
 	int eacces = 0;
 
 	if (!file || !*file)
 		return -ENOENT;
-	for (p = file; *p && *p != '/'; p++)
-		;
-	if (*p) {
+	if (has_slash(file)) {
 		r = exec_raw(AT_FDCWD, file, argv, envp, 0);
 		return r == -ENOEXEC ? exec_script(file, argv, envp) : r;
 	}
-	path = rt_getenv(__environ, "PATH");
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (p = path;;) {
-		const char *c = p;
-		size_t dl, fl = rt_strlen(file);
-		char *q;
-
-		while (*c && *c != ':')
-			c++;
-		dl = (size_t)(c - p);
-		if (dl + fl + 2 <= sizeof(buf)) {
-			q = buf;
-			for (size_t i = 0; i < dl; i++)
-				*q++ = p[i];
-			if (dl)
-				*q++ = '/';
-			rt_stpcpy(q, file, fl + 1);
-			r = exec_raw(AT_FDCWD, buf, argv, envp, 0);
-			if (r == -ENOEXEC)
-				r = exec_script(buf, argv, envp);
-			switch (r) {
-			case -EACCES:
-				eacces = 1;
-				/* fall through */
-			case -ENOENT: case -ESTALE: case -ENOTDIR: case -ENODEV: case -ETIMEDOUT:
-				err = r;
-				break;
-			default:
-				return r;
-			}
-		}
-		if (!*c)
+	while ((cand = path_next(&dirs, file, buf, sizeof(buf)))) {
+		r = exec_raw(AT_FDCWD, cand, argv, envp, 0);
+		if (r == -ENOEXEC)
+			r = exec_script(cand, argv, envp);
+		switch (r) {
+		case -EACCES:
+			eacces = 1;
+			/* fall through */
+		case -ENOENT: case -ESTALE: case -ENOTDIR: case -ENODEV: case -ETIMEDOUT:
+			err = r;
 			break;
-		p = c + 1;
+		default:
+			return r;
+		}
 	}
 	return eacces ? -EACCES : err;
 }
@@ -577,34 +599,14 @@ static void *next_spawn, *next_spawnp, *next_system, *next_popen;
 /* The program file posix_spawnp would run: file, or found along PATH. */
 static const char *spawn_find(const char *file, char *buf, size_t cap)
 {
-	const char *p, *path = rt_getenv(__environ, "PATH");
+	const char *dirs = path_dirs(), *cand;
 
-	for (p = file; *p && *p != '/'; p++)
-		;
-	if (*p || !*file)
+	if (!*file || has_slash(file))
 		return file;
-	for (p = path ? path : "/bin:/usr/bin";;) {
-		const char *c = p;
-		size_t dl, fl = rt_strlen(file);
-
-		while (*c && *c != ':')
-			c++;
-		dl = (size_t)(c - p);
-		if (dl + fl + 2 <= cap) {
-			char *q = buf;
-
-			for (size_t i = 0; i < dl; i++)
-				*q++ = p[i];
-			if (dl)
-				*q++ = '/';
-			rt_stpcpy(q, file, fl + 1);
-			if (!rt_sys4(SYS_faccessat, AT_FDCWD, buf, X_OK, 0))
-				return buf;
-		}
-		if (!*c)
-			return file;
-		p = c + 1;
-	}
+	while ((cand = path_next(&dirs, file, buf, cap)))
+		if (!rt_sys4(SYS_faccessat, AT_FDCWD, cand, X_OK, 0))
+			return cand;
+	return file;
 }
 
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
