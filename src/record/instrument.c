@@ -1492,6 +1492,8 @@ int record_instrument(const struct record_opts *opts)
 		return RECORD_EXIT_FAILED;
 	}
 	why = record_exec_why(prog);
+	if (why == SC_EXEC_SETID && attach)
+		why = SC_EXEC_OK;          /* running already: its credentials are set */
 	if (why != SC_EXEC_OK) {
 		pr_err("'%s' cannot be recorded by instrumentation: %s: %s", name, sc_exec_why_text(why),
 		       sc_exec_why_hint(why));
