@@ -500,86 +500,85 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 	return set_errno(r);
 }
 
-/* execl's arguments as an argv (mmap'ed: no allocation); -errno. */
-#define EXECL_ARGV(arg, ap, v, len, with_env)                                              \
-	do {                                                                               \
-		va_list cp;                                                                \
-		size_t argc = 1;                                                           \
-		long m_;                                                                   \
-		va_copy(cp, ap);                                                           \
-		while (va_arg(cp, char *))                                                 \
-			argc++;                                                            \
-		va_end(cp);                                                                \
-		len = ((argc + 1) * sizeof(char *) + PAGE - 1) & ~(PAGE - 1);              \
-		m_ = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE,               \
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);                          \
-		if (rt_mmap_failed(m_)) {                                                  \
-			v = NULL;                                                          \
-			break;                                                             \
-		}                                                                          \
-		v = (char **)m_;                                                           \
-		v[0] = (char *)arg;                                                        \
-		for (size_t i_ = 1; i_ < argc; i_++)                                       \
-			v[i_] = va_arg(ap, char *);                                        \
-		v[argc] = NULL;                                                            \
-		if (with_env) {                                                            \
-			(void)va_arg(ap, char *);                                          \
-			env = va_arg(ap, char *const *);                                   \
-		}                                                                          \
-	} while (0)
+/*
+ * execl's arguments (arg, then *ap up to a NULL) as an argv in memory of
+ * its own (mmap'ed: no allocation; *len to unmap), and with env, execle's
+ * environment after the NULL; NULL if there is no memory.
+ */
+static char **execl_argv(const char *arg, va_list *ap, size_t *len, char *const **env)
+{
+	va_list cp;
+	size_t argc = 1;
+	char **v;
+	long m;
+
+	va_copy(cp, *ap);
+	while (va_arg(cp, char *))
+		argc++;
+	va_end(cp);
+	*len = ((argc + 1) * sizeof(char *) + PAGE - 1) & ~(PAGE - 1);
+	m = rt_sys6(SYS_mmap, 0, (long)*len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(m))
+		return NULL;
+	v = (char **)m;
+	v[0] = (char *)arg;
+	for (size_t i = 1; i < argc; i++)
+		v[i] = va_arg(*ap, char *);
+	v[argc] = NULL;
+	if (env) {
+		(void)va_arg(*ap, char *);
+		*env = va_arg(*ap, char *const *);
+	}
+	return v;
+}
+
+/* The execl family: by path, along PATH (search), with an environment
+ * after the arguments (with_env). */
+static int execl_common(const char *path, const char *arg, va_list *ap, int search, int with_env)
+{
+	char *const *env = __environ;
+	size_t len;
+	char **v = execl_argv(arg, ap, &len, with_env ? &env : NULL);
+	long r;
+
+	if (!v)
+		return set_errno(-ENOMEM);
+	r = search ? exec_search(path, v, env) : exec_raw(AT_FDCWD, path, v, env, 0);
+	rt_sys2(SYS_munmap, v, (long)len);
+	return set_errno(r);
+}
 
 int execl(const char *path, const char *arg, ...)
 {
-	char *const *env = __environ;
-	char **v;
-	size_t len;
 	va_list ap;
-	long r;
+	int r;
 
 	va_start(ap, arg);
-	EXECL_ARGV(arg, ap, v, len, 0);
+	r = execl_common(path, arg, &ap, 0, 0);
 	va_end(ap);
-	if (!v)
-		return set_errno(-ENOMEM);
-	r = exec_raw(AT_FDCWD, path, v, env, 0);
-	rt_sys2(SYS_munmap, v, (long)len);
-	return set_errno(r);
+	return r;
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
-	char *const *env = __environ;
-	char **v;
-	size_t len;
 	va_list ap;
-	long r;
+	int r;
 
 	va_start(ap, arg);
-	EXECL_ARGV(arg, ap, v, len, 0);
+	r = execl_common(file, arg, &ap, 1, 0);
 	va_end(ap);
-	if (!v)
-		return set_errno(-ENOMEM);
-	r = exec_search(file, v, env);
-	rt_sys2(SYS_munmap, v, (long)len);
-	return set_errno(r);
+	return r;
 }
 
 int execle(const char *path, const char *arg, ...)
 {
-	char *const *env = NULL;
-	char **v;
-	size_t len;
 	va_list ap;
-	long r;
+	int r;
 
 	va_start(ap, arg);
-	EXECL_ARGV(arg, ap, v, len, 1);
+	r = execl_common(path, arg, &ap, 0, 1);
 	va_end(ap);
-	if (!v)
-		return set_errno(-ENOMEM);
-	r = exec_raw(AT_FDCWD, path, v, env, 0);
-	rt_sys2(SYS_munmap, v, (long)len);
-	return set_errno(r);
+	return r;
 }
 
 /* The C library's function name, the one after us. */
