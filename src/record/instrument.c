@@ -202,7 +202,7 @@ int record_exec_why(const char *path)
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 	ssize_t n;
-	int fd;
+	int fd, why;
 
 	for (int depth = 0; depth < 3; depth++) {
 		char interp[256];
@@ -230,8 +230,9 @@ int record_exec_why(const char *path)
 	}
 	if (head[0] != ELFMAG0)
 		return SC_EXEC_OK;
-	if (sc_exec_check_elf(head, (size_t)n) != SC_EXEC_OK)
-		return sc_exec_check_elf(head, (size_t)n);
+	why = sc_exec_check_elf(head, (size_t)n);
+	if (why != SC_EXEC_OK)
+		return why;
 	if ((st.st_mode & (S_ISUID | S_ISGID)) && !getresuid(&ru, &eu, &su) && !getresgid(&rg, &eg, &sg) &&
 	    sc_exec_secure(st.st_mode, st.st_uid, st.st_gid, ru, eu, rg, eg))
 		return SC_EXEC_SETID;
