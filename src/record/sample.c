@@ -207,6 +207,21 @@ static void note_off_cpu(const struct sampler *s, uint64_t samples)
 
 	if (secs < SPARSE_MIN_S || (double)samples >= expected / 10)
 		return;
+	if (!s->o->attach_pid && !getrusage(RUSAGE_CHILDREN, &ru)) {
+		double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+
+		/* busy in user mode, yet not sampled: a process's events end
+		 * at an exec that changes its credentials (the set-ID check
+		 * before the launch covers the program itself, not what it runs) */
+		if (user >= SPARSE_MIN_S / 2 && (double)samples < user * s->o->frequency_hz / 10) {
+			fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz, though the processes ran "
+				"%.2f s in user mode: the kernel ends a process's perf events at an exec that "
+				"changes its credentials (a set-user-ID or set-group-ID program it ran, which "
+				"sampling cannot follow)\n",
+				(unsigned long long)samples, secs, s->o->frequency_hz, user);
+			return;
+		}
+	}
 	if (!s->o->kernel && !s->o->attach_pid && !getrusage(RUSAGE_CHILDREN, &ru)) {
 		double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 

@@ -137,6 +137,13 @@ check "set-user-ID child of our own user: recorded (status 0, work 10 + 100 in 2
 # events at its exec); a 32-bit program warned that stacks are leaves only
 one_line_fail "sampling a set-user-ID program refused in one line" "set-user-ID.*perf events" -- \
 	"$STACKCLOCK" record -o "$TMP/x.data" -- "$TMP/env_suid" env x
+# ... and a set-user-ID child it runs is busy on a CPU with no samples:
+# said as that, not as a program that mostly waited
+"$STACKCLOCK" record -o "$TMP/ss.data" -- "$TMP/par" run fork-execve "$TMP/env_suid" spin >/dev/null 2>"$TMP/ss.err"
+rc=$?
+check "sampling a set-user-ID child: status 0, one note that its perf events ended at a credential-changing exec" -- \
+	sh -c "[ $rc = 0 ] && [ \$(grep -c 'though the processes ran .* s in user mode: the kernel ends a process.s perf events at an exec that changes its credentials' '$TMP/ss.err') = 1 ] &&
+	       ! grep -q 'about 0%' '$TMP/ss.err'"
 if [ -x "$TMP/env_32" ]; then
 	"$STACKCLOCK" record -o "$TMP/s32.data" -- "$TMP/env_32" env x >/dev/null 2>"$TMP/s32.err"
 	rc=$?

@@ -4,6 +4,7 @@
  *
  *   e2e_env env TAG              print "TAG: VAR=VALUE" for each variable,
  *                                in order; work() 100 times
+ *   e2e_env spin                 work() 3,000,000 times (about half a second)
  *   e2e_env run MODE CHILD [ARG] print the environment (tag "parent"),
  *                                work() 10 times, run "CHILD env child"
  *                                (or "CHILD ARG" if given) by MODE and
@@ -71,6 +72,11 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "env")) {
 		print_env(argv[2]);
 		for (int i = 0; i < 100; i++)
+			work();
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "spin")) {
+		for (int i = 0; i < 3000000; i++)
 			work();
 		return 0;
 	}
