@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential libelf-dev libdw-dev libzstd-dev zlib1g-dev libiberty-dev
       libdebuginfod-dev liblzma-dev debuginfod xz-utils
       libprotobuf-c-dev protobuf-c-compiler golang-go valgrind
-      clang libclang-rt-14-dev python3 linux-perf uftrace dwz chromium libzydis-dev curl
+      clang libclang-rt-14-dev gcc-multilib python3 linux-perf uftrace dwz chromium libzydis-dev curl
       lld"
 # t108 builds a Rust program with whatever rustc is on PATH (rustup's or
 # Debian's); Debian's only when there is none.

@@ -230,6 +230,13 @@ struct an_unnamed {
 	char *hint;               /* owned by the report */
 };
 
+/* A process the recording could not follow (SC_REC_UNRECORDED). */
+struct an_unrecorded {
+	uint32_t pid;
+	uint32_t reason;          /* enum sc_exec_why (format/execcheck.h) */
+	const char *path;         /* owned by the profile */
+};
+
 struct an_session {
 	enum sc_method method;
 	const char *const *argv;  /* the profiled command, argc strings */
@@ -284,6 +291,9 @@ struct an_session {
 	double unnamed_pct;
 	struct an_unnamed *unnamed;
 	size_t nunnamed;
+	/* processes not recorded, and why */
+	const struct an_unrecorded *unrecorded;   /* owned by the profile */
+	size_t nunrecorded;
 	/* records skipped as malformed while loading */
 	uint64_t bad_records;
 	/* the reader's description of damage (file read up to it), or NULL */

@@ -171,6 +171,8 @@ struct an_profile {
 	size_t argc;
 	const char **argv;            /* built on demand, strings from strs */
 	uint64_t lost_events_rec, lost_samples_rec, lost_unwind_rec, lost_os_rec;
+	struct an_unrecorded *unrec;  /* SC_REC_UNRECORDED, in file order */
+	size_t nunrec, aunrec;
 	uint64_t bad_records;
 	uint32_t features;            /* SC_FEAT_* seen (file header or records) */
 	/* run-time patching: each object counted once (by build-id) */

@@ -64,6 +64,7 @@ void an_profile_free(struct an_profile *p)
 	an_map_release(&p->proc_map);
 	an_map_release(&p->tname_map);
 	an_map_release(&p->libcall_map);
+	free(p->unrec);
 	for (size_t i = 0; i < p->nthreads; i++) {
 		big_free(p->threads[i].nodes, p->threads[i].anodes, sizeof(*p->threads[i].nodes));
 		free(p->threads[i].smp);
@@ -677,6 +678,16 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 
 		an_map_put(&p->libcall_map, l->proc_id, l->addr, an_str_intern(&p->strs, name), NULL);
 		free(name);
+		break;
+	}
+	case SC_REC_UNRECORDED: {
+		const struct sc_rec_unrecorded *u = d;
+
+		ALLOC_GROW(p->unrec, p->nunrec + 1, p->aunrec);
+		p->unrec[p->nunrec].pid = u->pid;
+		p->unrec[p->nunrec].reason = u->reason;
+		/* (interned: the table's strings stay put as it grows) */
+		p->unrec[p->nunrec++].path = an_str(&p->strs, an_str_intern(&p->strs, (const char *)(u + 1)));
 		break;
 	}
 	case SC_REC_MODULE:

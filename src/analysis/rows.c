@@ -414,6 +414,8 @@ void an_session_fill(struct an_profile *p, struct an_session *s)
 	s->have_patch = p->have_patch;
 	s->patched = p->patched;
 	s->unhooked_returns = p->unhooked_rec;
+	s->unrecorded = p->unrec;
+	s->nunrecorded = p->nunrec;
 	memcpy(s->unpatched, p->unpatched, sizeof(s->unpatched));
 	s->frequency_hz = p->have_session ? p->sess.frequency_hz : 0;
 	if (s->method == SC_METHOD_INSTRUMENT) {

@@ -25,6 +25,7 @@
 #include "analysis/cct.h"
 #include "cmd/cmd.h"
 #include "record/discover.h"
+#include "format/execcheck.h"
 #include "format/scdata.h"
 #include "util/util.h"
 
@@ -402,6 +403,15 @@ static void dump_libcall(FILE *f, const void *data)
 	print_str(f, (const char *)(l + 1));
 }
 
+static void dump_unrecorded(FILE *f, const void *data)
+{
+	const struct sc_rec_unrecorded *u = data;
+
+	fprintf(f, " proc_id=%" PRIu32 " pid=%" PRIu32 " reason=%" PRIu32 " (%s) path=", u->proc_id, u->pid,
+		u->reason, sc_exec_why_text(u->reason));
+	print_str(f, (const char *)(u + 1));
+}
+
 static void dump_timeline(FILE *f, const void *data)
 {
 	const struct sc_rec_timeline *t = data;
@@ -429,6 +439,7 @@ static void (*const dumpers[SC_REC_MAX])(FILE *f, const void *data) = {
 	[SC_REC_CCT_REMOVED]  = dump_cct_removed,
 	[SC_REC_CCT_SAMPLES]  = dump_cct_samples,
 	[SC_REC_LIBCALL]      = dump_libcall,
+	[SC_REC_UNRECORDED]   = dump_unrecorded,
 	[SC_REC_TIMELINE]     = dump_timeline,
 };
 

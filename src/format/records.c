@@ -39,6 +39,7 @@ static const struct {
 	[SC_REC_PATCHED]      = { "patched",      sizeof(struct sc_rec_patched),      TAIL_NONE },
 	[SC_REC_LIBCALL]      = { "libcall",      sizeof(struct sc_rec_libcall),      TAIL_STRING },
 	[SC_REC_TIMELINE]     = { "timeline",     sizeof(struct sc_rec_timeline),     TAIL_NONE },
+	[SC_REC_UNRECORDED]   = { "unrecorded",   sizeof(struct sc_rec_unrecorded),   TAIL_STRING },
 };
 
 const char *sc_rec_type_name(unsigned type)

@@ -102,6 +102,7 @@ enum sc_rec_type {
 	SC_REC_THREAD_MORE  = 16,  /* struct sc_rec_thread_more */
 	SC_REC_LIBCALL      = 17,  /* struct sc_rec_libcall + name */
 	SC_REC_TIMELINE     = 18,  /* struct sc_rec_timeline + coded items */
+	SC_REC_UNRECORDED   = 19,  /* struct sc_rec_unrecorded + program path */
 	SC_REC_MAX
 };
 
@@ -393,6 +394,20 @@ struct sc_rec_libcall {
 	uint64_t addr;
 };
 static_assert(sizeof(struct sc_rec_libcall) == 16, "libcall size");
+
+/*
+ * A process that ran a program the recording could not follow (statically
+ * linked, 32-bit, set-ID: enum sc_exec_why of format/execcheck.h), noted
+ * by the image that exec'd or spawned it (proc_id; pid is the process that
+ * ran the program).  Followed by the program's path, NUL-terminated.
+ */
+struct sc_rec_unrecorded {
+	uint32_t proc_id;
+	uint32_t pid;
+	uint32_t reason;          /* enum sc_exec_why */
+	uint32_t flags;           /* 0 */
+};
+static_assert(sizeof(struct sc_rec_unrecorded) == 16, "unrecorded size");
 
 /*
  * The timeline (SPEC section 12, record --timeline): one thread's events in

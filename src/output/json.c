@@ -5,6 +5,7 @@
  * addresses "0x..." strings (a 64-bit address does not survive a JavaScript
  * number).  One row per line, so the output also greps well.
  */
+#include "format/execcheck.h"
 #include "output/output.h"
 #include "record/reloc.h"
 
@@ -173,6 +174,18 @@ static void session_obj(FILE *f, const char *name, const struct an_session *s, e
 			fputc('}', f);
 		}
 	}
+	key(f, "unrecorded");
+	fputc('[', f);
+	for (size_t i = 0; i < s->nunrecorded; i++) {
+		const struct an_unrecorded *u = &s->unrecorded[i];
+
+		fprintf(f, "%s{\"pid\": %" PRIu32 ", \"program\": ", i ? ", " : "", u->pid);
+		out_json_string(f, u->path);
+		fputs(", \"reason\": ", f);
+		out_json_string(f, sc_exec_why_text(u->reason));
+		fputc('}', f);
+	}
+	fputc(']', f);
 	key(f, "unnamed_pct");
 	fprintf(f, "%.4f", s->unnamed_pct);
 	key(f, "unnamed_modules");

@@ -13,6 +13,7 @@
  * share of stacks that reached the root.
  */
 #include "analysis/cct.h"
+#include "format/execcheck.h"
 #include "output/output.h"
 #include "record/reloc.h"
 #include "symbols/symbols.h"
@@ -352,6 +353,12 @@ static void summary(FILE *f, const struct an_report *r, unsigned width)
 			line_out(f, &l, width);
 		}
 		lf(&l, "  or fetch debug files: DEBUGINFOD_URLS=https://debuginfod.debian.net");
+		line_out(f, &l, width);
+	}
+	for (size_t i = 0; i < s->nunrecorded; i++) {
+		const struct an_unrecorded *u = &s->unrecorded[i];
+
+		lf(&l, "Not recorded: process %" PRIu32 " ran %s: %s", u->pid, u->path, sc_exec_why_text(u->reason));
 		line_out(f, &l, width);
 	}
 	if (s->damage) {

@@ -14,6 +14,7 @@
  * that is not offered, a second pair taken at the end; so a killed target
  * needs no cooperation.
  */
+#include "format/execcheck.h"
 #include "format/scdata.h"
 #include "record/cct_emit.h"
 #include "record/discover.h"
@@ -52,7 +53,7 @@
 /* ---- checks before the launch ----------------------------------------- */
 
 /* Where execvp would find prog: 0 and the path, or -errno. */
-static int find_program(const char *prog, char *out, size_t outlen)
+int record_find_program(const char *prog, char *out, size_t outlen)
 {
 	const char *path = getenv("PATH"), *p;
 	int err = -ENOENT;
@@ -189,31 +190,53 @@ static int elf_asan_runtime(const char *path, char *out, size_t outlen)
 	return found;
 }
 
-/* Is the ELF file statically linked (no program interpreter)?  1, 0, or -1. */
-static int elf_is_static(const char *path)
+/*
+ * Why the program at path cannot be recorded (format/execcheck.h), as the
+ * runtime judges what a recorded program execs: SC_EXEC_OK, or the reason.
+ * A script is judged by its interpreter.
+ */
+int record_exec_why(const char *path)
 {
-	Elf *e;
-	size_t i, n;
-	int fd, is_static = -1;
+	uint8_t head[2048];
+	struct stat st;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	ssize_t n;
+	int fd, why;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
-		is_static = 1;
-		for (i = 0; i < n; i++) {
-			GElf_Phdr ph;
+	for (int depth = 0; depth < 3; depth++) {
+		char interp[256];
+		size_t i = 2, k = 0;
 
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
-				is_static = 0;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return SC_EXEC_OK;
+		n = pread(fd, head, sizeof(head), 0);
+		if (n <= 0 || fstat(fd, &st)) {
+			close(fd);
+			return SC_EXEC_OK;
 		}
+		close(fd);
+		if (n < 3 || head[0] != '#' || head[1] != '!')
+			break;
+		while (i < (size_t)n && (head[i] == ' ' || head[i] == '\t'))
+			i++;
+		while (i < (size_t)n && k + 1 < sizeof(interp) && head[i] != ' ' && head[i] != '\t' && head[i] != '\n')
+			interp[k++] = (char)head[i++];
+		interp[k] = 0;
+		if (!k)
+			return SC_EXEC_OK;
+		path = strcpy(alloca(k + 1), interp);
 	}
-	elf_end(e);
-	close(fd);
-	return is_static;
+	if (head[0] != ELFMAG0)
+		return SC_EXEC_OK;
+	why = sc_exec_check_elf(head, (size_t)n);
+	if (why != SC_EXEC_OK)
+		return why;
+	if ((st.st_mode & (S_ISUID | S_ISGID)) && !getresuid(&ru, &eu, &su) && !getresgid(&rg, &eg, &sg) &&
+	    sc_exec_secure(st.st_mode, st.st_uid, st.st_gid, ru, eu, rg, eg))
+		return SC_EXEC_SETID;
+	return SC_EXEC_OK;
 }
 
 /*
@@ -366,6 +389,9 @@ struct totals {
 	int img_err;              /* ... the last one's errno */
 	bool timeline;
 	uint64_t tl_bytes, tl_dropped, tl_filtered;   /* --timeline */
+	struct unrec { uint32_t pid, why; char path[sizeof(((struct sc_shm_unrec *)0)->path)]; } *unrec;
+	size_t nunrec, aunrec;    /* programs run unrecorded (runtime/exec.c) */
+	uint64_t unrec_lost;      /* ... beyond what the images could list */
 };
 
 /* What kept the runtime from recording everything, one line per reason. */
@@ -373,6 +399,14 @@ static void explain_losses(const struct totals *tot, const char *dir)
 {
 	struct rlimit lim;
 	unsigned long kib;
+
+	/* every process that ran a program we could not follow, by name */
+	for (size_t i = 0; i < tot->nunrec; i++)
+		pr_warn("process %u ran '%s', which was not recorded: %s: %s", tot->unrec[i].pid,
+			tot->unrec[i].path, sc_exec_why_text(tot->unrec[i].why), sc_exec_why_hint(tot->unrec[i].why));
+	if (tot->unrec_lost)
+		pr_warn("%lu more programs run were not recorded (statically linked, 32-bit or set-ID; "
+			"the images could list no more)", (unsigned long)tot->unrec_lost);
 
 	if ((tot->samp_state & SC_SHM_SAMP_FAILED) && !(tot->why & SC_SHM_WHY_FDCAP))
 		pr_warn("the kernel refused to sample %s threads' CPU clock: sampled shares cover only the others "
@@ -1017,6 +1051,22 @@ static int emit_image(struct sc_writer *w, const struct image *im, const struct 
 		pr2.patch_ns = o->patch_ns;
 		ret = sc_writer_add(w, SC_REC_PATCHED, &pr2, sizeof(pr2));
 	}
+	for (i = 0; !ret && i < h->nunrec && i < SC_SHM_MAX_UNREC; i++) {
+		const struct sc_shm_unrec *u = &h->unrec[i];
+		struct sc_rec_unrecorded ur = { .proc_id = im->proc_id, .pid = u->pid, .reason = u->why };
+		struct unrec *t;
+
+		if (!__atomic_load_n(&u->valid, __ATOMIC_ACQUIRE) || u->why == SC_EXEC_OK || u->why >= SC_EXEC_NWHY)
+			continue;
+		ALLOC_GROW(tot->unrec, tot->nunrec + 1, tot->aunrec);
+		t = &tot->unrec[tot->nunrec++];
+		t->pid = u->pid;
+		t->why = u->why;
+		memcpy(t->path, u->path, sizeof(t->path));
+		t->path[sizeof(t->path) - 1] = 0;
+		ret = sc_writer_add2(w, SC_REC_UNRECORDED, &ur, sizeof(ur), t->path, strlen(t->path) + 1);
+	}
+	tot->unrec_lost += h->unrec_lost;
 	tot->os_opened |= h->os_opened;
 	tot->os_failed |= h->os_failed;
 	tot->samp_state |= h->samp_state;
@@ -1628,6 +1678,7 @@ int record_instrument(const struct record_opts *opts)
 	struct record_opts o = *opts;
 	char *attach_argv[2] = { NULL, NULL }, *prefix = NULL;
 	const char *name = opts->argv ? opts->argv[0] : NULL;
+	enum sc_exec_why why;
 
 	if (attach) {
 		if (record_attach_exe(opts->attach_pid, prog, sizeof(prog)))
@@ -1638,7 +1689,7 @@ int record_instrument(const struct record_opts *opts)
 		o.argc = 1;
 		opts = &o;
 	} else {
-		ret = find_program(opts->argv[0], prog, sizeof(prog));
+		ret = record_find_program(opts->argv[0], prog, sizeof(prog));
 		if (ret)
 			return launch_report_exec_error(opts->argv[0], -ret);
 	}
@@ -1655,9 +1706,16 @@ int record_instrument(const struct record_opts *opts)
 		free(patch_env[2]);
 		return RECORD_EXIT_FAILED;
 	}
-	if (elf_is_static(prog) == 1) {
-		pr_err("'%s' is statically linked: the runtime cannot be preloaded into it (link it "
-		       "dynamically, or record it by sampling: omit -m instrument)", name);
+	why = record_exec_why(prog);
+	if (why == SC_EXEC_SETID && attach)
+		why = SC_EXEC_OK;          /* running already: its credentials are set */
+	if (why != SC_EXEC_OK) {
+		pr_err("'%s' cannot be recorded by instrumentation: %s: %s", name, sc_exec_why_text(why),
+		       sc_exec_why_hint(why));
+		free(patch_env[0]);
+		free(patch_env[1]);
+		free(patch_env[2]);
+		free(only);
 		return RECORD_EXIT_FAILED;
 	}
 	if (find_runtime(runtime, sizeof(runtime))) {
@@ -1704,6 +1762,9 @@ int record_instrument(const struct record_opts *opts)
 	c0 = clock_pair_now();
 	env[3] = xasprintf("%s=%lu,%lu", SC_SHM_ENV_CLOCK0, (unsigned long)c0.tsc, (unsigned long)c0.ns);
 	i = 4;
+	/* the user's own, which the runtime puts back (runtime/exec.c) */
+	if (old_preload)
+		env[i++] = xasprintf("STACKCLOCK_PRELOAD0=%s", old_preload);
 	if (tp_enter)
 		env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TP, tp);
 	if (opts->frequency_hz)
@@ -1715,9 +1776,6 @@ int record_instrument(const struct record_opts *opts)
 		if (only)
 			env[i++] = xasprintf("%s=%s", SC_SHM_ENV_TL_ONLY, only);
 	}
-	/* every GOT slot bound before the program runs (runtime/libcall.c) */
-	if (!opts->libcalls || strcmp(opts->libcalls, "none"))
-		env[i++] = xstrdup("LD_BIND_NOW=1");
 	if (patch_env[0])
 		env[i++] = patch_env[0];
 	if (patch_env[1])
@@ -1849,6 +1907,7 @@ out:
 	sigaction(SIGTERM, &old_term, NULL);
 	free(ims);
 	free(tot.tids);
+	free(tot.unrec);
 	for (i = 0; i < (int)(sizeof(env) / sizeof(env[0])); i++)
 		free(env[i]);
 	if (dir) {

@@ -109,6 +109,13 @@ int record_plan_exe(const char *exe);
  * 0 and its plan's path, or 1 (never patched, not x86-64 ELF, no plan). */
 int record_plan_lib(const char *lib);
 
+/* Where execvp would find prog: 0 and its path in out, or -errno. */
+int record_find_program(const char *prog, char *out, size_t outlen);
+
+/* Why the program at path cannot take the runtime (enum sc_exec_why of
+ * format/execcheck.h; 0: it can), a script judged by its interpreter. */
+int record_exec_why(const char *path);
+
 /* Does the ELF file reference or define __cyg_profile_func_enter?  1 yes,
  * 0 no, -1 not an ELF file we can read (a script). */
 int record_elf_has_hooks(const char *path);

@@ -25,6 +25,7 @@
  * (default 32 KiB), for tests of truncation and for measurements.
  */
 #include "record/sample_int.h"
+#include "format/execcheck.h"
 #include "format/scdata.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
@@ -33,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -205,6 +207,21 @@ static void note_off_cpu(const struct sampler *s, uint64_t samples)
 
 	if (secs < SPARSE_MIN_S || (double)samples >= expected / 10)
 		return;
+	if (!s->o->attach_pid && !getrusage(RUSAGE_CHILDREN, &ru)) {
+		double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+
+		/* busy in user mode, yet not sampled: a process's events end
+		 * at an exec that changes its credentials (the set-ID check
+		 * before the launch covers the program itself, not what it runs) */
+		if (user >= SPARSE_MIN_S / 2 && (double)samples < user * s->o->frequency_hz / 10) {
+			fprintf(stderr, "stackclock: note: %llu samples in %.2f s at %u Hz, though the processes ran "
+				"%.2f s in user mode: the kernel ends a process's perf events at an exec that "
+				"changes its credentials (a set-user-ID or set-group-ID program it ran, which "
+				"sampling cannot follow)\n",
+				(unsigned long long)samples, secs, s->o->frequency_hz, user);
+			return;
+		}
+	}
 	if (!s->o->kernel && !s->o->attach_pid && !getrusage(RUSAGE_CHILDREN, &ru)) {
 		double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 
@@ -564,6 +581,23 @@ int record_sample(const struct record_opts *opts)
 				     .timeline_size = opts->timeline ? opts->tl_size : 0 };
 	int ret;
 
+	if (!opts->attach_pid) {
+		char prog[PATH_MAX];
+		int why = record_find_program(opts->argv[0], prog, sizeof(prog)) ? SC_EXEC_OK
+										  : record_exec_why(prog);
+
+		/* the kernel ends a process's perf events at an exec that
+		 * changes its credentials (perf_event_exit_task): 0 samples */
+		if (why == SC_EXEC_SETID) {
+			pr_err("'%s' cannot be sampled: it is %s and changes the credentials at its start, where "
+			       "the kernel ends the perf events opened on it (run it as its owner, or without "
+			       "the set-ID bit)", opts->argv[0], sc_exec_why_text(why));
+			return RECORD_EXIT_FAILED;
+		}
+		if (why == SC_EXEC_ELF32)
+			pr_warn("'%s' is a 32-bit program: each sample counts its leaf function only (stacks are "
+				"unwound in x86-64 code only)", opts->argv[0]);
+	}
 	s.si.frequency_hz = opts->frequency_hz;
 	s.si.flags = opts->kernel ? SC_SESS_KERNEL : 0;
 	s.si.exit_status = -1;

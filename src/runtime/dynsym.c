@@ -27,6 +27,10 @@ void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d)
 		case DT_RELA:        d->rela = (const ElfW(Rela) *)v; break;
 		case DT_RELASZ:      d->rela_sz = p->d_un.d_val; break;
 		case DT_VERSYM:      d->versym = (const uint16_t *)v; break;
+		case DT_VERNEED:     d->verneed = (const ElfW(Verneed) *)v; break;
+		case DT_VERNEEDNUM:  d->verneednum = p->d_un.d_val; break;
+		case DT_VERDEF:      d->verdef = (const ElfW(Verdef) *)v; break;
+		case DT_VERDEFNUM:   d->verdefnum = p->d_un.d_val; break;
 		case DT_GNU_HASH:
 			d->gnu_hash = (const uint32_t *)v;
 			d->nsyms = d->gnu_hash[1];          /* symoffset: the imports */
@@ -92,6 +96,91 @@ uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name)
 			return i;
 		if (c & 1)
 			return 0;
+	}
+}
+
+const char *rt_dyn_import_version(const struct rt_dyn *d, uint32_t i)
+{
+	const ElfW(Verneed) *n = d->verneed;
+	uint16_t v;
+
+	if (!d->versym || !n || (v = d->versym[i] & 0x7fff) <= 1)
+		return NULL;
+	for (uint64_t k = 0; k < d->verneednum && k < 4096; k++) {
+		const ElfW(Vernaux) *a = (const ElfW(Vernaux) *)((const char *)n + n->vn_aux);
+
+		for (uint32_t j = 0; j < n->vn_cnt && j < 4096; j++) {
+			if (a->vna_other == v)
+				return a->vna_name < d->strsz ? d->strtab + a->vna_name : NULL;
+			if (!a->vna_next)
+				break;
+			a = (const ElfW(Vernaux) *)((const char *)a + a->vna_next);
+		}
+		if (!n->vn_next)
+			break;
+		n = (const ElfW(Verneed) *)((const char *)n + n->vn_next);
+	}
+	return NULL;
+}
+
+/* The name of the object's version index v, or NULL. */
+static const char *def_version(const struct rt_dyn *d, uint16_t v)
+{
+	const ElfW(Verdef) *f = d->verdef;
+
+	for (uint64_t k = 0; f && k < d->verdefnum && k < 4096; k++) {
+		if (f->vd_ndx == v) {
+			const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)((const char *)f + f->vd_aux);
+
+			return a->vda_name < d->strsz ? d->strtab + a->vda_name : NULL;
+		}
+		if (!f->vd_next)
+			break;
+		f = (const ElfW(Verdef) *)((const char *)f + f->vd_next);
+	}
+	return NULL;
+}
+
+uint32_t rt_dyn_lookup_ver(const struct rt_dyn *d, const char *name, const char *ver)
+{
+	const uint32_t *t = d->gnu_hash;
+	uint32_t nbuckets, symoffset, bloom_size, h, i, other = 0;
+	const uint32_t *buckets, *chain;
+
+	if (!t || !d->symtab || !t[0])
+		return 0;
+	nbuckets = t[0];
+	symoffset = t[1];
+	bloom_size = t[2];
+	buckets = t + 4 + bloom_size * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	h = gnu_hash(name);
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 0;
+	for (;; i++) {
+		const ElfW(Sym) *s = &d->symtab[i];
+		uint32_t c = chain[i - symoffset];
+		int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+
+		if ((c | 1) == (h | 1) && s->st_name < d->strsz && str_eq(d->strtab + s->st_name, name) &&
+		    s->st_shndx != SHN_UNDEF && bind != STB_LOCAL &&
+		    ELF64_ST_VISIBILITY(s->st_other) != STV_HIDDEN &&
+		    (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE)) {
+			uint16_t v = d->versym ? d->versym[i] : 1;
+			const char *dv;
+
+			if (!ver || !d->versym || !d->verdef) {
+				if (!(v & 0x8000))
+					return i;    /* the default version */
+			} else if ((dv = def_version(d, v & 0x7fff)) && str_eq(dv, ver)) {
+				return i;
+			} else if (!(v & 0x8000) && !other) {
+				other = i;           /* the loader's fallback: another */
+			}                            /* version, not hidden */
+		}
+		if (c & 1)
+			return other;
 	}
 }
 

@@ -19,6 +19,9 @@ struct rt_dyn {
 	const ElfW(Rela) *jmprel, *rela;   /* NULL without a symbol table */
 	uint64_t jmprel_sz, rela_sz;
 	const uint16_t *versym;
+	const ElfW(Verneed) *verneed;      /* the versions it needs, or NULL */
+	const ElfW(Verdef) *verdef;        /* the versions it defines, or NULL */
+	uint64_t verneednum, verdefnum;
 	const uint32_t *gnu_hash;
 	uint64_t nsyms;                    /* symbols the hash tables count */
 	uint64_t base;                     /* load bias */
@@ -28,6 +31,14 @@ void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d);
 /* The index of the object's definition of name (a function or an IFUNC,
  * its default version) in its GNU hash table, or 0. */
 uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name);
+/* The version an import (symbol index i) asks for ("GLIBC_2.2.5"), or
+ * NULL if none. */
+const char *rt_dyn_import_version(const struct rt_dyn *d, uint32_t i);
+/* The object's exported definition of function name that a reference
+ * asking for version ver (NULL: none) binds to, as the loader matches
+ * them (a hidden, older version only when asked for by name): its index,
+ * or 0. */
+uint32_t rt_dyn_lookup_ver(const struct rt_dyn *d, const char *name, const char *ver);
 /* Does the object import name (an undefined dynamic symbol)? */
 int rt_dyn_imports(const struct rt_dyn *d, const char *name);
 /* Does a loaded object other than this runtime define name? */

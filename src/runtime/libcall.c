@@ -40,14 +40,14 @@
  * object's code is a `call *slot` or `jmp *slot`: a slot also loaded as a
  * pointer (`&memcpy` passed on, compared) must keep the real address.
  *
- * The target: the slot's value, bound by the loader.  The recorder sets
- * LD_BIND_NOW for the program (and what it runs), so that every slot is
- * bound before the first call, also in objects dlopen()ed later: a lazily
- * bound slot would get the loader's binding written over our stub at its
- * first call, and resolving it here instead would mean calling dlsym(),
- * whose error path calls malloc(), the program's own if it defines one.  A
- * slot still pointing into its own object (lazily bound despite it, a
- * weak function absent) is left alone.  The row's function is the address
+ * The target: the slot's value, bound by the loader, or, for a slot still
+ * lazy (pointing into its own object's PLT), the definition the loader
+ * would bind it to at its first call, found here (lazy_target(): the
+ * objects' hash tables and version tables, the scope's order; no dlsym(),
+ * whose error path calls malloc(), the program's own if it defines one).
+ * The program keeps its lazy binding (no LD_BIND_NOW): a slot whose symbol
+ * no loaded object defines stays lazy, and the program fails at that call,
+ * or never calls it, exactly as without us.  The row's function is the address
  * the defining object gives the name, found in its GNU hash table (an
  * IFUNC's symbol, not the variant the loader picked: memcpy and memmove
  * share a variant but are two rows).
@@ -91,6 +91,7 @@ struct obj {
 static struct {
 	struct obj o[LC_MAX_OBJS];
 	int n;
+	int startup;                        /* objects loaded at the first scan */
 } lc;
 
 static int str_eq(const char *a, const char *b)
@@ -301,6 +302,58 @@ static int only_called(const struct refs *r, uint64_t slot)
 	return k >= 0 && r->seen[k] == REF_CALL;
 }
 
+/*
+ * A lazily bound slot's target, as the loader will bind it at the first
+ * call: the first definition of the symbol, in the version the object asks
+ * for, in the global scope (the objects loaded at start, in the loader's
+ * order: the program, the preloaded ones, their dependencies) and then
+ * among the objects loaded with o or after it (a dlopen()ed object's own
+ * dependencies; one loaded RTLD_LOCAL by another dlopen is not in its
+ * scope).  An IFUNC's variant is its resolver's answer, as the loader's.
+ * 0 if there is none: the slot stays lazy, and the program fails (or not)
+ * at that call exactly as it would without us.
+ */
+static const struct obj *definer(const struct obj *o, uint32_t symidx, const char *name, int not_self,
+				 const ElfW(Sym) **sym)
+{
+	const char *ver = rt_dyn_import_version(&o->d, symidx);
+	int k = (int)(o - lc.o);
+
+	for (int i = 0; i < lc.n; i++) {
+		const struct obj *def = &lc.o[i];
+		uint32_t j;
+
+		if ((i >= lc.startup && i < k) || (not_self && def->self) ||
+		    !(j = rt_dyn_lookup_ver(&def->d, name, ver)))
+			continue;
+		*sym = &def->d.symtab[j];
+		return def;
+	}
+	return NULL;
+}
+
+static uint64_t lazy_target(const struct obj *o, uint32_t symidx, const char *name)
+{
+	const ElfW(Sym) *sym;
+	const struct obj *def = definer(o, symidx, name, 0, &sym);
+	uint64_t a;
+
+	if (!def)
+		return 0;
+	a = def->d.base + sym->st_value;
+	if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC)
+		a = ((uint64_t (*)(void))(uintptr_t)a)();
+	return a;
+}
+
+/* Functions that run a program, which this runtime wraps (exec.c) and
+ * which were rows before it did: their rows stay the C library's. */
+static int wrapped_row(const char *name)
+{
+	return str_eq(name, "posix_spawn") || str_eq(name, "posix_spawnp") || str_eq(name, "system") ||
+	       str_eq(name, "popen");
+}
+
 /* Decide on the relocation r of object o; 1 with *s filled to hook it. */
 static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const struct refs *refs,
 		   struct slot *s)
@@ -326,9 +379,23 @@ static int slot_of(const struct obj *o, const ElfW(Rela) *r, int glob_dat, const
 	v = *s->at;
 	if (!v || sc_patch_in_stubs(v))
 		return 0;                  /* weak and absent, or done before */
-	if (v >= o->lo && v < o->hi)
-		return 0;                  /* not bound (see the top) */
+	if (v >= o->lo && v < o->hi && (glob_dat || !(v = lazy_target(o, (uint32_t)i, name))))
+		return 0;                  /* not bound, and not found (see the top) */
 	def = obj_of(v);
+	if (def && def->self && wrapped_row(name)) {
+		/* the call goes to our wrapper; its row is the function of
+		 * the object the wrapper passes it on to */
+		const ElfW(Sym) *nsym;
+		const struct obj *next = definer(o, (uint32_t)i, name, 1, &nsym);
+
+		if (!next || next == o || next->loader || next->probed ||
+		    (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at)))
+			return 0;
+		s->target = v;
+		s->name = name;
+		s->fn = next->d.base + nsym->st_value;
+		return 1;
+	}
 	if (!def || def == o || def->self || def->loader || def->probed)
 		return 0;
 	if (glob_dat && refs && !only_called(refs, (uint64_t)(uintptr_t)s->at))
@@ -477,6 +544,8 @@ void sc_libcall_loaded(void)
 		return;
 	lc.n = 0;
 	dl_iterate_phdr(collect, NULL);
+	if (!lc.startup)
+		lc.startup = lc.n;
 	for (int i = 0; i < lc.n; i++) {
 		struct obj *o = &lc.o[i];
 

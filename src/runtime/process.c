@@ -484,6 +484,7 @@ static __attribute__((constructor)) void rt_ctor(void)
 		pthread_atfork(rt_atfork_prepare, rt_atfork_parent, rt_atfork_child);
 	if (rt.state == RT_ON)
 		sc_patch_start(__environ);     /* a program built without hooks */
+	sc_exec_start(__environ);      /* last: the settings are read */
 	tls.state = saved;
 }
 

@@ -39,6 +39,9 @@
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
  *   sandbox.c    prctl() and syscall(): seccomp about to close, the
  *                time-stamp counter turned off or on
+ *   exec.c       the environment: our variables out of the program's, back
+ *                into what it execs (exec family, posix_spawn, system,
+ *                popen); the programs that cannot take the runtime noted
  * and, through their own headers: patch.c, retstack.c and patch_x86_64.c
  * patch programs built without hooks (patch.h); calib.c reads the probes'
  * cost from the calibration run (calib.h).
@@ -375,6 +378,12 @@ int fd_high(long fd);
 struct rlimit;
 int fd_room_begin(struct rlimit *old);
 void fd_room_end(int raised, const struct rlimit *old);
+
+/* ---- exec.c ---- */
+
+/* Our variables out of envp (the program's environ), kept for the
+ * programs it execs; a user's LD_PRELOAD back as it was. */
+void sc_exec_start(char **envp);
 
 /* ---- fork.c ---- */
 

@@ -65,6 +65,12 @@
  *	                   the loaded object with its build-id (runtime/patch.h)
  *	STACKCLOCK_PATCH_EXE "DEV,INO" of the main program: a plan without a
  *	                   build-id applies to it only if /proc/self/exe is that
+ *	STACKCLOCK_PRELOAD0 the user's own LD_PRELOAD (the end of ours), present
+ *	                   only if there was one
+ * The runtime takes these (and the others of this list: patch.h, libcall.h)
+ * out of the program's environment at start and gives them back to the
+ * programs it execs (runtime/exec.c): the program sees its environment as
+ * it was given.
  *
  * Memory of threads that ended goes back to the arena (engine.h,
  * sc_eng_thread_retire), for threads to come.
@@ -77,7 +83,7 @@
 #include "runtime/engine.h"
 
 #define SC_SHM_MAGIC        0x314d485354534353ull    /* "SCSTSHM1" */
-#define SC_SHM_VERSION      7                        /* 7: timeline chunks staged (engine.h) */
+#define SC_SHM_VERSION      8                        /* 8: processes not recorded (unrec[]) */
 #define SC_SHM_ARENA_SIZE   (64ull << 30)            /* most address space reserved */
 #define SC_SHM_COMMIT_STEP  (64ull << 10)           /* least growth of the file */
 #define SC_SHM_MAX_MODULES  1024
@@ -86,6 +92,7 @@
 #define SC_SHM_PATH_MAX     4096
 #define SC_SHM_MAX_PATCHED  64                       /* objects patched per image */
 #define SC_SHM_MAX_LIBCALL_TABS 256                  /* objects with library calls hooked */
+#define SC_SHM_MAX_UNREC    32                       /* programs exec'd unrecorded, per image */
 
 #define SC_SHM_ENV_PREFIX   "STACKCLOCK_SHM"
 #define SC_SHM_ENV_OS       "STACKCLOCK_OS"
@@ -155,6 +162,17 @@ struct sc_shm_libcalls {
 	} e[];
 };
 
+/* A program this image (or a vfork child on its memory, or a child it
+ * spawned) exec'd without the runtime, and why (format/execcheck.h);
+ * runtime/exec.c.  valid is set last, and cleared if the exec failed. */
+struct sc_shm_unrec {
+	uint32_t pid;
+	uint32_t why;              /* enum sc_exec_why */
+	uint32_t valid;
+	uint32_t pad;
+	char path[240];
+};
+
 struct sc_shm_header {
 	struct sc_eng_arena_hdr arena;   /* first: node index 0 */
 	uint64_t magic;                  /* SC_SHM_MAGIC */
@@ -188,6 +206,10 @@ struct sc_shm_header {
 	/* the timeline (SPEC section 12): bytes its chunks may still take */
 	uint64_t tl_left;
 	uint64_t tl_size;                /* what it started with, 0: no timeline */
+	/* programs exec'd that could not be recorded (runtime/exec.c) */
+	uint32_t nunrec;                 /* slots handed out (may exceed max) */
+	uint32_t unrec_lost;
+	struct sc_shm_unrec unrec[SC_SHM_MAX_UNREC];
 };
 
 /* The arena's first allocation starts after the header. */

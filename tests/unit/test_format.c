@@ -4,6 +4,7 @@
  * headers, unknown record types, record validation, crash survival, and
  * `stackclock dump` on good and bad files when $STACKCLOCK is set.
  */
+#include "format/execcheck.h"
 #include "format/scdata.h"
 #include "tap.h"
 
@@ -769,6 +770,51 @@ static void test_names(void)
 	ok(sc_os_cat_name(SC_OS_NCAT) == NULL, "no name past the last OS category");
 }
 
+/* An ELF header with n program headers of the given types, into b. */
+static size_t fake_elf(uint8_t *b, size_t cap, unsigned char cls, uint16_t machine, const uint32_t *types, int n)
+{
+	Elf64_Ehdr *e = (Elf64_Ehdr *)b;
+
+	memset(b, 0, cap);
+	memcpy(e->e_ident, ELFMAG, SELFMAG);
+	e->e_ident[EI_CLASS] = cls;
+	e->e_machine = machine;
+	e->e_phoff = sizeof(*e);
+	e->e_phentsize = sizeof(Elf64_Phdr);
+	e->e_phnum = (uint16_t)n;
+	for (int i = 0; i < n; i++)
+		((Elf64_Phdr *)(b + sizeof(*e)))[i].p_type = types[i];
+	return sizeof(*e) + (size_t)n * sizeof(Elf64_Phdr);
+}
+
+/* format/execcheck.h: why a program cannot take the runtime. */
+static void test_exec_check(void)
+{
+	uint8_t b[1024];
+	const uint32_t dyn[] = { PT_PHDR, PT_INTERP, PT_LOAD, PT_DYNAMIC }, stat[] = { PT_LOAD, PT_NOTE };
+	size_t n;
+
+	n = fake_elf(b, sizeof(b), ELFCLASS64, EM_X86_64, dyn, 4);
+	is_u64(sc_exec_check_elf(b, n), SC_EXEC_OK, "a dynamic x86-64 program: ok");
+	is_u64(sc_exec_check_elf(b, n - 1), SC_EXEC_OK, "program headers cut short: not judged (ok)");
+	n = fake_elf(b, sizeof(b), ELFCLASS64, EM_X86_64, stat, 2);
+	is_u64(sc_exec_check_elf(b, n), SC_EXEC_STATIC, "no PT_INTERP: statically linked");
+	n = fake_elf(b, sizeof(b), ELFCLASS32, EM_386, dyn, 0);
+	is_u64(sc_exec_check_elf(b, EI_NIDENT), SC_EXEC_ELF32, "ELFCLASS32: a 32-bit program");
+	n = fake_elf(b, sizeof(b), ELFCLASS64, EM_AARCH64, dyn, 4);
+	is_u64(sc_exec_check_elf(b, n), SC_EXEC_NOLOAD, "another machine's: not loadable");
+	memcpy(b, "#!/bin/sh\n", 10);
+	is_u64(sc_exec_check_elf(b, 10), SC_EXEC_OK, "a script: ok (its interpreter is judged)");
+	/* root runs a set-user-ID program of nobody's: AT_SECURE; its own: not */
+	ok(sc_exec_secure(S_IFREG | S_ISUID | 0755, 65534, 0, 0, 0, 0, 0), "set-user-ID to another user: secure");
+	ok(!sc_exec_secure(S_IFREG | S_ISUID | 0755, 0, 0, 0, 0, 0, 0), "set-user-ID to the same user: not");
+	ok(sc_exec_secure(S_IFREG | S_ISGID | 0755, 0, 50, 0, 0, 0, 0), "set-group-ID to another group: secure");
+	ok(!sc_exec_secure(S_IFREG | S_ISGID | 0745, 0, 50, 0, 0, 0, 0),
+	   "set-group-ID without group execute (mandatory locking): not");
+	ok(sc_exec_secure(S_IFREG | 0755, 0, 0, 1000, 0, 1000, 1000), "euid already not ruid: secure");
+	is_str(sc_exec_why_text(SC_EXEC_STATIC), "statically linked", "reason text");
+}
+
 /*
  * A recorder that dies leaves the file it was replacing as it was, and the
  * chunks it flushed in its temporary file beside it (.NAME.XXXXXX); a
@@ -1007,6 +1053,7 @@ int main(void)
 	test_unknown_types();
 	test_record_check();
 	test_names();
+	test_exec_check();
 	test_crash();
 	test_dump();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

@@ -530,6 +530,7 @@ const SUMMARY = [
   ['unhooked_returns', 'returns left alone (exits inferred)', 'count'],
   ['unpatched', 'functions not patched, by reason', 'reasons'],
   ['unnamed_pct', 'without symbols', 'unnamedpct'],
+  ['unrecorded', 'processes not recorded (programs run that cannot take the runtime)', 'unrecorded'],
   ['damaged', 'DAMAGED FILE, read up to', 'text'],
   ['bad_records', 'malformed records skipped', 'count'],
 ];
@@ -588,6 +589,13 @@ function summaryValue(key, kind, v) {
   case 'reasons': {
     const entries = Object.entries(v).filter(([, c]) => typeof c === 'number');
     return entries.length ? countList(entries) : 'none';
+  }
+  case 'unrecorded': {
+    if (!(Array.isArray(v) && v.length)) return 'none';
+    const ul = el('ul', 'plain');
+    for (const u of v)
+      ul.appendChild(el('li', 'warn', 'process ' + u.pid + ' ran ' + u.program + ': ' + u.reason));
+    return ul;
   }
   case 'causes': {
     const entries = Object.entries(v).filter(([, c]) => typeof c === 'number' && c > 0);
