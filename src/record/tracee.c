@@ -60,6 +60,10 @@ struct sc_tracee {
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
+/* stops of every thread in which sc_tracee_call looks for one to run its
+ * call (free of a pending signal), 1 ms of running apart */
+#define CALL_PICK_TRIES 200
+
 /* ---- small helpers ---- */
 
 static void sleep_us(long us)
@@ -127,6 +131,18 @@ static char thread_state(pid_t pid, pid_t tid)
 		return 0;
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Has the thread a signal pending of its own (SigPnd: a fault it
+ * raised, or a tgkill), which it takes at its next instruction? */
+static bool sig_pending(pid_t pid, pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return false;
+	const char *p = strstr(buf, "\nSigPnd:");
+	return p && strtoull(p + 8, NULL, 16) != 0;
 }
 
 /* ---- threads ---- */
@@ -1234,7 +1250,7 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 	int best = -1, best_score = 1 << 30;
 	for (int i = 0; i < t->n; i++) {
 		struct user_regs_struct g;
-		if (t->th[i].state != TH_STOPPED || t->th[i].sig)
+		if (t->th[i].state != TH_STOPPED || t->th[i].sig || sig_pending(t->pid, t->th[i].tid))
 			continue;
 		if (ptrace(PTRACE_GETREGS, t->th[i].tid, 0, &g) < 0)
 			continue;
@@ -1402,21 +1418,37 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		data->magic = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
 	data->magic |= 1;
 
-	if ((rc = sc_tracee_stop(t, NULL, 0)) < 0) {
-		ERR("cannot stop the threads of process %d: %s", t->pid, strerror(-rc));
-		goto out;
-	}
+	/* A thread stopped with a signal of its own pending (its fault
+	 * raised, the interrupt's stop taken first) gets it at the next
+	 * instruction it runs: the blob's, were it chosen, and the program's
+	 * handler would see its own fault at an address of ours (seen: a
+	 * handler stepping over its faulting load went on 3 bytes into the
+	 * blob, SIGSEGV).  Such a thread is passed over; if every thread is,
+	 * they run on for a moment (the signals are delivered) and are
+	 * stopped again. */
 	int pick = -1;
-	if (tid) {
-		for (int i = 0; i < t->n; i++)
-			if (t->th[i].tid == tid && t->th[i].state == TH_STOPPED)
-				pick = i;
-	} else {
-		pick = choose_thread(t, &mp, libc_path, ldso_path);
+	for (int tries = 0; pick < 0 && tries < CALL_PICK_TRIES; tries++) {
+		if (tries) {
+			sc_tracee_resume(t);
+			sleep_us(1000);
+		}
+		if ((rc = sc_tracee_stop(t, NULL, 0)) < 0) {
+			ERR("cannot stop the threads of process %d: %s", t->pid, strerror(-rc));
+			goto out;
+		}
+		if (tid) {
+			for (int i = 0; i < t->n; i++)
+				if (t->th[i].tid == tid && t->th[i].state == TH_STOPPED && !t->th[i].sig &&
+				    !sig_pending(t->pid, tid))
+					pick = i;
+		} else {
+			pick = choose_thread(t, &mp, libc_path, ldso_path);
+		}
 	}
 	if (pick < 0) {
 		if (tid)
-			ERR("thread %d of process %d is not held (ended, or stopped by job control)", tid, t->pid);
+			ERR("thread %d of process %d is not held (ended, or stopped by job control), or has "
+			    "a signal pending", tid, t->pid);
 		else
 			ERR("no thread of process %d can run the call (each is stopped by job control, has a "
 			    "signal pending, or has under 256 KiB of stack left)", t->pid);
