@@ -325,7 +325,11 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what,
 			uint64_t *real, uint64_t *mono, const struct seed_req *seed, uint64_t *held_ns)
 {
+	/* (the runtime's number for its thread: another in a pid namespace) */
 	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
+
+	if (wd)
+		wd = sc_tracee_outer_tid(t, wd);
 	uint64_t t0, until = mono_ns() + UNSAFE_WAIT_MS * 1000000ull;
 	int ret, left;
 
@@ -404,7 +408,6 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	for (int i = 0; env[i] && n < 36; i++)
 		full_env[n++] = env[i];
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_CTL, ctl_path);
-	full_env[n++] = xasprintf("%s=%d", SC_ATTACH_ENV_PID, (int)getpid());
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_SEED, seed);
 	full_env[n] = NULL;
 	ret = write_cfg(cfg, full_env);
@@ -420,8 +423,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		ret = ctl == MAP_FAILED ? -errno : 0;
 	}
-	if (fd >= 0)
-		close(fd);
+	/* the sign of this recorder's life the runtime watches (attach.h):
+	 * held until the end, dropped by the kernel however the recorder ends */
+	if (!ret && fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET }))
+		ret = -errno;
 	if (ret) {
 		pr_err("record: cannot write the attach files %s*: %s (set STACKCLOCK_SHM_DIR to a "
 		       "writable directory)", prefix, strerror(-ret));
@@ -534,13 +539,14 @@ release:
 out:
 	if (ctl != MAP_FAILED)
 		munmap(ctl, sizeof(*ctl));
+	if (fd >= 0)
+		close(fd);
 	unlink(cfg);
 	unlink(ctl_path);
 	free(cfg);
 	free(ctl_path);
 	free(full_env[n - 1]);
 	free(full_env[n - 2]);
-	free(full_env[n - 3]);
 	unlink(seed);
 	free(seed);
 	free(rtfile);

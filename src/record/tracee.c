@@ -571,6 +571,49 @@ int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint6
 	return 0;
 }
 
+/* The last number of the NSpid: line of thread tid, or 0. */
+static pid_t nspid_inner(pid_t pid, pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return 0;
+	long last = 0;
+	for (char *end, *q = (char *)p + 7;; q = end) {
+		long v = strtol(q, &end, 10);
+		if (end == q)
+			break;
+		last = v;
+	}
+	return (pid_t)last;
+}
+
+pid_t sc_tracee_inner_tid(const struct sc_tracee *t, pid_t tid)
+{
+	pid_t in = nspid_inner(t->pid, tid);
+	return in > 0 ? in : tid;
+}
+
+pid_t sc_tracee_outer_tid(const struct sc_tracee *t, pid_t inner)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	pid_t found = 0;
+	while (d && !found && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0 && nspid_inner(t->pid, tid) == inner)
+			found = tid;
+	}
+	if (d)
+		closedir(d);
+	return found ? found : inner;
+}
+
 int sc_tracee_nthreads(const struct sc_tracee *t)
 {
 	return t->n;

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -58,7 +57,7 @@ static struct {
 	char cfg_path[SC_PATCH_PATH_MAX], ctl_path[SC_PATCH_PATH_MAX];
 	char *envp[ENV_MAX + 1];
 	struct sc_attach_ctl *ctl;
-	int recorder_pidfd;
+	int ctl_fd;                    /* the recorder holds a lock on it while it lives */
 	struct att_site *sites;        /* sorted by insn before a restore */
 	size_t nsites, cap, map_len;
 	struct { uint64_t lo, hi; int prot; } text[64];   /* objects' code written */
@@ -607,12 +606,18 @@ static void memory_release(void)
 	at.nsites = at.cap = 0;
 }
 
-/* Does the recorder still hold the other threads stopped (is it alive)? */
+/* Is the recorder alive (holding the other threads stopped when it asks
+ * for a detach)?  It holds an open file description lock on the control
+ * file for its whole life, which the kernel drops when it ends however it
+ * ends: a test that needs no pid, so it holds in a pid namespace where the
+ * recorder's pid is not seen (pidfd_open of it failed there: "the
+ * recorder is gone", or worse, a pidfd of another process with that
+ * number inside the namespace). */
 static int recorder_alive(void)
 {
-	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
-	return at.recorder_pidfd >= 0 && rt_sys3(SYS_poll, &p, 1, 0) == 0;
+	return at.ctl_fd >= 0 && rt_sys3(SYS_fcntl, at.ctl_fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
 /* The recorder stopped every other thread and asks to go: everything back. */
@@ -882,7 +887,7 @@ static void do_patch(void)
 
 static void *watchdog(void *arg)
 {
-	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+	struct timespec tick = { 0, 10000000 };
 
 	(void)arg;
 	tls.state = RT_SELF;           /* never the program's */
@@ -899,14 +904,14 @@ static void *watchdog(void *arg)
 			detach();
 			break;
 		}
-		/* the recorder is gone (its pidfd readable), or was never known */
-		if (at.recorder_pidfd < 0 || rt_sys3(SYS_poll, &p, 1, 10) > 0) {
+		if (!recorder_alive()) {
 			abandon();
 			break;
 		}
+		rt_sys2(SYS_nanosleep, &tick, NULL);
 	}
-	if (at.recorder_pidfd >= 0)
-		rt_close(at.recorder_pidfd);
+	rt_close(at.ctl_fd);
+	at.ctl_fd = -1;
 	/* (the recorder keeps its own mapping of the control file) */
 	rt_sys2(SYS_munmap, at.ctl, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)));
 	at.ctl = NULL;
@@ -972,7 +977,7 @@ static int refuse_again(const char *config)
 
 HOOK int sc_rt_attach(const char *config)
 {
-	const char *ctl_path, *pid;
+	const char *ctl_path;
 	uint64_t all = ~0ull, old = 0;
 	uint64_t t0 = now_ns();
 	long fd, m;
@@ -983,8 +988,7 @@ HOOK int sc_rt_attach(const char *config)
 	if (cfg_read(config))
 		return -ENOENT;
 	ctl_path = rt_getenv(at.envp, SC_ATTACH_ENV_CTL);
-	pid = rt_getenv(at.envp, SC_ATTACH_ENV_PID);
-	if (!ctl_path || !pid)
+	if (!ctl_path)
 		return -EINVAL;
 	rt_stpcpy(at.cfg_path, config, sizeof(at.cfg_path));
 	rt_stpcpy(at.ctl_path, ctl_path, sizeof(at.ctl_path));
@@ -993,9 +997,11 @@ HOOK int sc_rt_attach(const char *config)
 		return (int)fd;
 	m = rt_sys6(SYS_mmap, 0, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)),
 		    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	rt_close((int)fd);
-	if (rt_mmap_failed(m))
+	if (rt_mmap_failed(m)) {
+		rt_close((int)fd);
 		return -ENOMEM;
+	}
+	at.ctl_fd = fd_high((int)fd);
 	at.ctl = (struct sc_attach_ctl *)m;
 	if (at.ctl->magic != SC_ATTACH_MAGIC || at.ctl->version != SC_ATTACH_VERSION) {
 		say("the control file is not this runtime's version");
@@ -1006,19 +1012,14 @@ HOOK int sc_rt_attach(const char *config)
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
 		return -EIO;
 	}
-	at.recorder_pidfd = (int)rt_sys2(SYS_pidfd_open, rt_atou(pid, NULL), 0);
-	if (at.recorder_pidfd < 0) {
-		int e = at.recorder_pidfd;
-
-		say(e == -ESRCH ? "the recorder is gone" : "pidfd_open refused: the kernel is older than 5.3");
-		at.recorder_pidfd = -1;
+	if (!recorder_alive()) {
+		say("the recorder is gone (it holds no lock on the control file)");
 		if (rt.dirfd >= 0 && rt.name[0])
 			rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
 		runtime_off();
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
-		return e;
+		return -ESRCH;
 	}
-	at.recorder_pidfd = fd_high(at.recorder_pidfd);
 	/* every signal blocked in the watchdog: the program's are not for it */
 	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	err = pthread_create(&at.watchdog, NULL, watchdog, NULL);
