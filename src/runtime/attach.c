@@ -405,6 +405,44 @@ static int cond_true(unsigned cc, uint64_t f)
 	return (cc & 1) ? !r : r;
 }
 
+/*
+ * A SIGTRAP that is not ours (the program's own int3, a SIGTRAP sent to
+ * it) goes to the program's handler, once, from this one: the disposition
+ * is not touched while sites may trap (putting the program's back here
+ * left the next thread that met a site's int3 to the program's handler,
+ * which then went on inside a half-written jump).  The handler is run as
+ * the kernel would have run it: its mask added, reset to the default
+ * first if it asked for that (SA_RESETHAND).  With no handler, the default
+ * action: the program's disposition back and the trap again (an int3 is
+ * run again; a sent SIGTRAP is sent again).
+ */
+static void trap_not_ours(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct rt_ksigaction old = at.old_trap;
+	uint64_t mask = old.mask, was;
+
+	if (old.handler == SIG_IGN)
+		return;
+	if (old.handler == SIG_DFL) {
+		rt_sys4(SYS_rt_sigaction, SIGTRAP, &old, 0, 8);
+		if (si->si_code == SI_KERNEL)
+			uc->uc_mcontext.gregs[REG_RIP]--;
+		else
+			rt_sys3(SYS_tgkill, rt_getpid(), rt_gettid(), SIGTRAP);
+		return;
+	}
+	if (old.flags & SA_RESETHAND)
+		at.old_trap.handler = SIG_DFL;
+	if (!(old.flags & SA_NODEFER))
+		mask |= 1ull << (SIGTRAP - 1);
+	rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &was, 8);
+	if (old.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))old.handler)(sig, si, uc);
+	else
+		((void (*)(int))old.handler)(sig);
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &was, 0, 8);
+}
+
 /* A thread met the int3 of a site being put back: what the instruction
  * does, in its patched form (its stub stays). */
 static void on_trap(int sig, siginfo_t *si, void *ucv)
@@ -412,14 +450,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t ip = (uint64_t)g[REG_RIP] - 1;
-	const struct att_site *s = at.restoring ? site_at(ip) : NULL;
+	const struct att_site *s = at.restoring && si->si_code == SI_KERNEL ? site_at(ip) : NULL;
 
 	if (!s) {
-		/* not ours: the program's own int3, to its own handler */
-		g[REG_RIP] = (greg_t)ip;
-		rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
-		(void)sig;
-		(void)si;
+		trap_not_ours(sig, si, uc);
 		return;
 	}
 	switch (s->kind) {
@@ -491,7 +525,9 @@ static uint64_t restore_all(int live)
 	sites_sort(at.sites, at.nsites);
 	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 	at.restoring = 1;
-	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, &at.old_trap, 8);
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, 0, &at.old_trap, 8);
+	sa.flags |= at.old_trap.flags & SA_ONSTACK;    /* the program's handler may need its stack */
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, 0, 8);
 	text_writable(1);
 	for (i = 0; i < at.nsites; i++) {
 		struct att_site *s = &at.sites[i];
@@ -528,8 +564,14 @@ static uint64_t restore_all(int live)
 		rt_sys2(SYS_nanosleep, &ts, NULL);
 	}
 	at.restoring = 0;
-	rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
-	(void)live;
+	/* the program's disposition back, unless it wrote one of its own
+	 * meanwhile (which stays) */
+	{
+		struct rt_ksigaction now;
+
+		if (!rt_sys4(SYS_rt_sigaction, SIGTRAP, 0, &now, 8) && now.handler == (void *)on_trap)
+			rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
+	}
 	return put;
 }
 
