@@ -47,9 +47,13 @@ static uint64_t mono_ns(void)
 
 int record_attach_exe(pid_t pid, char *out, size_t len)
 {
-	char link[64];
+	char link[64], msg[256];
 	ssize_t n;
 
+	if (proc_exited_msg(pid, msg, sizeof(msg))) {
+		pr_err("record: %s", msg);
+		return -1;
+	}
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, out, len - 1);
 	if (n < 0) {

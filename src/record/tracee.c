@@ -18,6 +18,7 @@
  */
 #include "record/tracee.h"
 #include "record/procmaps.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -399,11 +400,9 @@ int sc_tracee_seize(pid_t pid, struct sc_tracee **out, char *err, size_t errlen)
 		ERR("no such process %d: check the PID (ps -e)", pid);
 		return -ESRCH;
 	}
-	const char *state = strstr(status, "State:");
-	if (state && strchr("ZX", state[strspn(state + 6, " \t") + 6]) &&
-	    status_num(status, "Threads:") <= 1) {
-		ERR("process %d is a zombie (it ended; its parent %ld has not reaped it): nothing to attach to",
-		    pid, status_num(status, "PPid:"));
+	char exited[256];
+	if (proc_exited_msg(pid, exited, sizeof(exited))) {
+		ERR("%s", exited);
 		return -ESRCH;
 	}
 	if (pid == getpid()) {
