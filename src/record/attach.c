@@ -18,6 +18,7 @@
 #include "symbols/symbols.h"
 #include "util/util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -256,6 +257,26 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 	return path;
 }
 
+/* The initial-exec TLS of the runtime at path (its PT_TLS size), which
+ * every copy an attach loads keeps of glibc's static TLS surplus (about
+ * 1,700 bytes by default: 14 copies of 120); -1 if unread. */
+static long tls_bytes(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	long size = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
+		for (int i = 0; i < eh.e_phnum && size < 0; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
+			    sizeof(ph) && ph.p_type == PT_TLS)
+				size = (long)ph.p_memsz;
+	if (fd >= 0)
+		close(fd);
+	return size;
+}
+
 /* ---- the control file --------------------------------------------------- */
 
 static int wait_state(volatile struct sc_attach_ctl *ctl, uint32_t want, pid_t pid, int timeout_ms)
@@ -469,8 +490,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		unlink(rtfile);            /* mapped now, or never */
 	if (ret && strstr(err, "static TLS")) {
 		pr_err("record: cannot load another runtime into process %d: it was attached to %d times, "
-		       "and its static TLS has no room left for one more (%s); restart it to attach again",
-		       (int)pid, nbefore, err);
+		       "and the C library's static TLS has no room left for one more (each attach keeps "
+		       "%ld bytes of it; %s); restart it to attach again, with "
+		       "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=8192 in its environment for room "
+		       "for over 60", (int)pid, nbefore, tls_bytes(runtime), err);
 		goto release;
 	}
 	if (ret || callret) {
