@@ -135,15 +135,17 @@ static char thread_state(pid_t pid, pid_t tid)
 }
 
 /* Has the thread a signal pending of its own (SigPnd: a fault it
- * raised, or a tgkill), which it takes at its next instruction? */
+ * raised, or a tgkill), which it takes at its next instruction?  One it
+ * blocks (SigBlk) waits on and does not count (a fault is never blocked:
+ * the kernel unblocks it as it raises it). */
 static bool sig_pending(pid_t pid, pid_t tid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
 	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return false;
-	const char *p = strstr(buf, "\nSigPnd:");
-	return p && strtoull(p + 8, NULL, 16) != 0;
+	const char *p = strstr(buf, "\nSigPnd:"), *b = strstr(buf, "\nSigBlk:");
+	return p && (strtoull(p + 8, NULL, 16) & ~(b ? strtoull(b + 8, NULL, 16) : 0)) != 0;
 }
 
 /* ---- threads ---- */

@@ -3,7 +3,9 @@
  * burst() 1000 times, each burst() calling leaf() twice, then appends
  * "done N" (N bursts of 1000 so far) to the file argv[1], which gets
  * "pid P" first: the pid the program sees itself as (1 as the first
- * process of a pid namespace).  SIGTERM ends it with status 0.
+ * process of a pid namespace).  SIGTERM ends it with status 0.  SIGUSR2
+ * is blocked and raised at the start, never taken: pending for good in
+ * the thread's own set (an attach must not wait for it).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -34,7 +36,10 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	raise(SIGUSR2);
+	sigdelset(&set, SIGUSR2);
 	fprintf(f, "pid %d\n", (int)getpid());
 	fflush(f);
 	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
