@@ -257,26 +257,6 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 	return path;
 }
 
-/* The initial-exec TLS of the runtime at path (its PT_TLS size), which
- * every copy an attach loads keeps of glibc's static TLS surplus (about
- * 1,700 bytes by default: 14 copies of 120); -1 if unread. */
-static long tls_bytes(const char *path)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	long size = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
-		for (int i = 0; i < eh.e_phnum && size < 0; i++)
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
-			    sizeof(ph) && ph.p_type == PT_TLS)
-				size = (long)ph.p_memsz;
-	if (fd >= 0)
-		close(fd);
-	return size;
-}
-
 /* ---- the control file --------------------------------------------------- */
 
 static int wait_state(volatile struct sc_attach_ctl *ctl, uint32_t want, pid_t pid, int timeout_ms)
@@ -409,6 +389,26 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 		       (int)pid, what, ret == -ETIMEDOUT ? "no answer in 20 s" : strerror(-ret),
 		       ctl->state, ctl->watchdog_tid, ctl->msg[0] ? ": " : "", (const char *)ctl->msg);
 	return ret;
+}
+
+/* The initial-exec TLS of the runtime at path (its PT_TLS size), which
+ * every copy an attach loads keeps of glibc's static TLS surplus (about
+ * 1,700 bytes by default: 14 copies of 120); -1 if unread. */
+static long tls_bytes(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	long size = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
+		for (int i = 0; i < eh.e_phnum && size < 0; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
+			    sizeof(ph) && ph.p_type == PT_TLS)
+				size = (long)ph.p_memsz;
+	if (fd >= 0)
+		close(fd);
+	return size;
 }
 
 int record_attach_run(const struct record_opts *opts, const char *runtime, const char *prefix,
