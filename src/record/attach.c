@@ -391,6 +391,69 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 	return ret;
 }
 
+/* The objects a process has mapped executable (their paths, once each). */
+struct objs {
+	char **path;
+	size_t n, alloc;
+};
+
+static int objs_add(void *arg, const struct proc_map *pm)
+{
+	struct objs *o = arg;
+
+	if (pm->perms[2] != 'x' || pm->path[0] != '/')
+		return 0;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->path[i], pm->path))
+			return 0;
+	ALLOC_GROW(o->path, o->n + 1, o->alloc);
+	o->path[o->n++] = xstrdup(pm->path);
+	return 0;
+}
+
+static void objs_release(struct objs *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->path[i]);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * The objects built with the hooks that the process loaded while attached
+ * (dlopen): their calls were not counted (the runtime redirects the hooks'
+ * GOT slots of the objects there at the attach only), which the user is
+ * told rather than left to find rows missing.  before: the objects at the
+ * attach.
+ */
+static void note_loaded_since(pid_t pid, const struct objs *before)
+{
+	struct objs now = { 0 };
+	char *list = xstrdup(""), *more;
+	int n = 0;
+
+	proc_maps_each(pid, objs_add, &now);
+	for (size_t i = 0; i < now.n; i++) {
+		size_t k = 0;
+
+		while (k < before->n && strcmp(before->path[k], now.path[i]))
+			k++;
+		if (k < before->n || strstr(now.path[i], "libstackclock") ||
+		    record_elf_calls_hooks(now.path[i]) != 1)
+			continue;
+		more = xasprintf("%s%s%s", list, n++ ? ", " : "", now.path[i]);
+		free(list);
+		list = more;
+	}
+	if (n)
+		pr_warn("record: %d object%s built with -finstrument-functions %s loaded by process %d "
+			"while attached (dlopen), and %s calls are not counted: %s (a library loaded so is "
+			"instrumented only when the process is started by record)", n, n > 1 ? "s" : "",
+			n > 1 ? "were" : "was", (int)pid, n > 1 ? "their" : "its", list);
+	free(list);
+	objs_release(&now);
+}
+
 /* The initial-exec TLS of the runtime at path (its PT_TLS size), which
  * every copy an attach loads keeps of glibc's static TLS surplus (about
  * 1,700 bytes by default: 14 copies of 120); -1 if unread. */
@@ -426,6 +489,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	struct sc_attach_ctl *ctl = MAP_FAILED;
 	struct sc_tracee *t = NULL;
 	struct ranges entries = { 0 }, inside = { 0 };
+	struct objs loaded = { 0 };
 	int ret, n = 0, nplans = 0, callret = 0, fd = -1;
 	uint64_t t0, end, end_real = 0, end_mono = 0;
 
@@ -531,6 +595,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	/* no ptrace while recording: a signal to the target would wait for us */
 	sc_tracee_release(t);
 	t = NULL;
+	proc_maps_each(pid, objs_add, &loaded);
 
 	/* record: --duration, Ctrl-C (stop), or the process's end */
 	end = opts->duration_s > 0 ? mono_ns() + (uint64_t)(opts->duration_s * 1e9) : UINT64_MAX;
@@ -556,6 +621,8 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	if (end_mono > times->window_mono_ns)
 		times->window_ns = end_mono - times->window_mono_ns;
 	times->detach_ns = mono_ns() - t0;
+	if (!ret)
+		note_loaded_since(pid, &loaded);
 	times->restore_ns = ctl->restore_ns;
 	times->sites_restored = ctl->sites_restored;
 	times->frames_restored = ctl->frames_restored;
@@ -582,5 +649,6 @@ out:
 		free(plans[i]);
 	free(entries.r);
 	free(inside.r);
+	objs_release(&loaded);
 	return ret;
 }

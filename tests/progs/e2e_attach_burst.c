@@ -5,9 +5,12 @@
  * "pid P" first: the pid the program sees itself as (1 as the first
  * process of a pid namespace).  SIGTERM ends it with status 0.  SIGUSR2
  * is blocked and raised at the start, never taken: pending for good in
- * the thread's own set (an attach must not wait for it).
+ * the thread's own set (an attach must not wait for it).  With argv[2],
+ * the first SIGUSR1 also loads that library (dlopen) and calls its
+ * dl_work() once, before the burst ("dlopen failed" on stderr if not).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -43,6 +46,15 @@ int main(int argc, char **argv)
 	fprintf(f, "pid %d\n", (int)getpid());
 	fflush(f);
 	while (!sigwait(&set, &sig) && sig == SIGUSR1) {
+		if (argc > 2 && n == 0) {
+			void *h = dlopen(argv[2], RTLD_NOW);
+			void (*work)(void) = h ? (void (*)(void))dlsym(h, "dl_work") : NULL;
+
+			if (work)
+				work();
+			else
+				fputs("dlopen failed\n", stderr);
+		}
 		for (unsigned long i = 0; i < 1000; i++)
 			burst(i);
 		fprintf(f, "done %d\n", ++n);

@@ -6,9 +6,12 @@
 # attach is refused in one line that says why and how to get more room,
 # status 125, the process going on; started with
 # GLIBC_TUNABLES=glibc.rtld.optional_static_tls=8192, it takes 20 attaches,
-# each with its exact counts.
+# each with its exact counts.  And a library built with the hooks that the
+# process loads while attached (dlopen): its calls are not counted, and the
+# recorder says so in one warning naming it.
 . "$(dirname "$0")/lib.sh"
 build burst e2e_attach_burst.c -O2 || exit 1
+cc -g -O2 -shared -fPIC -finstrument-functions -o "$TMP/libdlw.so" "$PROGS/e2e_attach_dl_lib.c" || exit 1
 tls=$(( $(readelf -lW "$(dirname "$STACKCLOCK")/libstackclock.so" | awk '$1 == "TLS" { print $6 }') ))
 
 attach_n() {	# attach_n N: N attaches of 0.05 s to $pid; how many succeeded before the first failure
@@ -56,4 +59,25 @@ ok $([ "$c" = "(1000, 2000)" ]; echo $?) "its counts exact: 1000 burst and 2000 
 kill -TERM "$pid"
 wait "$pid"
 ok $? "the process ends with status 0"
+
+# a library with the hooks loaded while attached
+rm -f "$TMP/st"
+"$TMP/burst" "$TMP/st" "$TMP/libdlw.so" 2>"$TMP/dl.prog.err" &
+pid=$!
+for _ in $(seq 100); do [ -s "$TMP/st" ] && break; sleep 0.02; done
+"$STACKCLOCK" record -m instrument -p "$pid" --duration 2 -o "$TMP/dl.data" 2>"$TMP/dl.err" &
+rec=$!
+for _ in $(seq 150); do python3 "$E2E_DIR/att_check.py" text "$pid" "$TMP/burst" >/dev/null 2>&1 || break; sleep 0.02; done
+kill -USR1 "$pid"
+wait $rec
+ok $? "attached while it loads a library: status 0" || sed 's/^/#   /' "$TMP/dl.err"
+want="stackclock: warning: record: 1 object built with -finstrument-functions was loaded by process $pid while attached (dlopen), and its calls are not counted: $TMP/libdlw.so (a library loaded so is instrumented only when the process is started by record)"
+ok $(grep -qxF -- "$want" "$TMP/dl.err"; echo $?) "the library loaded while attached is named in one warning" ||
+	sed 's/^/#   /' "$TMP/dl.err"
+report_json "$TMP/dl.data" "$TMP/dl.json"
+c=$(q "$TMP/dl.json" "(row('burst')['calls'], row('leaf')['calls'], 'dl_work' in [x['function'] for x in r['rows']])")
+ok $([ "$c" = "(1000, 2000, False)" ]; echo $?) "the program's calls exact (1000 burst, 2000 leaf), none of the library's ($c)"
+kill -TERM "$pid"
+wait "$pid"
+ok $([ $? = 0 ] && [ ! -s "$TMP/dl.prog.err" ]; echo $?) "the process ends with status 0, the library loaded ($(cat "$TMP/dl.prog.err"))"
 echo "1..$_n"
