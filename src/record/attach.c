@@ -18,6 +18,7 @@
 #include "symbols/symbols.h"
 #include "util/util.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,9 +48,13 @@ static uint64_t mono_ns(void)
 
 int record_attach_exe(pid_t pid, char *out, size_t len)
 {
-	char link[64];
+	char link[64], msg[256];
 	ssize_t n;
 
+	if (proc_exited_msg(pid, msg, sizeof(msg))) {
+		pr_err("record: %s", msg);
+		return -1;
+	}
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, out, len - 1);
 	if (n < 0) {
@@ -376,7 +381,11 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 			const struct ranges *rs, uint32_t cmd, uint32_t want, const char *what,
 			uint64_t *real, uint64_t *mono, const struct seed_req *seed, uint64_t *held_ns)
 {
+	/* (the runtime's number for its thread: another in a pid namespace) */
 	pid_t wd = (pid_t)__atomic_load_n(&ctl->watchdog_tid, __ATOMIC_ACQUIRE);
+
+	if (wd)
+		wd = sc_tracee_outer_tid(t, wd);
 	uint64_t t0, until = mono_ns() + UNSAFE_WAIT_MS * 1000000ull;
 	int ret, left;
 
@@ -433,6 +442,89 @@ static int stopped_step(struct sc_tracee *t, volatile struct sc_attach_ctl *ctl,
 	return ret;
 }
 
+/* The objects a process has mapped executable (their paths, once each). */
+struct objs {
+	char **path;
+	size_t n, alloc;
+};
+
+static int objs_add(void *arg, const struct proc_map *pm)
+{
+	struct objs *o = arg;
+
+	if (pm->perms[2] != 'x' || pm->path[0] != '/')
+		return 0;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->path[i], pm->path))
+			return 0;
+	ALLOC_GROW(o->path, o->n + 1, o->alloc);
+	o->path[o->n++] = xstrdup(pm->path);
+	return 0;
+}
+
+static void objs_release(struct objs *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->path[i]);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * The objects built with the hooks that the process loaded while attached
+ * (dlopen): their calls were not counted (the runtime redirects the hooks'
+ * GOT slots of the objects there at the attach only), which the user is
+ * told rather than left to find rows missing.  before: the objects at the
+ * attach.
+ */
+static void note_loaded_since(pid_t pid, const struct objs *before)
+{
+	struct objs now = { 0 };
+	char *list = xstrdup(""), *more;
+	int n = 0;
+
+	proc_maps_each(pid, objs_add, &now);
+	for (size_t i = 0; i < now.n; i++) {
+		size_t k = 0;
+
+		while (k < before->n && strcmp(before->path[k], now.path[i]))
+			k++;
+		if (k < before->n || strstr(now.path[i], "libstackclock") ||
+		    record_elf_calls_hooks(now.path[i]) != 1)
+			continue;
+		more = xasprintf("%s%s%s", list, n++ ? ", " : "", now.path[i]);
+		free(list);
+		list = more;
+	}
+	if (n)
+		pr_warn("record: %d object%s built with -finstrument-functions %s loaded by process %d "
+			"while attached (dlopen), and %s calls are not counted: %s (a library loaded so is "
+			"instrumented only when the process is started by record)", n, n > 1 ? "s" : "",
+			n > 1 ? "were" : "was", (int)pid, n > 1 ? "their" : "its", list);
+	free(list);
+	objs_release(&now);
+}
+
+/* The initial-exec TLS of the runtime at path (its PT_TLS size), which
+ * every copy an attach loads keeps of glibc's static TLS surplus (about
+ * 1,700 bytes by default: 14 copies of 120); -1 if unread. */
+static long tls_bytes(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	long size = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
+		for (int i = 0; i < eh.e_phnum && size < 0; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
+			    sizeof(ph) && ph.p_type == PT_TLS)
+				size = (long)ph.p_memsz;
+	if (fd >= 0)
+		close(fd);
+	return size;
+}
+
 int record_attach_run(const struct record_opts *opts, const char *runtime, const char *prefix,
 		      char **env, int has_hooks, volatile struct launch_stop *stop,
 		      struct record_attach_times *times)
@@ -448,6 +540,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	struct sc_attach_ctl *ctl = MAP_FAILED;
 	struct sc_tracee *t = NULL;
 	struct ranges entries = { 0 }, inside = { 0 };
+	struct objs loaded = { 0 };
 	int ret, n = 0, nplans = 0, callret = 0, fd = -1;
 	uint64_t t0, end, end_real = 0, end_mono = 0;
 
@@ -455,7 +548,6 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	for (int i = 0; env[i] && n < 36; i++)
 		full_env[n++] = env[i];
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_CTL, ctl_path);
-	full_env[n++] = xasprintf("%s=%d", SC_ATTACH_ENV_PID, (int)getpid());
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_SEED, seed);
 	full_env[n] = NULL;
 	ret = write_cfg(cfg, full_env);
@@ -470,8 +562,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		ret = ctl == MAP_FAILED ? -errno : 0;
 	}
-	if (fd >= 0)
-		close(fd);
+	/* the sign of this recorder's life the runtime watches (attach.h):
+	 * held until the end, dropped by the kernel however the recorder ends */
+	if (!ret && fcntl(fd, F_OFD_SETLK, &(struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET }))
+		ret = -errno;
 	if (ret) {
 		pr_err("record: cannot write the attach files %s*: %s (set STACKCLOCK_SHM_DIR to a "
 		       "writable directory)", prefix, strerror(-ret));
@@ -510,8 +604,10 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 		runtime_file_drop(rtfile); /* mapped now, or never */
 	if (ret && strstr(err, "static TLS")) {
 		pr_err("record: cannot load another runtime into process %d: it was attached to %d times, "
-		       "and its static TLS has no room left for one more (%s); restart it to attach again",
-		       (int)pid, nbefore, err);
+		       "and the C library's static TLS has no room left for one more (each attach keeps "
+		       "%ld bytes of it; %s); restart it to attach again, with "
+		       "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=8192 in its environment for room "
+		       "for over 60", (int)pid, nbefore, tls_bytes(runtime), err);
 		goto release;
 	}
 	if (ret || callret) {
@@ -549,6 +645,7 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	/* no ptrace while recording: a signal to the target would wait for us */
 	sc_tracee_release(t);
 	t = NULL;
+	proc_maps_each(pid, objs_add, &loaded);
 
 	/* record: --duration, Ctrl-C (stop), or the process's end */
 	end = opts->duration_s > 0 ? mono_ns() + (uint64_t)(opts->duration_s * 1e9) : UINT64_MAX;
@@ -574,6 +671,8 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	if (end_mono > times->window_mono_ns)
 		times->window_ns = end_mono - times->window_mono_ns;
 	times->detach_ns = mono_ns() - t0;
+	if (!ret)
+		note_loaded_since(pid, &loaded);
 	times->restore_ns = ctl->restore_ns;
 	times->sites_restored = ctl->sites_restored;
 	times->frames_restored = ctl->frames_restored;
@@ -584,13 +683,14 @@ release:
 out:
 	if (ctl != MAP_FAILED)
 		munmap(ctl, sizeof(*ctl));
+	if (fd >= 0)
+		close(fd);
 	unlink(cfg);
 	unlink(ctl_path);
 	free(cfg);
 	free(ctl_path);
 	free(full_env[n - 1]);
 	free(full_env[n - 2]);
-	free(full_env[n - 3]);
 	unlink(seed);
 	free(seed);
 	free(rtfile);
@@ -599,5 +699,6 @@ out:
 		free(plans[i]);
 	free(entries.r);
 	free(inside.r);
+	objs_release(&loaded);
 	return ret;
 }

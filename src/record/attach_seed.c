@@ -467,7 +467,8 @@ int attach_seed_write(struct attach_seeder *as, struct sc_tracee *t, pid_t skip,
 			break;
 		}
 		ALLOC_GROW(th, nth + 1, ath);
-		th[nth].tid = (uint32_t)sc_tracee_tid(t, i);
+		/* as the runtime will ask for it (gettid: its pid namespace's) */
+		th[nth].tid = (uint32_t)sc_tracee_inner_tid(t, sc_tracee_tid(t, i));
 		th[nth].nframes = (uint32_t)(fr.n - before);
 		th[nth].first = before;
 		nth++;

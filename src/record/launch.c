@@ -13,6 +13,7 @@
 #include "record/record.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -118,39 +119,81 @@ int launch_go(struct launch *l)
 }
 
 /*
- * The children of pid (/proc/PID/task/PID/children: those of its main
- * thread), into out[max]; how many there are.
+ * The children of pid, of every thread of it (/proc/PID/task/TID/children:
+ * a child is its forking thread's), into out[max]; how many there are.
  */
 static int children_of(pid_t pid, pid_t *out, int max)
 {
 	char path[64];
+	struct dirent *e;
 	int n = 0;
 	long v;
-	FILE *f;
+	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fscanf(f, "%ld", &v) == 1) {
-		if (n < max)
-			out[n] = (pid_t)v;
-		n++;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fscanf(f, "%ld", &v) == 1) {
+			if (n < max)
+				out[n] = (pid_t)v;
+			n++;
+		}
+		fclose(f);
 	}
-	fclose(f);
+	if (d)
+		closedir(d);
 	return n;
 }
 
-/* Send sig to pid and every descendant of it still in group pgid. */
-static void kill_tree(pid_t pid, pid_t pgid, int sig, int depth)
+/*
+ * Send sig to pid and every descendant of it still in group pgid.  The
+ * whole tree is read before anyone is signalled: a process signalled
+ * first may end, and its children, reparented, are no longer in its
+ * list (read after, they escaped; so did a child that ends at once when
+ * its parent dies, PR_SET_PDEATHSIG, with its own children).  Then the
+ * tree is read again, and whoever is new (forked meanwhile) signalled,
+ * until a reading finds nobody new (at most 8 readings).
+ */
+#define TREE_MAX 4096
+static void kill_tree(pid_t pid, pid_t pgid, int sig)
 {
-	pid_t kids[256];
-	int i, n = children_of(pid, kids, 256);
+	static pid_t tree[TREE_MAX], done[TREE_MAX];
+	int ndone = 0;
 
-	kill(pid, sig);
-	for (i = 0; i < n && i < 256 && depth < 64; i++)
-		if (getpgid(kids[i]) == pgid)
-			kill_tree(kids[i], pgid, sig, depth + 1);
+	for (int pass = 0; pass < 8; pass++) {
+		int n = 0, fresh = 0;
+
+		tree[n++] = pid;
+		for (int i = 0; i < n; i++) {
+			pid_t kids[256];
+			int k = children_of(tree[i], kids, 256);
+
+			for (int j = 0; j < k && j < 256 && n < TREE_MAX; j++)
+				if (getpgid(kids[j]) == pgid)
+					tree[n++] = kids[j];
+		}
+		for (int i = 0; i < n; i++) {
+			bool seen = false;
+
+			for (int j = 0; j < ndone && !seen; j++)
+				seen = done[j] == tree[i];
+			if (seen || ndone == TREE_MAX)
+				continue;
+			kill(tree[i], sig);
+			done[ndone++] = tree[i];
+			fresh++;
+		}
+		if (!fresh)
+			break;
+	}
 }
 
 /* Has a child of ours in process group pgid not been reaped yet? */
@@ -175,7 +218,7 @@ static void forward_stop(struct launch *l, const struct launch_stop *stop, pid_t
 	if (target_pgid > 0 && target_pgid != getpgrp())
 		kill(-target_pgid, sig);
 	else if (stop->to_us_only && target_pgid > 0)
-		kill_tree(l->pid, target_pgid, sig, 0);
+		kill_tree(l->pid, target_pgid, sig);
 }
 
 int launch_wait_all(struct launch *l, int *status, struct launch_stop *stop, int *left)

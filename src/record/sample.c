@@ -513,8 +513,13 @@ static int run_attach(struct sampler *s)
 {
 	pid_t pid = s->o->attach_pid;
 	bool stop = false;
+	char msg[256];
 	int pidfd, ret;
 
+	if (proc_exited_msg(pid, msg, sizeof(msg))) {
+		pr_err("%s", msg);
+		return RECORD_EXIT_FAILED;
+	}
 	if (kill(pid, 0) < 0) {
 		if (errno == EPERM)
 			pr_err("not permitted to profile PID %d (it belongs to another user): run as root or as its owner",

@@ -18,6 +18,7 @@
  */
 #include "record/tracee.h"
 #include "record/procmaps.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -59,6 +60,10 @@ struct sc_tracee {
 };
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+/* stops of every thread in which sc_tracee_call looks for one to run its
+ * call (free of a pending signal), 1 ms of running apart */
+#define CALL_PICK_TRIES 200
 
 /* ---- small helpers ---- */
 
@@ -127,6 +132,20 @@ static char thread_state(pid_t pid, pid_t tid)
 		return 0;
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Has the thread a signal pending of its own (SigPnd: a fault it
+ * raised, or a tgkill), which it takes at its next instruction?  One it
+ * blocks (SigBlk) waits on and does not count (a fault is never blocked:
+ * the kernel unblocks it as it raises it). */
+static bool sig_pending(pid_t pid, pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return false;
+	const char *p = strstr(buf, "\nSigPnd:"), *b = strstr(buf, "\nSigBlk:");
+	return p && (strtoull(p + 8, NULL, 16) & ~(b ? strtoull(b + 8, NULL, 16) : 0)) != 0;
 }
 
 /* ---- threads ---- */
@@ -383,11 +402,9 @@ int sc_tracee_seize(pid_t pid, struct sc_tracee **out, char *err, size_t errlen)
 		ERR("no such process %d: check the PID (ps -e)", pid);
 		return -ESRCH;
 	}
-	const char *state = strstr(status, "State:");
-	if (state && strchr("ZX", state[strspn(state + 6, " \t") + 6]) &&
-	    status_num(status, "Threads:") <= 1) {
-		ERR("process %d is a zombie (it ended; its parent %ld has not reaped it): nothing to attach to",
-		    pid, status_num(status, "PPid:"));
+	char exited[256];
+	if (proc_exited_msg(pid, exited, sizeof(exited))) {
+		ERR("%s", exited);
 		return -ESRCH;
 	}
 	if (pid == getpid()) {
@@ -553,6 +570,49 @@ int sc_tracee_regs(struct sc_tracee *t, int i, uint64_t *ip, uint64_t *sp, uint6
 		saved[4] = g.r15;
 	}
 	return 0;
+}
+
+/* The last number of the NSpid: line of thread tid, or 0. */
+static pid_t nspid_inner(pid_t pid, pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return 0;
+	long last = 0;
+	for (char *end, *q = (char *)p + 7;; q = end) {
+		long v = strtol(q, &end, 10);
+		if (end == q)
+			break;
+		last = v;
+	}
+	return (pid_t)last;
+}
+
+pid_t sc_tracee_inner_tid(const struct sc_tracee *t, pid_t tid)
+{
+	pid_t in = nspid_inner(t->pid, tid);
+	return in > 0 ? in : tid;
+}
+
+pid_t sc_tracee_outer_tid(const struct sc_tracee *t, pid_t inner)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	pid_t found = 0;
+	while (d && !found && (e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		if (tid > 0 && nspid_inner(t->pid, tid) == inner)
+			found = tid;
+	}
+	if (d)
+		closedir(d);
+	return found ? found : inner;
 }
 
 int sc_tracee_nthreads(const struct sc_tracee *t)
@@ -1234,7 +1294,7 @@ static int choose_thread(struct sc_tracee *t, const struct maps *mp, const char 
 	int best = -1, best_score = 1 << 30;
 	for (int i = 0; i < t->n; i++) {
 		struct user_regs_struct g;
-		if (t->th[i].state != TH_STOPPED || t->th[i].sig)
+		if (t->th[i].state != TH_STOPPED || t->th[i].sig || sig_pending(t->pid, t->th[i].tid))
 			continue;
 		if (ptrace(PTRACE_GETREGS, t->th[i].tid, 0, &g) < 0)
 			continue;
@@ -1435,21 +1495,37 @@ int sc_tracee_call_in(struct sc_tracee *t, pid_t tid, const char *lib, const cha
 		data->magic = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
 	data->magic |= 1;
 
-	if ((rc = sc_tracee_stop(t, NULL, 0)) < 0) {
-		ERR("cannot stop the threads of process %d: %s", t->pid, strerror(-rc));
-		goto out;
-	}
+	/* A thread stopped with a signal of its own pending (its fault
+	 * raised, the interrupt's stop taken first) gets it at the next
+	 * instruction it runs: the blob's, were it chosen, and the program's
+	 * handler would see its own fault at an address of ours (seen: a
+	 * handler stepping over its faulting load went on 3 bytes into the
+	 * blob, SIGSEGV).  Such a thread is passed over; if every thread is,
+	 * they run on for a moment (the signals are delivered) and are
+	 * stopped again. */
 	int pick = -1;
-	if (tid) {
-		for (int i = 0; i < t->n; i++)
-			if (t->th[i].tid == tid && t->th[i].state == TH_STOPPED)
-				pick = i;
-	} else {
-		pick = choose_thread(t, &mp, libc_path, ldso_path);
+	for (int tries = 0; pick < 0 && tries < CALL_PICK_TRIES; tries++) {
+		if (tries) {
+			sc_tracee_resume(t);
+			sleep_us(1000);
+		}
+		if ((rc = sc_tracee_stop(t, NULL, 0)) < 0) {
+			ERR("cannot stop the threads of process %d: %s", t->pid, strerror(-rc));
+			goto out;
+		}
+		if (tid) {
+			for (int i = 0; i < t->n; i++)
+				if (t->th[i].tid == tid && t->th[i].state == TH_STOPPED && !t->th[i].sig &&
+				    !sig_pending(t->pid, tid))
+					pick = i;
+		} else {
+			pick = choose_thread(t, &mp, libc_path, ldso_path);
+		}
 	}
 	if (pick < 0) {
 		if (tid)
-			ERR("thread %d of process %d is not held (ended, or stopped by job control)", tid, t->pid);
+			ERR("thread %d of process %d is not held (ended, or stopped by job control), or has "
+			    "a signal pending", tid, t->pid);
 		else
 			ERR("no thread of process %d can run the call (each is stopped by job control, has a "
 			    "signal pending, or has under 256 KiB of stack left)", t->pid);

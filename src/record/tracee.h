@@ -98,6 +98,15 @@ void sc_tracee_release(struct sc_tracee *t);
  * without blocking; drops threads that ended.  Returns how many it passed. */
 int sc_tracee_pump(struct sc_tracee *t);
 
+/* A target in a pid namespace of its own sees other numbers for its
+ * threads than the recorder does (the NSpid: line of /proc/PID/task/TID/
+ * status: the recorder's first, the target's own last).  The target's
+ * number for the recorder's tid, and the recorder's for the target's
+ * (inner); either number itself when there is no namespace or the thread
+ * is gone. */
+pid_t sc_tracee_inner_tid(const struct sc_tracee *t, pid_t tid);
+pid_t sc_tracee_outer_tid(const struct sc_tracee *t, pid_t inner);
+
 int sc_tracee_nthreads(const struct sc_tracee *t);   /* threads held (ended ones dropped) */
 pid_t sc_tracee_tid(const struct sc_tracee *t, int i);
 pid_t sc_tracee_pid(const struct sc_tracee *t);

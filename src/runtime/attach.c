@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -58,7 +57,7 @@ static struct {
 	char cfg_path[SC_PATCH_PATH_MAX], ctl_path[SC_PATCH_PATH_MAX];
 	char *envp[ENV_MAX + 1];
 	struct sc_attach_ctl *ctl;
-	int recorder_pidfd;
+	int ctl_fd;                    /* the recorder holds a lock on it while it lives */
 	struct att_site *sites;        /* sorted by insn before a restore */
 	size_t nsites, cap, map_len;
 	struct { uint64_t lo, hi; int prot; } text[64];   /* objects' code written */
@@ -406,6 +405,44 @@ static int cond_true(unsigned cc, uint64_t f)
 	return (cc & 1) ? !r : r;
 }
 
+/*
+ * A SIGTRAP that is not ours (the program's own int3, a SIGTRAP sent to
+ * it) goes to the program's handler, once, from this one: the disposition
+ * is not touched while sites may trap (putting the program's back here
+ * left the next thread that met a site's int3 to the program's handler,
+ * which then went on inside a half-written jump).  The handler is run as
+ * the kernel would have run it: its mask added, reset to the default
+ * first if it asked for that (SA_RESETHAND).  With no handler, the default
+ * action: the program's disposition back and the trap again (an int3 is
+ * run again; a sent SIGTRAP is sent again).
+ */
+static void trap_not_ours(int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct rt_ksigaction old = at.old_trap;
+	uint64_t mask = old.mask, was;
+
+	if (old.handler == SIG_IGN)
+		return;
+	if (old.handler == SIG_DFL) {
+		rt_sys4(SYS_rt_sigaction, SIGTRAP, &old, 0, 8);
+		if (si->si_code == SI_KERNEL)
+			uc->uc_mcontext.gregs[REG_RIP]--;
+		else
+			rt_sys3(SYS_tgkill, rt_getpid(), rt_gettid(), SIGTRAP);
+		return;
+	}
+	if (old.flags & SA_RESETHAND)
+		at.old_trap.handler = SIG_DFL;
+	if (!(old.flags & SA_NODEFER))
+		mask |= 1ull << (SIGTRAP - 1);
+	rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &was, 8);
+	if (old.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))old.handler)(sig, si, uc);
+	else
+		((void (*)(int))old.handler)(sig);
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &was, 0, 8);
+}
+
 /* A thread met the int3 of a site being put back: what the instruction
  * does, in its patched form (its stub stays). */
 static void on_trap(int sig, siginfo_t *si, void *ucv)
@@ -413,14 +450,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t ip = (uint64_t)g[REG_RIP] - 1;
-	const struct att_site *s = at.restoring ? site_at(ip) : NULL;
+	const struct att_site *s = at.restoring && si->si_code == SI_KERNEL ? site_at(ip) : NULL;
 
 	if (!s) {
-		/* not ours: the program's own int3, to its own handler */
-		g[REG_RIP] = (greg_t)ip;
-		rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
-		(void)sig;
-		(void)si;
+		trap_not_ours(sig, si, uc);
 		return;
 	}
 	switch (s->kind) {
@@ -492,7 +525,9 @@ static uint64_t restore_all(int live)
 	sites_sort(at.sites, at.nsites);
 	rt_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 	at.restoring = 1;
-	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, &at.old_trap, 8);
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, 0, &at.old_trap, 8);
+	sa.flags |= at.old_trap.flags & SA_ONSTACK;    /* the program's handler may need its stack */
+	rt_sys4(SYS_rt_sigaction, SIGTRAP, &sa, 0, 8);
 	text_writable(1);
 	for (i = 0; i < at.nsites; i++) {
 		struct att_site *s = &at.sites[i];
@@ -529,8 +564,14 @@ static uint64_t restore_all(int live)
 		rt_sys2(SYS_nanosleep, &ts, NULL);
 	}
 	at.restoring = 0;
-	rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
-	(void)live;
+	/* the program's disposition back, unless it wrote one of its own
+	 * meanwhile (which stays) */
+	{
+		struct rt_ksigaction now;
+
+		if (!rt_sys4(SYS_rt_sigaction, SIGTRAP, 0, &now, 8) && now.handler == (void *)on_trap)
+			rt_sys4(SYS_rt_sigaction, SIGTRAP, &at.old_trap, 0, 8);
+	}
 	return put;
 }
 
@@ -607,12 +648,18 @@ static void memory_release(void)
 	at.nsites = at.cap = 0;
 }
 
-/* Does the recorder still hold the other threads stopped (is it alive)? */
+/* Is the recorder alive (holding the other threads stopped when it asks
+ * for a detach)?  It holds an open file description lock on the control
+ * file for its whole life, which the kernel drops when it ends however it
+ * ends: a test that needs no pid, so it holds in a pid namespace where the
+ * recorder's pid is not seen (pidfd_open of it failed there: "the
+ * recorder is gone", or worse, a pidfd of another process with that
+ * number inside the namespace). */
 static int recorder_alive(void)
 {
-	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
-	return at.recorder_pidfd >= 0 && rt_sys3(SYS_poll, &p, 1, 0) == 0;
+	return at.ctl_fd >= 0 && rt_sys3(SYS_fcntl, at.ctl_fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
 /* The recorder stopped every other thread and asks to go: everything back. */
@@ -886,7 +933,7 @@ static void do_patch(void)
 
 static void *watchdog(void *arg)
 {
-	struct pollfd p = { .fd = at.recorder_pidfd, .events = POLLIN };
+	struct timespec tick = { 0, 10000000 };
 
 	(void)arg;
 	tls.state = RT_SELF;           /* never the program's */
@@ -903,14 +950,14 @@ static void *watchdog(void *arg)
 			detach();
 			break;
 		}
-		/* the recorder is gone (its pidfd readable), or was never known */
-		if (at.recorder_pidfd < 0 || rt_sys3(SYS_poll, &p, 1, 10) > 0) {
+		if (!recorder_alive()) {
 			abandon();
 			break;
 		}
+		rt_sys2(SYS_nanosleep, &tick, NULL);
 	}
-	if (at.recorder_pidfd >= 0)
-		rt_close(at.recorder_pidfd);
+	rt_close(at.ctl_fd);
+	at.ctl_fd = -1;
 	/* (the recorder keeps its own mapping of the control file) */
 	rt_sys2(SYS_munmap, at.ctl, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)));
 	at.ctl = NULL;
@@ -976,7 +1023,7 @@ static int refuse_again(const char *config)
 
 HOOK int sc_rt_attach(const char *config)
 {
-	const char *ctl_path, *pid;
+	const char *ctl_path;
 	uint64_t all = ~0ull, old = 0;
 	uint64_t t0 = now_ns();
 	long fd, m;
@@ -987,8 +1034,7 @@ HOOK int sc_rt_attach(const char *config)
 	if (cfg_read(config))
 		return -ENOENT;
 	ctl_path = rt_getenv(at.envp, SC_ATTACH_ENV_CTL);
-	pid = rt_getenv(at.envp, SC_ATTACH_ENV_PID);
-	if (!ctl_path || !pid)
+	if (!ctl_path)
 		return -EINVAL;
 	rt_stpcpy(at.cfg_path, config, sizeof(at.cfg_path));
 	rt_stpcpy(at.ctl_path, ctl_path, sizeof(at.ctl_path));
@@ -997,9 +1043,11 @@ HOOK int sc_rt_attach(const char *config)
 		return (int)fd;
 	m = rt_sys6(SYS_mmap, 0, (long)((sizeof(struct sc_attach_ctl) + PAGE - 1) & ~(PAGE - 1)),
 		    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	rt_close((int)fd);
-	if (rt_mmap_failed(m))
+	if (rt_mmap_failed(m)) {
+		rt_close((int)fd);
 		return -ENOMEM;
+	}
+	at.ctl_fd = fd_high((int)fd);
 	at.ctl = (struct sc_attach_ctl *)m;
 	if (at.ctl->magic != SC_ATTACH_MAGIC || at.ctl->version != SC_ATTACH_VERSION) {
 		say("the control file is not this runtime's version");
@@ -1010,19 +1058,14 @@ HOOK int sc_rt_attach(const char *config)
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
 		return -EIO;
 	}
-	at.recorder_pidfd = (int)rt_sys2(SYS_pidfd_open, rt_atou(pid, NULL), 0);
-	if (at.recorder_pidfd < 0) {
-		int e = at.recorder_pidfd;
-
-		say(e == -ESRCH ? "the recorder is gone" : "pidfd_open refused: the kernel is older than 5.3");
-		at.recorder_pidfd = -1;
+	if (!recorder_alive()) {
+		say("the recorder is gone (it holds no lock on the control file)");
 		if (rt.dirfd >= 0 && rt.name[0])
 			rt_sys3(SYS_unlinkat, rt.dirfd, rt.name, 0);
 		runtime_off();
 		__atomic_store_n(&at.ctl->state, SC_ATT_FAILED, __ATOMIC_RELEASE);
-		return e;
+		return -ESRCH;
 	}
-	at.recorder_pidfd = fd_high(at.recorder_pidfd);
 	/* every signal blocked in the watchdog: the program's are not for it */
 	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	err = pthread_create(&at.watchdog, NULL, watchdog, NULL);

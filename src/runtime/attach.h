@@ -32,8 +32,10 @@
  *                                         and the watchdog ends
  *   resumes the threads, releases them, writes the data file from the image
  *
- * The recorder gone (killed at any point: the watchdog holds a pidfd of
- * it): the watchdog restores the code with the threads running (a trap
+ * The recorder gone (killed at any point: it holds an open file
+ * description lock, F_OFD_SETLK, on the control file for its whole life,
+ * and the watchdog tests for it every 10 ms; no pid is used, so the target
+ * may be in a pid namespace the recorder's pid is not seen in): the watchdog restores the code with the threads running (a trap
  * first, the rest, then the first byte, as the kernel writes live text),
  * turns the probes off, leaves the trampolines in place (returns in flight
  * go through them), removes the image file nobody will read, and ends.
@@ -45,10 +47,9 @@
 
 #define SC_ATTACH_ENTRY    "sc_rt_attach"
 #define SC_ATTACH_ENV_CTL  "STACKCLOCK_ATTACH_CTL"   /* the control file's path */
-#define SC_ATTACH_ENV_PID  "STACKCLOCK_ATTACH_PID"   /* the recorder's pid */
 #define SC_ATTACH_ENV_SEED "STACKCLOCK_ATTACH_SEED"  /* the frames open at PATCH */
 #define SC_ATTACH_MAGIC    0x68747461u               /* "atth" */
-#define SC_ATTACH_VERSION  2
+#define SC_ATTACH_VERSION  3
 #define SC_ATTACH_RANGES   64
 
 enum sc_attach_cmd {

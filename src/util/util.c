@@ -451,6 +451,30 @@ int proc_children(int pid, int *out, int max)
 	return n;
 }
 
+bool proc_exited_msg(int pid, char *msg, size_t len)
+{
+	char path[64], buf[1024], *paren, *f[20];
+	int n = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return false;
+	paren = fgets(buf, sizeof(buf), fp) ? strrchr(buf, ')') : NULL;
+	fclose(fp);
+	if (!paren || paren[1] != ' ')
+		return false;
+	/* after "PID (COMM) ": state, ppid, ... num_threads is the 18th */
+	for (char *save = NULL, *t = strtok_r(paren + 2, " ", &save); t && n < 20; t = strtok_r(NULL, " ", &save))
+		f[n++] = t;
+	if (n < 18 || (f[0][0] != 'Z' && f[0][0] != 'X') || atoi(f[17]) > 1)
+		return false;
+	snprintf(msg, len, "process %d has exited (a zombie: state %c in /proc/%d/stat; its parent %s has not "
+		 "reaped it yet, which is why ps still lists it): nothing to attach to", pid, f[0][0], pid, f[1]);
+	return true;
+}
+
 bool proc_running(int pid)
 {
 	char path[64], buf[512], *paren;

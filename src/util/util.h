@@ -140,6 +140,10 @@ int give_to_dir_owner(int fd, const char *path);
 int proc_children(int pid, int *out, int max);
 /* Does process pid exist and run (not a zombie waiting to be reaped)? */
 bool proc_running(int pid);
+/* Has process pid exited, its parent not having reaped it yet (state Z or
+ * X in /proc/PID/stat, no thread left; `ps` still lists it)?  Then the one
+ * line that says so, for an attach to it, is written into msg. */
+bool proc_exited_msg(int pid, char *msg, size_t len);
 
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t now_ns(void);

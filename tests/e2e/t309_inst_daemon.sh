@@ -5,6 +5,7 @@
 # wait at once.  Times have generous tolerances (the machine is shared).
 . "$(dirname "$0")/lib.sh"
 build dm e2e_daemon.c -O1 -finstrument-functions || exit 1
+build tc e2e_thread_child.c -O1 -pthread -finstrument-functions || exit 1
 
 # start MODE: record in the background, wait for the target's pid file
 start() {
@@ -51,3 +52,16 @@ kill "$(cat "$TMP/pid")" 2>/dev/null
 report_json "$TMP/stubborn.data" "$TMP/stubborn.json"
 check "stubborn: what it recorded is written (tick $(q "$TMP/stubborn.json" "row('tick')['calls']"))" -- \
 	q "$TMP/stubborn.json" "exit(0 if row('tick')['calls'] > 100 and row('main')['calls'] == 1 else 1)"
+
+# a child forked by a thread other than the main one (in its thread's
+# children list, not the main thread's: before, it never got the SIGINT,
+# and the recorder waited on for it)
+"$STACKCLOCK" record -m instrument -o "$TMP/tc.data" -- "$TMP/tc" "$TMP/tc.st" 2>"$TMP/tc.err" &
+R=$!
+for _ in $(seq 100); do [ -s "$TMP/tc.st" ] && break; sleep 0.1; done
+kid=$(for p in $(cat "/proc/$R/task/$R/children"); do cat /proc/"$p"/task/*/children; done)
+kill -INT $R
+stopped 5; ok $? "SIGINT to the recorder alone reaches a child forked by a second thread; the recorder ends"
+ok $([ "$(cat "$TMP/tc.st")" = "child SIGINT" ]; echo $?) "the child got the SIGINT ($(cat "$TMP/tc.st"))"
+kill -KILL $kid 2>/dev/null
+true

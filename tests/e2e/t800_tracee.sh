@@ -179,7 +179,7 @@ for _ in $(seq 40); do [ -s "$TMP/zombie" ] && break; sleep 0.05; done
 Z=$(cat "$TMP/zombie")
 sleep 0.1
 out=$(msg seize "$Z")
-check "a zombie: refused, its parent named ($(echo $out))" -- sh -c "echo '$out' | grep -q 'process $Z is a zombie.*its parent $ZP has not reaped it'"
+check "a zombie: refused, its parent named ($(echo $out))" -- sh -c "echo '$out' | grep -q 'process $Z has exited (a zombie: state Z in /proc/$Z/stat; its parent $ZP has not reaped it'"
 wait $ZP
 
 # threads that come and go: a thread of 1 ms every 2 ms
