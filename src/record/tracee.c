@@ -1345,6 +1345,8 @@ static void drop_status_dir(const char *dir)
 		unlinkat(dfd, "status", 0);
 		close(dfd);
 		unlinkat(bfd, slash + 1, AT_REMOVEDIR);
+	} else if (errno == ENOTDIR || errno == ELOOP) {
+		unlinkat(bfd, slash + 1, 0);    /* a link or a file in its place: itself */
 	}
 	close(bfd);
 }
