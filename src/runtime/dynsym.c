@@ -175,9 +175,9 @@ uint32_t rt_dyn_lookup_ver(const struct rt_dyn *d, const char *name, const char 
 					return i;    /* the default version */
 			} else if ((dv = def_version(d, v & 0x7fff)) && str_eq(dv, ver)) {
 				return i;
-			} else if (!(v & 0x8000) && !other) {
-				other = i;           /* the loader's fallback: another */
-			}                            /* version, not hidden */
+			} else if (!(v & 0x8000) && (v & 0x7fff) <= 1 && !other) {
+				other = i;           /* the loader's fallback: an */
+			}                            /* unversioned definition only */
 		}
 		if (c & 1)
 			return other;

@@ -62,6 +62,8 @@
 #include "runtime/patch.h"
 #include "runtime/rt.h"
 
+#include <sys/auxv.h>
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -313,6 +315,15 @@ static int only_called(const struct refs *r, uint64_t slot)
  * 0 if there is none: the slot stays lazy, and the program fails (or not)
  * at that call exactly as it would without us.
  */
+/* The vDSO: in dl_iterate_phdr's list, never in a lookup scope (its
+ * clock_gettime is not the C library's, which the program asked for). */
+static int obj_is_vdso(const struct obj *o)
+{
+	uint64_t ehdr = getauxval(AT_SYSINFO_EHDR);
+
+	return ehdr && ehdr >= o->lo && ehdr < o->hi;
+}
+
 static const struct obj *definer(const struct obj *o, uint32_t symidx, const char *name, int not_self,
 				 const ElfW(Sym) **sym)
 {
@@ -323,7 +334,7 @@ static const struct obj *definer(const struct obj *o, uint32_t symidx, const cha
 		const struct obj *def = &lc.o[i];
 		uint32_t j;
 
-		if ((i >= lc.startup && i < k) || (not_self && def->self) ||
+		if ((i >= lc.startup && i < k) || (not_self && def->self) || obj_is_vdso(def) ||
 		    !(j = rt_dyn_lookup_ver(&def->d, name, ver)))
 			continue;
 		*sym = &def->d.symtab[j];
