@@ -97,10 +97,14 @@ struct rt_ring {
 };
 
 /* An event that arrived while a probe of the same thread was running (a
- * signal handler's), kept for that probe to apply when it is done. */
+ * signal handler's), kept for that probe to apply when it is done.  An
+ * entry's position is taken when it is queued: by the time it is applied
+ * the handler has returned and its stack is reused. */
 struct rt_pending {
 	uint64_t fn, site, tsc;
 	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
+	uint64_t cfa;                  /* the entry's CFA (SC_ENG_NO_CFA: unknown) */
+	uint64_t pc;                   /* where its probe was called from */
 };
 #define RT_PENDING 64
 #define RT_ENDING 256
@@ -120,7 +124,9 @@ struct rt_tls {
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
 	struct rs_stack *rs;           /* retstack.c's return stack, or NULL */
-	uint32_t npending;             /* events in pending[] */
+	uint32_t npending;             /* events in pending[] (slots taken: a
+	                                  handler's probe may interrupt another
+	                                  handler's queueing) */
 	int state;                     /* RT_* */
 	uint64_t pending_lost;
 	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
@@ -295,6 +301,8 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 
 /* Apply the events a signal handler's probes queued (tls.busy set). */
 __attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
+/* The same until none is left, then the thread freed (tls.busy set, or 0
+ * after probe_release() said events were left). */
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 /* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t site, uint64_t sp);
@@ -348,16 +356,31 @@ static inline void rt_tail_learn(struct sc_eng_thread *t, struct sc_eng_node *m,
 		m->flags &= ~SC_ENG_NODE_TAIL;
 }
 
+/*
+ * The end of a probe: the thread is free again (tls.busy 0) unless signal
+ * handlers queued events meanwhile, 1 then (probe_replay_done() applies
+ * them).  A handler whose probe saw the thread busy just before it was
+ * freed queued its events too: they are looked for again after, or they
+ * would wait for the next probe and be applied after its event.
+ */
+static inline int probe_release(void)
+{
+	barrier();
+	if (likely(!tls.npending)) {
+		barrier();
+		tls.busy = 0;
+		barrier();
+		if (likely(!tls.npending))
+			return 0;
+	}
+	return 1;
+}
+
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
 {
-	barrier();
-	if (unlikely(tls.npending)) {
+	if (unlikely(probe_release()))
 		probe_replay_done(t);      /* a tail call: the hooks need no frame */
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
 }
 
 /* ---- process.c ---- */
