@@ -1524,6 +1524,35 @@ static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t 
 }
 
 /*
+ * A thread of execution that stops running without an event of its own (a
+ * user-level context switched away from): the interval up to reading now
+ * is its top frame's, with no probe cost in it.  Returns the reading.
+ */
+SC_ENG_SLOW uint64_t sc_eng_suspend(struct sc_eng_thread *t, uint64_t now)
+{
+	t->cost_skip = 1;
+	return sc_eng_now(t, now, t->prev_exit);
+}
+
+/*
+ * It runs again at reading now, suspended since reading `at`: its open
+ * frames were on no running stack meanwhile, so that time is left out of
+ * their windows (their entries move later by it), and the interval to
+ * its next event starts now.
+ */
+SC_ENG_SLOW void sc_eng_resume(struct sc_eng_thread *t, uint64_t at, uint64_t now)
+{
+	uint64_t d = now > at ? now - at : 0;
+	struct sc_eng_frame *f;
+
+	for (f = t->stack; f && f <= t->top; f++)
+		f->entry += d;
+	if (now > t->last_raw)
+		t->last_raw = now;
+	t->cost_skip = 1;
+}
+
+/*
  * A new engine thread in arena a, first event time `now`.  Returns NULL if
  * the arena is full.  Linked into the arena's thread list for the recorder.
  */

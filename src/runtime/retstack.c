@@ -1042,15 +1042,29 @@ uint64_t sc_patch_unhook_stack(struct rs_stack *s)
 	return put;
 }
 
+/* A context's own return stack (ctx.c follows the switches), or, for a
+ * switch not followed, every return address back. */
+struct rs_stack *sc_rs_swap(struct rs_stack *s)
+{
+	struct rs_stack *old = rs_tls;
+
+	rs_tls = s;
+	if (tls.x)
+		tls.x->rs = s;
+	return old;
+}
+
 int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
-	rs_unhook_all();
+	if (!sc_ctx_switch(oucp, ucp))
+		rs_unhook_all();
 	return RS_REAL(swapcontext)(oucp, ucp);
 }
 
 int setcontext(const ucontext_t *ucp)
 {
-	rs_unhook_all();
+	if (!sc_ctx_switch(NULL, ucp))
+		rs_unhook_all();
 	return RS_REAL(setcontext)(ucp);
 }
 

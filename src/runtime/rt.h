@@ -37,6 +37,8 @@
  *                seen), the runtime's own span
  *   unload.c     dlclose(): the addresses of an object unmapped retired
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
+ *   ctx.c        swapcontext(), setcontext(), makecontext(): each context a
+ *                thread of execution of its own, followed across switches
  *   sandbox.c    prctl() and syscall(): seccomp about to close, the
  *                time-stamp counter turned off or on
  * and, through their own headers: patch.c, retstack.c and patch_x86_64.c
@@ -493,6 +495,16 @@ __attribute__((noreturn)) void sc_w___longjmp_chk(void *env, int val);
 /* fork.c's vfork, by a name that is never preempted (attach.c points
  * GOT slots at it while attached) */
 extern char sc_w_vfork[];
+
+/* ---- ctx.c ---- */
+
+/* A user-level context switch about to be made (swapcontext: from, to;
+ * setcontext: NULL, to): 1 if followed (the engine thread and return
+ * stack of `to` are the thread's now), 0 if nothing was changed. */
+struct ucontext_t;
+int sc_ctx_switch(const struct ucontext_t *from, const struct ucontext_t *to);
+/* retstack.c: the thread's return stack is s (NULL: none yet); the one it had. */
+struct rs_stack *sc_rs_swap(struct rs_stack *s);
 
 /* ---- sandbox.c ---- */
 

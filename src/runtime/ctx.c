@@ -1,0 +1,345 @@
+/*
+ * ctx — user-level context switches (swapcontext, setcontext): coroutines
+ * and green threads that run on stacks of their own.
+ *
+ * The engine keeps one stack of open calls per thread of execution, and
+ * a context switch moves the thread to another stack, whose frames were
+ * suspended and are resumed as they were, perhaps on another thread.  So
+ * each context is a thread of execution of its own here: its own engine
+ * thread (its own calling-context tree, named by the thread that first ran
+ * it) and its own return stack (retstack.c, the patched functions' and
+ * library calls' return addresses).  A switch suspends the running
+ * context's engine thread (the interval up to the switch is its top's)
+ * and resumes the target's: the time it spent suspended is left out of
+ * its open frames (sc_eng_resume), its frames' exits come when it runs
+ * again, on whatever thread that is, and a context suspended at the end
+ * has its frames open, as any frame open at the end.  A fresh context
+ * (made by makecontext, never run) starts with an empty stack: its
+ * function is a root of its tree, as a thread's start function is.
+ *
+ * A context is found from the ucontext_t switched to:
+ *  - by the stack it describes (uc_stack, which makecontext reads and
+ *    swapcontext keeps), when its saved stack pointer is inside it: every
+ *    context saved on a coroutine's stack, and a fresh one;
+ *  - else by the ucontext_t's address, when that is where a context was
+ *    last saved by a switch seen here (a thread's own stack, whose extent
+ *    no ucontext_t gives);
+ *  - else by a scan of the known stacks for its stack pointer (a context
+ *    saved by getcontext, which cannot be wrapped: it returns twice).
+ * A target found nowhere is switched to as before this file existed: the
+ * engine thread stays, frames left behind are closed by the position rule
+ * (SPEC section 2), every return address goes back (retstack.c).
+ *
+ * A made context's function that returns goes to its uc_link through the
+ * C library's own switch, which no wrapper sees: makecontext is wrapped to
+ * make it return to a landing context of ours first, on the end of its
+ * stack, which follows the switch to the link (a context whose link is
+ * NULL ends the thread's process, as without us).
+ *
+ * Not followed: a signal handler that runs in the few
+ * instructions between the bookkeeping and the switch itself (its events go
+ * to the target's engine thread); the thread's end while it runs a context
+ * other than its own (the context's engine thread is never retired).
+ */
+#include "runtime/rt.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+struct rt_ctx {
+	uint64_t lo, hi;               /* its stack (uc_stack), 0 0 for a thread's own */
+	const void *saved_at;          /* the ucontext_t it was last saved in by a switch */
+	struct sc_eng_thread *t;       /* its engine thread, NULL until it first runs */
+	struct rs_stack *rs;           /* its return stack (NULL: none yet) */
+	uint64_t susp;                 /* clock reading when it was suspended */
+	int running;
+	/* a made context's uc_link, and where its function returns instead:
+	 * a context on the end of its own stack that switches to the link */
+	const ucontext_t *link;
+	ucontext_t landing;
+};
+
+#define CTX_MAX   (1u << 15)            /* contexts */
+#define CTX_ARGS  14                    /* makecontext arguments passed on */
+#define CTX_LAND_ROOM 512               /* bytes at the end of a stack left to
+					   its context's first frame */
+#define CTX_SLOTS (1u << 17)            /* hash slots: key -> context */
+
+/* key: a stack's end (hi << 1 | 1) or a ucontext_t's address (addr << 1) */
+struct ctx_slot {
+	uint64_t key;
+	struct rt_ctx *c;
+};
+
+static struct {
+	int lock;
+	uint32_t n;                    /* contexts made */
+	struct rt_ctx *ctx;            /* [CTX_MAX] */
+	struct ctx_slot *slot;         /* [CTX_SLOTS] */
+} ctxs;
+
+/* the context this thread runs, NULL: its own, not switched away from yet */
+static __thread struct rt_ctx *ctx_cur __attribute__((tls_model("initial-exec")));
+
+static int ctx_lock(void)
+{
+	for (int i = 0; i < 1000000; i++) {
+		if (!__atomic_exchange_n(&ctxs.lock, 1, __ATOMIC_ACQUIRE))
+			return 0;
+		__builtin_ia32_pause();
+	}
+	return -1;                     /* (a switch between threads that never ends) */
+}
+
+static void ctx_unlock(void)
+{
+	__atomic_store_n(&ctxs.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The tables, mapped at the first switch (under the lock); 0 or -1. */
+static int ctx_map(void)
+{
+	long m;
+
+	if (ctxs.slot)
+		return 0;
+	m = rt_sys6(SYS_mmap, 0, (long)(CTX_MAX * sizeof(struct rt_ctx) + CTX_SLOTS * sizeof(struct ctx_slot)),
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt_mmap_failed(m))
+		return -1;
+	ctxs.ctx = (struct rt_ctx *)m;
+	ctxs.slot = (struct ctx_slot *)(ctxs.ctx + CTX_MAX);
+	return 0;
+}
+
+static struct ctx_slot *ctx_slot(uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull >> 47;
+
+	for (uint32_t i = 0; i < 64; i++) {
+		struct ctx_slot *s = &ctxs.slot[(h + i) & (CTX_SLOTS - 1)];
+
+		if (s->key == key || !s->key)
+			return s;
+	}
+	return NULL;                   /* full near its home: not kept */
+}
+
+/* The context key names now, or NULL. */
+static struct rt_ctx *ctx_find(uint64_t key)
+{
+	struct ctx_slot *s = ctx_slot(key);
+
+	if (!s || s->key != key)
+		return NULL;
+	/* an address key is the context's only while it was last saved there */
+	if (!(key & 1) && s->c->saved_at != (const void *)(uintptr_t)(key >> 1))
+		return NULL;
+	return s->c;
+}
+
+static struct rt_ctx *ctx_new(uint64_t lo, uint64_t hi)
+{
+	struct rt_ctx *c;
+
+	if (ctxs.n >= CTX_MAX)
+		return NULL;
+	c = &ctxs.ctx[ctxs.n++];
+	c->lo = lo;
+	c->hi = hi;
+	return c;
+}
+
+static void ctx_put(uint64_t key, struct rt_ctx *c)
+{
+	struct ctx_slot *s = ctx_slot(key);
+
+	if (s) {
+		s->c = c;
+		s->key = key;
+	}
+}
+
+/* The context `to` resumes (made if it is a fresh one), or NULL. */
+static struct rt_ctx *ctx_target(const ucontext_t *to)
+{
+	uint64_t sp = (uint64_t)to->uc_mcontext.gregs[REG_RSP];
+	uint64_t lo = (uint64_t)(uintptr_t)to->uc_stack.ss_sp, hi = lo + to->uc_stack.ss_size;
+	struct rt_ctx *c;
+
+	if (to->uc_stack.ss_size && sp >= lo && sp <= hi && hi > lo) {
+		c = ctx_find(hi << 1 | 1);
+		if (!c && (c = ctx_new(lo, hi)))
+			ctx_put(hi << 1 | 1, c);
+		return c;
+	}
+	if ((c = ctx_find((uint64_t)(uintptr_t)to << 1)))
+		return c;
+	for (uint32_t i = 0; i < ctxs.n; i++)
+		if (ctxs.ctx[i].hi && sp >= ctxs.ctx[i].lo && sp <= ctxs.ctx[i].hi)
+			return &ctxs.ctx[i];
+	return NULL;
+}
+
+/*
+ * A switch from the running context (saved in `from`, NULL for setcontext)
+ * to `to`, about to be made by the C library: the engine threads and the
+ * return stacks swapped.  1 if done; 0 if `to` is not known (or is the
+ * running context, or the thread is not recorded): nothing changed.
+ */
+int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
+{
+	struct sc_eng_thread *t = tls.t, *nt;
+	struct rt_ctx *cur, *c;
+	uint64_t now;
+
+	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to)
+		return 0;
+	tls.busy = stack_pointer();    /* a signal handler's probes wait */
+	barrier();
+	if (ctx_lock()) {
+		probe_done(t);
+		return 0;
+	}
+	cur = ctx_cur;
+	c = ctx_map() ? NULL : ctx_target(to);
+	if (c && !cur && (cur = ctx_new(0, 0))) {
+		/* the thread's own context, first switched away from */
+		cur->t = t;
+		cur->rs = tls.rs;
+		cur->running = 1;
+	}
+	if (!c || !cur || c == cur || c->running || (c->t && c->t == t)) {
+		ctx_unlock();
+		probe_done(t);
+		return 0;
+	}
+	now = __rdtsc();
+	nt = c->t;
+	if (!nt) {
+		nt = sc_eng_thread_new(&rt.arena, (uint32_t)rt_gettid(), now);
+		if (!nt) {
+			/* (a full arena: switched as if unknown) */
+			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
+			ctx_unlock();
+			probe_done(t);
+			return 0;
+		}
+		rt_thread_setup(nt);
+		__builtin_memcpy(nt->name, t->name, sizeof(nt->name));
+		c->t = nt;
+	}
+	if (from) {
+		cur->saved_at = from;
+		ctx_put((uint64_t)(uintptr_t)from << 1, cur);
+	}
+	/* what happened on the running context is its own: the kernel's
+	 * records, a handler's events; then the interval up to the switch */
+	if (*tls.ring_head != tls.ring_seen)
+		rt_os_drain(t, now);
+	if (tls.npending)
+		probe_replay(t);
+	cur->susp = sc_eng_suspend(t, now);
+	cur->running = 0;
+	if (c->susp)
+		sc_eng_resume(nt, c->susp, now);
+	cur->rs = sc_rs_swap(c->rs);
+	c->running = 1;
+	ctx_cur = c;
+	tls.t = nt;
+	ctx_unlock();
+	probe_done(nt);
+	return 1;
+}
+
+/* ---- makecontext ------------------------------------------------------- */
+
+static void (*ctx_real_make)(ucontext_t *, void (*)(void), int, ...);
+
+/* The landing of context idx: its function has returned, on its stack.
+ * (Never returns: setcontext to the link.) */
+static void ctx_landing(unsigned idx)
+{
+	const ucontext_t *link = ctxs.ctx[idx].link;
+
+	setcontext(link);              /* the wrapper (retstack.c): followed */
+	rt_sys1(SYS_exit_group, 127);  /* (not reached: a link that fails) */
+}
+
+/* The landing's registers and mask, before makecontext sets where it runs
+ * (it never resumes here) */
+static __attribute__((noinline)) int ctx_get(ucontext_t *u)
+{
+	return getcontext(u);
+}
+
+/*
+ * ucp is being made (its stack fresh, its function to be called): a fresh
+ * context of that stack (the one that ran there before, if any, keeps its
+ * engine thread with whatever frames it left open), and a landing for its
+ * function's return when it has a link; that landing, or NULL.
+ */
+static ucontext_t *ctx_made(ucontext_t *ucp)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)ucp->uc_stack.ss_sp, hi = lo + ucp->uc_stack.ss_size;
+	struct rt_ctx *c;
+	ucontext_t *land = NULL;
+
+	if (!ucp->uc_stack.ss_size || hi <= lo || ctx_lock())
+		return NULL;
+	if (ctx_map()) {
+		ctx_unlock();
+		return NULL;
+	}
+	c = ctx_find(hi << 1 | 1);
+	if (c && c->running) {
+		ctx_unlock();              /* (the stack that runs: left alone) */
+		return NULL;
+	}
+	if (!c && (c = ctx_new(lo, hi)))
+		ctx_put(hi << 1 | 1, c);
+	if (c) {
+		c->lo = lo;
+		c->t = NULL;
+		c->rs = NULL;
+		c->susp = 0;
+		c->saved_at = NULL;
+		c->link = ucp->uc_link;
+		if (c->link && ucp->uc_stack.ss_size > 4 * CTX_LAND_ROOM && ctx_real_make &&
+		    !ctx_get(&c->landing)) {
+			c->landing.uc_stack.ss_sp = ucp->uc_stack.ss_sp;
+			c->landing.uc_stack.ss_size = ucp->uc_stack.ss_size - CTX_LAND_ROOM;
+			c->landing.uc_link = NULL;
+			ctx_real_make(&c->landing, (void (*)(void))ctx_landing, 1, (unsigned)(c - ctxs.ctx));
+			land = &c->landing;
+		}
+	}
+	ctx_unlock();
+	return land;
+}
+
+HOOK void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...);
+void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
+{
+	uint64_t a[CTX_ARGS] = { 0 };
+	ucontext_t *link = ucp->uc_link, *land;
+	va_list ap;
+
+	if (!ctx_real_make)
+		ctx_real_make = (void (*)(ucontext_t *, void (*)(void), int, ...))dlsym(
+			rt.attached ? RTLD_DEFAULT : RTLD_NEXT, "makecontext");
+	if (!ctx_real_make)
+		return;
+	va_start(ap, argc);
+	for (int i = 0; i < argc && i < CTX_ARGS; i++)
+		a[i] = va_arg(ap, uint64_t);
+	va_end(ap);
+	land = rt.state == RT_ON ? ctx_made(ucp) : NULL;
+	if (land)
+		ucp->uc_link = land;
+	ctx_real_make(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+		      a[12], a[13]);
+	ucp->uc_link = link;
+}
