@@ -55,6 +55,7 @@ struct rt_ctx {
 	struct rs_stack *rs;           /* its return stack (NULL: none yet) */
 	uint64_t susp;                 /* clock reading when it was suspended */
 	int running;
+	int pid;                       /* the process it was made in */
 	/* a made context's uc_link, and where its function returns instead:
 	 * a context on the end of its own stack that switches to the link */
 	const ucontext_t *link;
@@ -75,6 +76,7 @@ struct ctx_slot {
 
 static struct {
 	int lock;
+	int pid;                       /* the process the tables are of */
 	uint32_t n;                    /* contexts made */
 	struct rt_ctx *ctx;            /* [CTX_MAX] */
 	struct ctx_slot *slot;         /* [CTX_SLOTS] */
@@ -103,8 +105,12 @@ static int ctx_map(void)
 {
 	long m;
 
-	if (ctxs.slot)
+	/* a fork child's copy: its parent's contexts, whose engine threads
+	 * are in the parent's image, are not its own (new, empty tables) */
+	if (ctxs.slot && ctxs.pid == rt.pid)
 		return 0;
+	ctxs.n = 0;
+	ctxs.pid = rt.pid;
 	m = rt_sys6(SYS_mmap, 0, (long)(CTX_MAX * sizeof(struct rt_ctx) + CTX_SLOTS * sizeof(struct ctx_slot)),
 		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt_mmap_failed(m))
@@ -149,6 +155,7 @@ static struct rt_ctx *ctx_new(uint64_t lo, uint64_t hi)
 	c = &ctxs.ctx[ctxs.n++];
 	c->lo = lo;
 	c->hi = hi;
+	c->pid = rt.pid;
 	return c;
 }
 
@@ -203,13 +210,14 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 		probe_done(t);
 		return 0;
 	}
-	cur = ctx_cur;
 	c = ctx_map() ? NULL : ctx_target(to);
+	cur = ctx_cur && ctx_cur->pid == rt.pid ? ctx_cur : NULL;
 	if (c && !cur && (cur = ctx_new(0, 0))) {
 		/* the thread's own context, first switched away from */
 		cur->t = t;
 		cur->rs = tls.rs;
 		cur->running = 1;
+		ctx_cur = cur;
 	}
 	if (!c || !cur || c == cur || c->running || (c->t && c->t == t)) {
 		ctx_unlock();
