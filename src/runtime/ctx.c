@@ -264,7 +264,12 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 
 /* ---- makecontext ------------------------------------------------------- */
 
+/* The C library's, looked up (the runtime imports no function a program
+ * could define) */
 static void (*ctx_real_make)(ucontext_t *, void (*)(void), int, ...);
+static int (*ctx_real_get)(ucontext_t *);
+/* retstack.c's setcontext, by a name never preempted */
+extern int rs_w_setcontext(const ucontext_t *ucp);
 
 /* The landing of context idx: its function has returned, on its stack.
  * (Never returns: setcontext to the link.) */
@@ -272,7 +277,7 @@ static void ctx_landing(unsigned idx)
 {
 	const ucontext_t *link = ctxs.ctx[idx].link;
 
-	setcontext(link);              /* the wrapper (retstack.c): followed */
+	rs_w_setcontext(link);         /* the wrapper (retstack.c): followed */
 	rt_sys1(SYS_exit_group, 127);  /* (not reached: a link that fails) */
 }
 
@@ -280,14 +285,18 @@ static void ctx_landing(unsigned idx)
  * (it never resumes here) */
 static __attribute__((noinline)) int ctx_get(ucontext_t *u)
 {
-	return getcontext(u);
+	return ctx_real_get ? ctx_real_get(u) : -1;
 }
 
 /*
  * ucp is being made (its stack fresh, its function to be called): a fresh
- * context of that stack (the one that ran there before, if any, keeps its
- * engine thread with whatever frames it left open), and a landing for its
- * function's return when it has a link; that landing, or NULL.
+ * context of that stack, and a landing for its function's return when it
+ * has a link; that landing, or NULL.  A context that ran there before and
+ * ended with no frame open lends the new one its engine thread (one tree
+ * for the calls made on that stack, not one per context made: a program
+ * making contexts by the million would fill the image); one that left
+ * frames open keeps them, and the new one gets an engine thread of its
+ * own.
  */
 static ucontext_t *ctx_made(ucontext_t *ucp)
 {
@@ -310,9 +319,13 @@ static ucontext_t *ctx_made(ucontext_t *ucp)
 		ctx_put(hi << 1 | 1, c);
 	if (c) {
 		c->lo = lo;
-		c->t = NULL;
-		c->rs = NULL;
-		c->susp = 0;
+		if (c->t && c->t->top != c->t->stack) {
+			/* the context that ran there left frames open: kept so,
+			 * and the new one is a thread of execution of its own */
+			c->t = NULL;
+			c->rs = NULL;
+			c->susp = 0;
+		}
 		c->saved_at = NULL;
 		c->link = ucp->uc_link;
 		if (c->link && ucp->uc_stack.ss_size > 4 * CTX_LAND_ROOM && ctx_real_make &&
@@ -338,6 +351,8 @@ void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	if (!ctx_real_make)
 		ctx_real_make = (void (*)(ucontext_t *, void (*)(void), int, ...))dlsym(
 			rt.attached ? RTLD_DEFAULT : RTLD_NEXT, "makecontext");
+	if (!ctx_real_get)
+		ctx_real_get = (int (*)(ucontext_t *))dlsym(rt.attached ? RTLD_DEFAULT : RTLD_NEXT, "getcontext");
 	if (!ctx_real_make)
 		return;
 	va_start(ap, argc);

@@ -49,6 +49,21 @@ sys.exit(1 if bad else 0)
 PY
 done
 
+# e2e_coro_link.c: generators whose function returns to its uc_link (the
+# C library's own switch, followed through a landing context), made again
+# on the same two stacks: no repair, no frame open, every call returned
+for v in "${BUILD_VARIANTS[@]}"; do
+	IFS=: read -r name cc flags <<<"$v"
+	$cc -g -O1 -fno-optimize-sibling-calls $flags -o "$TMP/cl_$name" "$PROGS/e2e_coro_link.c" ||
+		{ ok 1 "build e2e_coro_link ($name)"; continue; }
+	rec "$TMP/cl.data" "$TMP/cl.out" "$TMP/cl.err" "$TMP/cl_$name"
+	check "coro_link $name: the program's output (status $(cat "$TMP/rc"))" -- \
+		sh -c "[ \$(cat '$TMP/rc') = 0 ] && [ \"\$(cat '$TMP/cl.out')\" = 3500 ]"
+	report_json "$TMP/cl.data" "$TMP/cl.json"
+	check "coro_link $name: no repair, no frame open, calls exact, each function returned ($(q "$TMP/cl.json" "(s['repairs'], s['open_frames'], [(f, row(f)['calls']) for f in ('main', 'drive', 'gen', 'yield_val', 'work')])"))" -- \
+		q "$TMP/cl.json" "exit(0 if (s['repairs'], s['open_frames'], s['lost_events']) == (0, 0, 0) and [row(f)['calls'] for f in ('main', 'drive', 'gen', 'yield_val', 'work')] == [1, 100, 100, 500, 500] and all(row(f)['max_elapsed_inclusive_ns'] > 0 for f in ('main', 'drive', 'gen', 'yield_val')) else 1)"
+done
+
 # patch_coro.c: two coroutines handing over to each other 1000 times each;
 # run_a returns to its uc_link (main), run_b stays suspended in step_b
 for mode in hooks patched; do
