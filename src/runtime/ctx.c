@@ -36,7 +36,9 @@
  * stack, which follows the switch to the link (a context whose link is
  * NULL ends the thread's process, as without us).
  *
- * Not followed: a signal handler that runs in the few
+ * Not followed: switches in a process attached to (SPEC section 13: its
+ * frames' return addresses must all be back at the detach, and only each
+ * thread's running return stack is put back then); a signal handler that runs in the few
  * instructions between the bookkeeping and the switch itself (its events go
  * to the target's engine thread); the thread's end while it runs a context
  * other than its own (the context's engine thread is never retired).
@@ -202,7 +204,10 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 	struct rt_ctx *cur, *c;
 	uint64_t now;
 
-	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to)
+	/* (attached, the switches go as before: a suspended context's return
+	 * addresses must all be back when the runtime detaches, and only the
+	 * threads' own return stacks are put back then) */
+	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to || rt.attached)
 		return 0;
 	tls.busy = stack_pointer();    /* a signal handler's probes wait */
 	barrier();
@@ -359,7 +364,7 @@ void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	for (int i = 0; i < argc && i < CTX_ARGS; i++)
 		a[i] = va_arg(ap, uint64_t);
 	va_end(ap);
-	land = rt.state == RT_ON ? ctx_made(ucp) : NULL;
+	land = rt.state == RT_ON && !rt.attached ? ctx_made(ucp) : NULL;
 	if (land)
 		ucp->uc_link = land;
 	ctx_real_make(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
