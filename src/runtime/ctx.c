@@ -46,6 +46,7 @@
 #include "runtime/rt.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -62,6 +63,12 @@ struct rt_ctx {
 	 * a context on the end of its own stack that switches to the link */
 	const ucontext_t *link;
 	ucontext_t landing;
+	/* a made context starts at ctx_start_asm, which calls func */
+	void (*func)(void);
+	uint64_t start_mask;           /* the signal mask it starts with */
+	int start_blocked;             /* 1: it starts with every signal blocked
+					  and ctx_started() sets start_mask */
+	int ran;                       /* it has been switched to */
 };
 
 #define CTX_MAX   (1u << 15)            /* contexts */
@@ -193,26 +200,57 @@ static struct rt_ctx *ctx_target(const ucontext_t *to)
 }
 
 /*
+ * Signals around a switch.  The C library sets the target's signal mask
+ * (a system call, where pending signals are delivered) before it moves to
+ * the target's stack: a handler run there would be on the old stack with
+ * the target's engine thread and return stack (its frames dropped the
+ * target's entries, whose returns then found none: the program aborted).
+ * So a followed switch blocks every signal first, and the context switched
+ * away from is saved so (the C library saves the mask in its ucontext_t):
+ * the switch to it arrives with signals blocked, and its own swapcontext
+ * wrapper sets its mask back once on its stack (sc_ctx_unblock).  A made
+ * context starts at ctx_start_asm, which does the same before calling its
+ * function (the first switch to it puts a blocking mask in its ucontext_t
+ * and keeps its own).
+ */
+static uint64_t ctx_block(void)
+{
+	uint64_t all = ~0ull, old = 0;
+
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+	return old;
+}
+
+void sc_ctx_unblock(uint64_t mask)
+{
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, 8);
+}
+
+/*
  * A switch from the running context (saved in `from`, NULL for setcontext)
  * to `to`, about to be made by the C library: the engine threads and the
- * return stacks swapped.  1 if done; 0 if `to` is not known (or is the
- * running context, or the thread is not recorded): nothing changed.
+ * return stacks swapped, every signal blocked (*mask: the mask to set back
+ * when the caller's context runs again).  1 if done; 0 if `to` is not
+ * known (or is the running context, or the thread is not recorded):
+ * nothing changed.
  */
-int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
+int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to, uint64_t *mask)
 {
 	struct sc_eng_thread *t = tls.t, *nt;
 	struct rt_ctx *cur, *c;
-	uint64_t now;
+	uint64_t now, old;
 
 	/* (attached, the switches go as before: a suspended context's return
 	 * addresses must all be back when the runtime detaches, and only the
 	 * threads' own return stacks are put back then) */
 	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to || rt.attached)
 		return 0;
-	tls.busy = stack_pointer();    /* a signal handler's probes wait */
+	old = ctx_block();
+	tls.busy = stack_pointer();    /* (a signal handler's probes would wait) */
 	barrier();
 	if (ctx_lock()) {
 		probe_done(t);
+		sc_ctx_unblock(old);
 		return 0;
 	}
 	c = ctx_map() ? NULL : ctx_target(to);
@@ -227,6 +265,7 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 	if (!c || !cur || c == cur || c->running || (c->t && c->t == t)) {
 		ctx_unlock();
 		probe_done(t);
+		sc_ctx_unblock(old);
 		return 0;
 	}
 	now = __rdtsc();
@@ -238,6 +277,7 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 			__atomic_fetch_add(&rt.hdr->arena.lost, 1, __ATOMIC_RELAXED);
 			ctx_unlock();
 			probe_done(t);
+			sc_ctx_unblock(old);
 			return 0;
 		}
 		rt_thread_setup(nt);
@@ -259,11 +299,21 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to)
 	if (c->susp)
 		sc_eng_resume(nt, c->susp, now);
 	cur->rs = sc_rs_swap(c->rs);
+	if (!c->ran && c->func) {
+		/* a made context's start: blocked until ctx_started() */
+		uint64_t *m = (uint64_t *)(uintptr_t)&to->uc_sigmask;
+
+		c->start_mask = *m;
+		c->start_blocked = 1;
+		*m = ~0ull;
+	}
+	c->ran = 1;
 	c->running = 1;
 	ctx_cur = c;
 	tls.t = nt;
 	ctx_unlock();
 	probe_done(nt);
+	*mask = old;
 	return 1;
 }
 
@@ -303,11 +353,10 @@ static __attribute__((noinline)) int ctx_get(ucontext_t *u)
  * frames open keeps them, and the new one gets an engine thread of its
  * own.
  */
-static ucontext_t *ctx_made(ucontext_t *ucp)
+static struct rt_ctx *ctx_made(ucontext_t *ucp, void (*func)(void))
 {
 	uint64_t lo = (uint64_t)(uintptr_t)ucp->uc_stack.ss_sp, hi = lo + ucp->uc_stack.ss_size;
 	struct rt_ctx *c;
-	ucontext_t *land = NULL;
 
 	if (!ucp->uc_stack.ss_size || hi <= lo || ctx_lock())
 		return NULL;
@@ -332,6 +381,10 @@ static ucontext_t *ctx_made(ucontext_t *ucp)
 			c->susp = 0;
 		}
 		c->saved_at = NULL;
+		c->func = func;
+		c->ran = 0;
+		c->start_blocked = 0;
+		c->running = 0;
 		c->link = ucp->uc_link;
 		if (c->link && ucp->uc_stack.ss_size > 4 * CTX_LAND_ROOM && ctx_real_make &&
 		    !ctx_get(&c->landing)) {
@@ -339,18 +392,79 @@ static ucontext_t *ctx_made(ucontext_t *ucp)
 			c->landing.uc_stack.ss_size = ucp->uc_stack.ss_size - CTX_LAND_ROOM;
 			c->landing.uc_link = NULL;
 			ctx_real_make(&c->landing, (void (*)(void))ctx_landing, 1, (unsigned)(c - ctxs.ctx));
-			land = &c->landing;
+		} else {
+			c->link = NULL;    /* (no landing: the C library's own switch) */
 		}
 	}
 	ctx_unlock();
-	return land;
+	return c;
+}
+
+/* A made context starts here (its function's arguments in their places),
+ * on its stack: its signal mask set, then its function. */
+void ctx_start_asm(void);
+__asm__(".text\n"
+	".type ctx_start_asm, @function\n"
+	"ctx_start_asm:\n"
+	"\tpush %rdi\n"
+	"\tpush %rsi\n"
+	"\tpush %rdx\n"
+	"\tpush %rcx\n"
+	"\tpush %r8\n"
+	"\tpush %r9\n"
+	"\tsub $8, %rsp\n"
+	"\tmov %rsp, %rdi\n"
+	"\tcall ctx_started\n"
+	"\tadd $8, %rsp\n"
+	"\tpop %r9\n"
+	"\tpop %r8\n"
+	"\tpop %rcx\n"
+	"\tpop %rdx\n"
+	"\tpop %rsi\n"
+	"\tpop %rdi\n"
+	"\tjmp *%rax\n"
+	".size ctx_start_asm, .-ctx_start_asm\n");
+
+/* The context whose stack holds sp: its mask set if its first switch
+ * blocked it; its function. */
+__attribute__((used)) void *ctx_started(uint64_t sp);
+__attribute__((used)) void *ctx_started(uint64_t sp)
+{
+	struct rt_ctx *c = ctx_cur;
+	void (*func)(void) = NULL;
+	uint64_t mask = 0;
+	int unblock = 0;
+
+	if (ctx_lock() == 0) {
+		if (!c || c->pid != rt.pid || sp < c->lo || sp > c->hi) {
+			c = NULL;
+			for (uint32_t i = ctxs.n; i-- > 0;)
+				if (ctxs.ctx[i].hi && sp >= ctxs.ctx[i].lo && sp <= ctxs.ctx[i].hi) {
+					c = &ctxs.ctx[i];
+					break;
+				}
+		}
+		if (c) {
+			func = c->func;
+			unblock = c->start_blocked;
+			mask = c->start_mask;
+			c->start_blocked = 0;
+		}
+		ctx_unlock();
+	}
+	if (!func)
+		rt_sys1(SYS_exit_group, 127);  /* (not reached: every made context is known) */
+	if (unblock)
+		sc_ctx_unblock(mask);
+	return (void *)func;
 }
 
 HOOK void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...);
 void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 {
 	uint64_t a[CTX_ARGS] = { 0 };
-	ucontext_t *link = ucp->uc_link, *land;
+	ucontext_t *link = ucp->uc_link;
+	struct rt_ctx *c;
 	va_list ap;
 
 	if (!ctx_real_make)
@@ -364,10 +478,10 @@ void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	for (int i = 0; i < argc && i < CTX_ARGS; i++)
 		a[i] = va_arg(ap, uint64_t);
 	va_end(ap);
-	land = rt.state == RT_ON && !rt.attached ? ctx_made(ucp) : NULL;
-	if (land)
-		ucp->uc_link = land;
-	ctx_real_make(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
-		      a[12], a[13]);
+	c = rt.state == RT_ON && !rt.attached && argc <= CTX_ARGS ? ctx_made(ucp, func) : NULL;
+	if (c && c->link)
+		ucp->uc_link = &c->landing;
+	ctx_real_make(ucp, c ? ctx_start_asm : func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8],
+		      a[9], a[10], a[11], a[12], a[13]);
 	ucp->uc_link = link;
 }

@@ -1056,16 +1056,31 @@ struct rs_stack *sc_rs_swap(struct rs_stack *s)
 
 int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
-	if (!sc_ctx_switch(oucp, ucp))
+	uint64_t mask;
+	int r;
+
+	if (!sc_ctx_switch(oucp, ucp, &mask)) {
 		rs_unhook_all();
-	return RS_REAL(swapcontext)(oucp, ucp);
+		return RS_REAL(swapcontext)(oucp, ucp);
+	}
+	r = RS_REAL(swapcontext)(oucp, ucp);
+	/* this context runs again (on its stack, maybe on another thread):
+	 * its signals, blocked for the switch, as they were */
+	sc_ctx_unblock(mask);
+	return r;
 }
 
 int setcontext(const ucontext_t *ucp)
 {
-	if (!sc_ctx_switch(NULL, ucp))
+	uint64_t mask;
+	int r, followed = sc_ctx_switch(NULL, ucp, &mask);
+
+	if (!followed)
 		rs_unhook_all();
-	return RS_REAL(setcontext)(ucp);
+	r = RS_REAL(setcontext)(ucp);
+	if (followed)
+		sc_ctx_unblock(mask);      /* (only if it failed) */
+	return r;
 }
 
 /*

@@ -500,9 +500,12 @@ extern char sc_w_vfork[];
 
 /* A user-level context switch about to be made (swapcontext: from, to;
  * setcontext: NULL, to): 1 if followed (the engine thread and return
- * stack of `to` are the thread's now), 0 if nothing was changed. */
+ * stack of `to` are the thread's now, every signal blocked: *mask is the
+ * mask sc_ctx_unblock() sets back when the caller's context runs again),
+ * 0 if nothing was changed. */
 struct ucontext_t;
-int sc_ctx_switch(const struct ucontext_t *from, const struct ucontext_t *to);
+int sc_ctx_switch(const struct ucontext_t *from, const struct ucontext_t *to, uint64_t *mask);
+void sc_ctx_unblock(uint64_t mask);
 /* retstack.c: the thread's return stack is s (NULL: none yet); the one it had. */
 struct rs_stack *sc_rs_swap(struct rs_stack *s);
 
