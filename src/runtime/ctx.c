@@ -36,12 +36,16 @@
  * stack, which follows the switch to the link (a context whose link is
  * NULL ends the thread's process, as without us).
  *
+ * Signals are blocked across a followed switch (see ctx_block), except at
+ * the first switch to a context made where no wrapper saw (or with more
+ * than CTX_ARGS arguments): a handler run inside the C library's switch
+ * there goes to the target's engine thread.
+ *
  * Not followed: switches in a process attached to (SPEC section 13: its
  * frames' return addresses must all be back at the detach, and only each
- * thread's running return stack is put back then); a signal handler that runs in the few
- * instructions between the bookkeeping and the switch itself (its events go
- * to the target's engine thread); the thread's end while it runs a context
- * other than its own (the context's engine thread is never retired).
+ * thread's running return stack is put back then); the thread's end while
+ * it runs a context other than its own (the context's engine thread is
+ * never retired).
  */
 #include "runtime/rt.h"
 
@@ -406,6 +410,7 @@ void ctx_start_asm(void);
 __asm__(".text\n"
 	".type ctx_start_asm, @function\n"
 	"ctx_start_asm:\n"
+	"\tendbr64\n"
 	"\tpush %rdi\n"
 	"\tpush %rsi\n"
 	"\tpush %rdx\n"
@@ -435,23 +440,25 @@ __attribute__((used)) void *ctx_started(uint64_t sp)
 	uint64_t mask = 0;
 	int unblock = 0;
 
-	if (ctx_lock() == 0) {
-		if (!c || c->pid != rt.pid || sp < c->lo || sp > c->hi) {
-			c = NULL;
-			for (uint32_t i = ctxs.n; i-- > 0;)
-				if (ctxs.ctx[i].hi && sp >= ctxs.ctx[i].lo && sp <= ctxs.ctx[i].hi) {
-					c = &ctxs.ctx[i];
-					break;
-				}
-		}
-		if (c) {
-			func = c->func;
-			unblock = c->start_blocked;
-			mask = c->start_mask;
-			c->start_blocked = 0;
-		}
-		ctx_unlock();
+	/* (without the lock if it cannot be had: contexts are only added) */
+	int locked = ctx_lock() == 0;
+
+	if (!c || c->pid != rt.pid || sp < c->lo || sp > c->hi) {
+		c = NULL;
+		for (uint32_t i = __atomic_load_n(&ctxs.n, __ATOMIC_ACQUIRE); i-- > 0;)
+			if (ctxs.ctx[i].hi && sp >= ctxs.ctx[i].lo && sp <= ctxs.ctx[i].hi) {
+				c = &ctxs.ctx[i];
+				break;
+			}
 	}
+	if (c) {
+		func = c->func;
+		unblock = c->start_blocked;
+		mask = c->start_mask;
+		c->start_blocked = 0;
+	}
+	if (locked)
+		ctx_unlock();
 	if (!func)
 		rt_sys1(SYS_exit_group, 127);  /* (not reached: every made context is known) */
 	if (unblock)
