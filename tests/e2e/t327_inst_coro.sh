@@ -121,9 +121,10 @@ for mode in hooks patched; do
 		q "$TMP/pc.json" "exit(0 if (s['repairs'], s['open_frames'], s['lost_events']) == (0, 2, 0) else 1)"
 	check "patch_coro $mode: calls exact, run_a returned and run_b did not" -- \
 		q "$TMP/pc.json" "exit(0 if [row(f)['calls'] for f in ('main', 'run_a', 'run_b', 'step_a', 'step_b', 'work')] == [1, 1, 1, 1000, 1000, 2001] and row('run_a')['max_elapsed_inclusive_ns'] > 0 == row('run_b')['max_elapsed_inclusive_ns'] else 1)"
-	# each coroutine's frames are charged its own turns only: half the
-	# program's time each, not the other's too (before: step_b 93 %)
-	check "patch_coro $mode: run_a and run_b each under 70 % of the application time ($(q "$TMP/pc.json" "[round(100 * row(f)['application_inclusive_ns'] / s['application_inclusive_ns']) for f in ('run_a', 'run_b')]"))" -- \
-		q "$TMP/pc.json" "exit(0 if max(row(f)['application_inclusive_ns'] for f in ('run_a', 'run_b')) < 0.7 * s['application_inclusive_ns'] else 1)"
+	# each coroutine's frames are charged its own turns only: about half
+	# the program's time each (1.3 ms in all: a loaded machine moves it by
+	# a quarter), not the other's too (before: run_a 0 %, run_b 100 %)
+	check "patch_coro $mode: run_a and run_b each 10-90 % of the application time ($(q "$TMP/pc.json" "[round(100 * row(f)['application_inclusive_ns'] / s['application_inclusive_ns']) for f in ('run_a', 'run_b')]"))" -- \
+		q "$TMP/pc.json" "exit(0 if all(0.1 * s['application_inclusive_ns'] < row(f)['application_inclusive_ns'] < 0.9 * s['application_inclusive_ns'] for f in ('run_a', 'run_b')) else 1)"
 done
 echo "1..$_n"
