@@ -1333,21 +1333,25 @@ static inline uint64_t sc_eng_cfa_repair(struct sc_eng_thread *t, uint64_t site,
 	return cfa;
 }
 
-SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
-				   uint64_t sp, uint64_t pc)
+/*
+ * An entry at physical CFA phys (SC_ENG_NO_CFA: unknown), its probe called
+ * from pc; sp, the probe's stack pointer, to learn the node's offset from
+ * (0: nothing learned, as for an entry applied after its stack is gone: a
+ * signal handler's, queued while a probe ran).
+ */
+SC_ENG_SLOW void sc_eng_enter_at(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				 uint64_t sp, uint64_t phys, uint64_t pc)
 {
 	struct sc_eng_frame *f;
 	struct sc_eng_node *n;
 	struct sc_eng_cs *cs;
-	uint64_t phys = SC_ENG_NO_CFA, cfa;
+	uint64_t cfa;
 
 	if (t->drop_depth) {
 		t->drop_depth++;
 		t->lost++;
 		return;
 	}
-	if (sp)
-		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, site, sp) : sp;
 	cfa = sc_eng_cfa_repair(t, site, pc, phys, now);
 	f = t->top;
 	if (f == t->limit && sc_eng_stack_grow(t))
@@ -1355,7 +1359,7 @@ SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint6
 	n = sc_eng_child_slow(t, func);
 	if (!n)
 		goto drop;
-	if (phys != SC_ENG_NO_CFA && cfa >= sp && cfa - sp < (1u << 30)) {
+	if (sp && phys != SC_ENG_NO_CFA && cfa >= sp && cfa - sp < (1u << 30)) {
 		if (!(n->flags & SC_ENG_NODE_CFA)) {
 			n->cfa_k = (int32_t)(cfa - sp);
 			n->flags |= SC_ENG_NODE_CFA;
@@ -1383,6 +1387,16 @@ drop:
 	t->top = f;
 	t->drop_depth = 1;
 	t->lost++;
+}
+
+SC_ENG_SLOW void sc_eng_enter_slow(struct sc_eng_thread *t, uint64_t func, uint64_t site, uint64_t now,
+				   uint64_t sp, uint64_t pc)
+{
+	uint64_t phys = SC_ENG_NO_CFA;
+
+	if (sp && !t->drop_depth)
+		phys = t->arena->cfa_of ? t->arena->cfa_of(t->arena, site, sp) : sp;
+	sc_eng_enter_at(t, func, site, now, sp, phys, pc);
 }
 
 /*
@@ -1514,6 +1528,35 @@ static inline void sc_eng_exit(struct sc_eng_thread *t, uint64_t func, uint64_t 
 {
 	if (!sc_eng_exit_fast(t, func, now))
 		sc_eng_exit_slow(t, func, sc_eng_now(t, now, 1));
+}
+
+/*
+ * A thread of execution that stops running without an event of its own (a
+ * user-level context switched away from): the interval up to reading now
+ * is its top frame's, with no probe cost in it.  Returns the reading.
+ */
+SC_ENG_SLOW uint64_t sc_eng_suspend(struct sc_eng_thread *t, uint64_t now)
+{
+	t->cost_skip = 1;
+	return sc_eng_now(t, now, t->prev_exit);
+}
+
+/*
+ * It runs again at reading now, suspended since reading `at`: its open
+ * frames were on no running stack meanwhile, so that time is left out of
+ * their windows (their entries move later by it), and the interval to
+ * its next event starts now.
+ */
+SC_ENG_SLOW void sc_eng_resume(struct sc_eng_thread *t, uint64_t at, uint64_t now)
+{
+	uint64_t d = now > at ? now - at : 0;
+	struct sc_eng_frame *f;
+
+	for (f = t->stack; f && f <= t->top; f++)
+		f->entry += d;
+	if (now > t->last_raw)
+		t->last_raw = now;
+	t->cost_skip = 1;
 }
 
 /*

@@ -502,13 +502,8 @@ static __attribute__((noinline, cold)) uint64_t lc_enter_push_slow(struct sc_eng
 {
 	struct sc_patch_pair p = rs_enter(fn, slot, kind);
 
-	barrier();
-	if (unlikely(tls.npending)) {
+	if (unlikely(probe_release()))
 		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
 	return lc_redirect(p.a, slot, kind);
 }
 
@@ -550,13 +545,14 @@ static inline __attribute__((always_inline)) uint64_t rs_probe_enter(uint64_t fn
 	barrier();
 	node = sc_eng_enter_find(t, fn, ret, (uintptr_t)slot, &cs, &cfa);
 	if (unlikely(!node)) {
-		barrier();
-		if (likely(!tls.npending)) {
-			tls.busy = 0;      /* nothing changed: all again, slowly */
-			return lc_enter_cold(fn, slot, kind);
-		}
+		if (likely(!probe_release()))
+			return lc_enter_cold(fn, slot, kind);   /* nothing changed: all again, slowly */
 		/* a signal handler's events are queued: the slow probe
-		 * applies them after this entry */
+		 * applies them after this entry (the thread busy again, if
+		 * probe_release() freed it: a handler that runs before that
+		 * applies them itself) */
+		tls.busy = (uintptr_t)slot;
+		barrier();
 		return lc_enter_slow_push(fn, slot, kind);
 	}
 	sc_eng_enter_commit(t, node, cs, __builtin_ia32_rdtsc(), cfa, slot[-1]);
@@ -577,11 +573,8 @@ static inline __attribute__((always_inline)) uint64_t rs_probe_enter(uint64_t fn
 	 * at n itself: the entry is ours again only now */
 	if (unlikely(s->e[n].slot != slot || s->e[n].fn != fn || s->e[n].orig != (ret | kind)))
 		s->e[n] = (struct rs_entry){ slot, ret | kind, ret, fn };
-	barrier();
-	if (unlikely(tls.npending))
+	if (unlikely(probe_release()))
 		return lc_enter_replay(t, fn, slot, kind);
-	barrier();
-	tls.busy = 0;
 	*slot = rs_tramp_kind(kind);
 	return 1;
 }
@@ -635,13 +628,8 @@ void sc_lc_leave(uint64_t cfa, uint64_t now, uint64_t clk)
 	sc_eng_pop(t, sc_eng_now(t, now, 1));
 	m = t->top->node;
 	sc_rt_clk.fence = (m->flags & SC_ENG_NODE_TAIL) || !(m->calls & RT_TAIL_CHECK);
-	barrier();
-	if (unlikely(tls.npending)) {
+	if (unlikely(probe_release()))
 		sc_rt_vsafe((const void *)probe_replay_done, (uint64_t)(uintptr_t)t, 0, 0, 0);
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
 }
 
 /* ---- readers of return addresses --------------------------------------- */
@@ -1054,16 +1042,45 @@ uint64_t sc_patch_unhook_stack(struct rs_stack *s)
 	return put;
 }
 
+/* A context's own return stack (ctx.c follows the switches), or, for a
+ * switch not followed, every return address back. */
+struct rs_stack *sc_rs_swap(struct rs_stack *s)
+{
+	struct rs_stack *old = rs_tls;
+
+	rs_tls = s;
+	if (tls.x)
+		tls.x->rs = s;
+	return old;
+}
+
 int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
-	rs_unhook_all();
-	return RS_REAL(swapcontext)(oucp, ucp);
+	uint64_t mask;
+	int r;
+
+	if (!sc_ctx_switch(oucp, ucp, &mask)) {
+		rs_unhook_all();
+		return RS_REAL(swapcontext)(oucp, ucp);
+	}
+	r = RS_REAL(swapcontext)(oucp, ucp);
+	/* this context runs again (on its stack, maybe on another thread):
+	 * its signals, blocked for the switch, as they were */
+	sc_ctx_unblock(mask);
+	return r;
 }
 
 int setcontext(const ucontext_t *ucp)
 {
-	rs_unhook_all();
-	return RS_REAL(setcontext)(ucp);
+	uint64_t mask;
+	int r, followed = sc_ctx_switch(NULL, ucp, &mask);
+
+	if (!followed)
+		rs_unhook_all();
+	r = RS_REAL(setcontext)(ucp);
+	if (followed)
+		sc_ctx_unblock(mask);      /* (only if it failed) */
+	return r;
 }
 
 /*

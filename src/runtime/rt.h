@@ -37,6 +37,8 @@
  *                seen), the runtime's own span
  *   unload.c     dlclose(): the addresses of an object unmapped retired
  *   jumps.c      longjmp() and kin: the frames below a jump's target closed
+ *   ctx.c        swapcontext(), setcontext(), makecontext(): each context a
+ *                thread of execution of its own, followed across switches
  *   sandbox.c    prctl() and syscall(): seccomp about to close, the
  *                time-stamp counter turned off or on
  *   exec.c       the environment: our variables out of the program's, back
@@ -100,10 +102,14 @@ struct rt_ring {
 };
 
 /* An event that arrived while a probe of the same thread was running (a
- * signal handler's), kept for that probe to apply when it is done. */
+ * signal handler's), kept for that probe to apply when it is done.  An
+ * entry's position is taken when it is queued: by the time it is applied
+ * the handler has returned and its stack is reused. */
 struct rt_pending {
 	uint64_t fn, site, tsc;
 	uint64_t sp;                   /* the probe's stack pointer; 0 for an exit */
+	uint64_t cfa;                  /* the entry's CFA (SC_ENG_NO_CFA: unknown) */
+	uint64_t pc;                   /* where its probe was called from */
 };
 #define RT_PENDING 64
 #define RT_ENDING 256
@@ -123,7 +129,9 @@ struct rt_tls {
 	const volatile uint64_t *ring_head;
 	uint64_t ring_seen;
 	struct rs_stack *rs;           /* retstack.c's return stack, or NULL */
-	uint32_t npending;             /* events in pending[] */
+	uint32_t npending;             /* events in pending[] (slots taken: a
+	                                  handler's probe may interrupt another
+	                                  handler's queueing) */
 	int state;                     /* RT_* */
 	uint64_t pending_lost;
 	uintptr_t sp_first;            /* stack pointer of the thread's first probe */
@@ -298,6 +306,8 @@ static inline int rt_memeq(const void *a, const void *b, size_t n)
 
 /* Apply the events a signal handler's probes queued (tls.busy set). */
 __attribute__((cold)) void probe_replay(struct sc_eng_thread *t);
+/* The same until none is left, then the thread freed (tls.busy set, or 0
+ * after probe_release() said events were left). */
 __attribute__((cold)) void probe_replay_done(struct sc_eng_thread *t);
 /* The engine's callback: the CFA of a frame entered at sp (SC_ENG_NO_CFA). */
 uint64_t rt_cfa_of(struct sc_eng_arena *a, uint64_t site, uint64_t sp);
@@ -351,16 +361,31 @@ static inline void rt_tail_learn(struct sc_eng_thread *t, struct sc_eng_node *m,
 		m->flags &= ~SC_ENG_NODE_TAIL;
 }
 
+/*
+ * The end of a probe: the thread is free again (tls.busy 0) unless signal
+ * handlers queued events meanwhile, 1 then (probe_replay_done() applies
+ * them).  A handler whose probe saw the thread busy just before it was
+ * freed queued its events too: they are looked for again after, or they
+ * would wait for the next probe and be applied after its event.
+ */
+static inline int probe_release(void)
+{
+	barrier();
+	if (likely(!tls.npending)) {
+		barrier();
+		tls.busy = 0;
+		barrier();
+		if (likely(!tls.npending))
+			return 0;
+	}
+	return 1;
+}
+
 /* Finish a probe: queued events first, then the thread is free again. */
 static inline void probe_done(struct sc_eng_thread *t)
 {
-	barrier();
-	if (unlikely(tls.npending)) {
+	if (unlikely(probe_release()))
 		probe_replay_done(t);      /* a tail call: the hooks need no frame */
-	} else {
-		barrier();
-		tls.busy = 0;
-	}
 }
 
 /* ---- process.c ---- */
@@ -479,6 +504,19 @@ __attribute__((noreturn)) void sc_w___longjmp_chk(void *env, int val);
 /* fork.c's vfork, by a name that is never preempted (attach.c points
  * GOT slots at it while attached) */
 extern char sc_w_vfork[];
+
+/* ---- ctx.c ---- */
+
+/* A user-level context switch about to be made (swapcontext: from, to;
+ * setcontext: NULL, to): 1 if followed (the engine thread and return
+ * stack of `to` are the thread's now, every signal blocked: *mask is the
+ * mask sc_ctx_unblock() sets back when the caller's context runs again),
+ * 0 if nothing was changed. */
+struct ucontext_t;
+int sc_ctx_switch(const struct ucontext_t *from, const struct ucontext_t *to, uint64_t *mask);
+void sc_ctx_unblock(uint64_t mask);
+/* retstack.c: the thread's return stack is s (NULL: none yet); the one it had. */
+struct rs_stack *sc_rs_swap(struct rs_stack *s);
 
 /* ---- sandbox.c ---- */
 

@@ -29,7 +29,15 @@ for line in open(sys.argv[1]):
         funcs[cur] = []
     elif cur and line.strip():
         funcs[cur].append(line.rstrip())
-vec = re.compile(r'%[xyz]mm\d|%mm\d|%st\b|%st\(|\s(f[a-z]+|vzero[a-z]+|emms|ldmxcsr|stmxcsr|xsave[a-z]*|xrstor[a-z]*)\s')
+# (an x87 or state instruction by its mnemonic, the first word: an
+# operand such as the address "ffaa" of a jump is not one)
+vec_reg = re.compile(r'%[xyz]mm\d|%mm\d|%st\b|%st\(')
+vec_op = re.compile(r'^(f[a-z]+|vzero[a-z]+|emms|ldmxcsr|stmxcsr|xsave[a-z]*|xrstor[a-z]*)$')
+class vec:
+    @staticmethod
+    def search(ins):
+        words = ins.split()
+        return vec_reg.search(ins) or (words and vec_op.match(words[0]))
 roots = ['sc_patch_entry_asm', 'sc_patch_return_asm', 'sc_lc_entry_asm', 'sc_lc_return_asm']
 # the only indirect branches allowed: the trampolines' jumps on into the
 # function or its caller, and the engine's call of the arena's commit

@@ -1232,6 +1232,67 @@ static void run_cfa(void)
 }
 
 /*
+ * Threads of execution that switch (runtime/ctx.c: a coroutine's stack is
+ * one): a suspended one's open frames leave its suspended time out, the
+ * interval up to the switch is its top's; and an entry applied with its
+ * position known but no stack pointer (probe.c: a signal handler's,
+ * queued while a probe ran) is placed by that position and learns nothing.
+ */
+static void run_contexts(void)
+{
+	uint64_t len = 1 << 20;
+	uint8_t *buf = calloc(1, len);
+	struct sc_eng_arena a;
+	struct sc_eng_thread *t, *co;
+	struct sc_eng_node *n_main, *n_body, *n_step, *n_h;
+	const uint64_t MAIN = FUNC(1), BODY = FUNC(2), STEP = FUNC(3), H = FUNC(4), HW = FUNC(5), LOOP = FUNC(6);
+
+	sc_eng_arena_init(&a, buf, len);
+	t = sc_eng_thread_new(&a, 7, 0);
+	sc_eng_enter(t, MAIN, 0x100, 10);
+	n_main = t->top->node;
+	/* main switches to the coroutine at 100: made then, it runs body and
+	 * step, and switches back at 150 */
+	is_u64(sc_eng_suspend(t, 100), 100, "contexts: suspended at its reading");
+	co = sc_eng_thread_new(&a, 7, 100);
+	sc_eng_enter(co, BODY, 0x200, 110);
+	n_body = co->top->node;
+	sc_eng_enter(co, STEP, 0x300, 120);
+	n_step = co->top->node;
+	sc_eng_suspend(co, 150);
+	/* main runs 150..400, then the coroutine 400..500: step returns */
+	sc_eng_resume(t, 100, 150);
+	sc_eng_suspend(t, 400);
+	sc_eng_resume(co, 150, 400);
+	sc_eng_exit(co, STEP, 430);
+	is_u64(n_step->incl_sum, (150 - 120) + (430 - 400), "contexts: step's call is its two turns (30 + 30 ticks)");
+	sc_eng_suspend(co, 500);
+	sc_eng_resume(t, 400, 500);
+	sc_eng_exit(t, MAIN, 600);
+	is_u64(n_main->incl_sum, (100 - 10) + (400 - 150) + (600 - 500), "contexts: main's call leaves out the coroutine's turns");
+	is_u64(n_main->excl_sum, n_main->incl_sum, "contexts: all of it main's own (the coroutine is no child of it)");
+	is_u64(co->top - co->stack, 1, "contexts: body still open in the coroutine");
+	is_u64(co->top->entry, 110 + (400 - 150), "contexts: its entry moved later by the time it was suspended");
+	is_u64(n_body->calls, 1, "contexts: body's one call");
+	is_u64(t->repair_closed + co->repair_closed + t->stray_exits + co->stray_exits, 0, "contexts: no repair");
+
+	/* a handler's entry, queued: its position given, no stack pointer */
+	sc_eng_enter_sp(t, LOOP, 0x600, 700, 0x10000, 0xa0);
+	sc_eng_enter_at(t, H, 0x400, 710, 0, 0xf000, 0xb0);
+	n_h = t->top->node;
+	is_u64(t->top - t->stack, 2, "contexts: a queued entry below loop's position nests in it");
+	ok(!(n_h->flags & SC_ENG_NODE_CFA), "contexts: nothing learned from a queued entry");
+	sc_eng_enter_sp(t, HW, 0x500, 720, 0xef00, 0xc0);
+	sc_eng_exit(t, HW, 730);
+	sc_eng_exit(t, H, 740);
+	is_u64(t->repair_closed, 0, "contexts: the handler's callee under it, nothing closed");
+	/* the same entry at a stale position (above loop's): loop closed */
+	sc_eng_enter_at(t, H, 0x400, 750, 0, 0x10100, 0xb0);
+	is_u64(t->repair_closed, 1, "contexts: a position above loop's closes it (why a queued entry's is read while its stack lives)");
+	free(buf);
+}
+
+/*
  * Sampled shares (SPEC section 14): a sample goes to the node on top (the
  * frame below a dropping one), one in probe code is only counted, the
  * table grows past its first size, the counts add up; repairs by cause.
@@ -1418,6 +1479,7 @@ int main(void)
 	run_deep_and_wide();
 	run_full_arena();
 	run_cfa();
+	run_contexts();
 	run_samples_causes();
 	run_child_table();
 	run_damaged();
