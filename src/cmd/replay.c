@@ -31,10 +31,12 @@ static const char replay_usage[] =
 	"\n"
 	"  -i, --input FILE    data file recorded with --timeline, default stackclock.data\n"
 	"  --tid TID           only this thread\n"
-	"  --since T           only what ends at or after T (since the first event:\n"
-	"                      1.5s, 200ms, 10us)\n"
-	"  --until T           only what starts at or before T\n"
-	"  --min-time DUR      only calls and OS events lasting DUR or more\n"
+	"  --since T           only what ends at or after T: seconds since the first\n"
+	"                      event, as the START (s) column (0.005), or with a unit\n"
+	"                      (5ms, 10us, 500ns, 1.5s)\n"
+	"  --until T           only what starts at or before T (as --since)\n"
+	"  --min-time DUR      only calls and OS events lasting DUR or more; DUR takes\n"
+	"                      its unit (100us, 2ms, 1s, 500ns), as uftrace's -t does\n"
 	"  --depth N           only calls less than N deep (1: the outermost)\n"
 	"  --format F          text (default) or json\n";
 
@@ -76,11 +78,11 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 			o->f.tid = (uint32_t)v;
 			break;
 		case OPT_SINCE:
-			if (cmd_parse_duration("replay", "--since", optarg, &o->f.since_ns))
+			if (cmd_parse_time("replay", "--since", optarg, &o->f.since_ns))
 				return -2;
 			break;
 		case OPT_UNTIL:
-			if (cmd_parse_duration("replay", "--until", optarg, &o->f.until_ns))
+			if (cmd_parse_time("replay", "--until", optarg, &o->f.until_ns))
 				return -2;
 			break;
 		case OPT_MIN_TIME:
