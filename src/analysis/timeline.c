@@ -429,7 +429,8 @@ static void subs_call(struct subs *s, uint32_t i, uint64_t start)
 		c.tail = s->st[s->nst - 1].tail;
 		s->nst = k;
 	}
-	ALLOC_GROW(s->st, s->nst + 1, s->ast);
+	if (s->nst == s->ast)
+		ALLOC_GROW(s->st, s->nst + 1, s->ast);
 	s->st[s->nst++] = c;
 }
 
@@ -1035,6 +1036,10 @@ static bool next_call(struct an_tl_stream *s, struct tl_reader *rd, struct an_tl
 	while (rd->kord == rd->nord)
 		if (!window_load(s, rd, rd->window++))
 			return false;
+	/* the order jumps about the window: fetch ahead (ord[] is read in
+	 * sequence, so the addresses are known) */
+	if (rd->kord + 16 < rd->nord)
+		__builtin_prefetch(&rd->win[rd->ord[rd->kord + 16]]);
 	*it = rd->win[rd->ord[rd->kord++]];
 	return true;
 }
@@ -1128,7 +1133,8 @@ static bool next_any(struct an_tl_stream *s, struct tl_reader *rd, struct an_tl_
 		while (rd->nst && rd->st[rd->nst - 1].end <= it->start_ns)
 			rd->nst--;
 		if (it->kind == AN_TL_CALL) {
-			ALLOC_GROW(rd->st, rd->nst + 1, rd->ast);
+			if (rd->nst == rd->ast)
+				ALLOC_GROW(rd->st, rd->nst + 1, rd->ast);
 			rd->st[rd->nst].end = it->start_ns + it->dur_ns;
 			rd->st[rd->nst++].depth = it->depth;
 		} else {
