@@ -4,7 +4,10 @@
  * `export --format chrome` and the HTML report's lanes.
  *
  * Built from a loaded profile (an_profile_load keeps the SC_REC_TIMELINE
- * records as they are; decoding happens here).  Per thread, items are
+ * records as they are: those stored uncompressed stay in the data file and
+ * are read back with pread when decoded, here).  an_timeline_build decodes
+ * it all into memory (the HTML report); an_timeline_stream reads it as a
+ * stream in bounded memory (replay, the chrome export).  Per thread, items are
  * sorted by start, an enclosing call before what it encloses (calls nest
  * properly within a thread: a call's children start no earlier and end no
  * later than it).  Times are nanoseconds since the timeline's origin
@@ -27,7 +30,7 @@
  * how many it holds, else 1), never a crash.
  *
  * Ownership: the timeline owns its arrays; names point into the profile,
- * which must outlive it.
+ * which must outlive it (and keeps the data file open for the stream).
  */
 #ifndef SC_ANALYSIS_TIMELINE_H
 #define SC_ANALYSIS_TIMELINE_H
