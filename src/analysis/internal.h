@@ -138,7 +138,8 @@ struct an_tlrec {
 	uint64_t base_ns, dropped, filtered;
 	uint64_t base_tick, tick0, ns0;   /* SC_TL_TICKS */
 	double ns_per_tick;
-	uint8_t *data;            /* in the profile's tlblocks */
+	uint8_t *data;            /* in the profile's tlblocks, or NULL: ... */
+	int64_t off;              /* ... in the data file (tl_fd) at this offset */
 	size_t len;
 };
 
@@ -236,6 +237,9 @@ struct an_profile {
 	 * big_grow: huge pages, a fault per 2 MiB instead of per 4 KiB) */
 	struct an_tlblock { uint8_t *b; size_t alloc, used; } *tlblocks;
 	size_t ntlblocks, atlblocks;
+	/* the data file, open for the tlrecs left in it (an_profile_load:
+	 * a long timeline is read back as it is used, never held), or -1 */
+	int tl_fd;
 
 	/* calling-context trees, built on first use: [split][app_time] */
 	struct an_cct *cct[3][2];

@@ -11,10 +11,12 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- resolver through symbols.h ----------------------------------------- */
 
@@ -33,6 +35,7 @@ struct an_profile *an_profile_new(const struct an_resolver *res)
 {
 	struct an_profile *p = xcalloc(1, sizeof(*p));
 
+	p->tl_fd = -1;
 	if (res) {
 		p->res = *res;
 	} else {
@@ -81,6 +84,8 @@ void an_profile_free(struct an_profile *p)
 		big_free(p->tlblocks[i].b, p->tlblocks[i].alloc, 1);
 	free(p->tlblocks);
 	free(p->tlrecs);
+	if (p->tl_fd >= 0)
+		close(p->tl_fd);
 	free(p->stacks);
 	free(p->ips);
 	an_map_release(&p->stack_map);
@@ -612,7 +617,8 @@ static uint8_t *tl_alloc(struct an_profile *p, size_t len)
 
 /* A timeline record, kept coded, tied to the thread instance whose nodes
  * precede it (a tid reused later is another instance). */
-static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, size_t size)
+static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, size_t size,
+			 int64_t off)
 {
 	struct an_tlrec *r;
 	size_t len = size - sizeof(*t);
@@ -632,11 +638,25 @@ static void add_timeline(struct an_profile *p, const struct sc_rec_timeline *t, 
 	r->dropped = t->dropped;
 	r->filtered = t->filtered;
 	r->len = len;
+	if (off >= 0) {
+		r->data = NULL;
+		r->off = off + (int64_t)sizeof(*t);
+		return;
+	}
 	r->data = tl_alloc(p, len);
+	r->off = -1;
 	memcpy(r->data, t + 1, len);
 }
 
+static int profile_add(struct an_profile *p, const struct sc_record *rec, int64_t off);
+
 int an_profile_add(struct an_profile *p, const struct sc_record *rec)
+{
+	return profile_add(p, rec, -1);
+}
+
+/* off: where rec's payload is in p->tl_fd's file, or -1 */
+static int profile_add(struct an_profile *p, const struct sc_record *rec, int64_t off)
 {
 	const void *d = rec->data;
 	uint64_t whole[SC_REC_WHOLE_MAX / 8];      /* an older, shorter record */
@@ -737,7 +757,7 @@ int an_profile_add(struct an_profile *p, const struct sc_record *rec)
 		add_patched(p, d);
 		break;
 	case SC_REC_TIMELINE:
-		add_timeline(p, d, rec->size);
+		add_timeline(p, d, rec->size, off);
 		break;
 	case SC_REC_LOST: {
 		const struct sc_rec_lost *l = d;
@@ -766,6 +786,7 @@ int an_profile_load(struct an_profile *p, const char *path, const char **damaged
 	struct sc_reader *r = NULL;
 	struct sc_record rec;
 	char why[256] = "";
+	bool in_file;
 	int ret;
 
 	if (damaged)
@@ -776,8 +797,12 @@ int an_profile_load(struct an_profile *p, const char *path, const char **damaged
 		return ret;
 	}
 	p->features |= sc_reader_features(r);
+	/* timeline payloads stored as they are stay in the file (a long
+	 * timeline is hundreds of MB): read back through a descriptor of our own */
+	in_file = p->tl_fd < 0 && (p->tl_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0;
 	while ((ret = sc_reader_next(r, &rec)) == SC_READ_OK)
-		an_profile_add(p, &rec);
+		profile_add(p, &rec, rec.type == SC_REC_TIMELINE && in_file
+			    ? sc_reader_payload_offset(r, &rec) : -1);
 	if (ret == SC_READ_DAMAGED) {
 		const char *d = sc_reader_damage(r);
 

@@ -19,18 +19,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "syscalls.h"              /* generated (Makefile) */
 
-/* A node's function and depth (calls at it have depth - 1): timeline.h's
- * struct an_tl_node. */
-#define node_info an_tl_node
+/* A calling-context node: its function, its distance from the root
+ * (calls at it are depth - 1 deep), its parent, whether it is a library
+ * call's. */
+struct node_info {
+	uint32_t func, depth, parent;
+	uint32_t libcall;
+};
 
 struct tl_build {
 	struct an_profile *p;
 	struct an_timeline *tl;
 	struct node_info **ninfo;     /* per thread instance, by node id */
 	size_t *nninfo;
+	uint8_t *buf;                 /* a record's bytes read from the file */
+	size_t abuf;
 };
 
 #define DEPTH_UNKNOWN UINT32_MAX
@@ -152,12 +159,6 @@ struct decode_out {
 	struct an_tl_item *items;
 	size_t nitems, alloc;
 	uint64_t t0;
-	/* pass 0 */
-	bool full;                /* the thread is shown (--tid) */
-	bool other;               /* it has items other than calls */
-	struct an_tl_citem *citems;     /* (n, alloc) */
-	struct an_tl_item *wide;
-	size_t nwide, awide;
 };
 
 /* A tick time of record r in ns (not rounded): one function for every
@@ -167,144 +168,211 @@ static double tick_ns(const struct an_tlrec *r, uint64_t tick)
 	return (double)r->ns0 + ((double)tick - (double)r->tick0) * r->ns_per_tick;
 }
 
-/* Decode one record's items: pass 1 their keys, pass 2 the items; pass 0
- * (linked build) the items in the order recorded, their starts absolute,
- * samples' stacks only if o->full. */
+/* Where a decoder is in one record's coded items, and what the coding
+ * carries from one item to the next. */
+struct tl_dstate {
+	const uint8_t *q, *end;
+	uint32_t k;               /* items decoded */
+	uint64_t t, tick;
+	uint64_t prev;            /* SC_TL_NODEREL: the last call's node */
+};
+
+static void dstate_init(struct tl_dstate *d, const struct an_tlrec *r, const uint8_t *data)
+{
+	d->q = data;
+	d->end = data + r->len;
+	d->k = 0;
+	d->t = r->base_ns;
+	d->tick = r->base_tick;
+	d->prev = UINT64_MAX;
+}
+
+static bool dstate_more(const struct an_tlrec *r, const struct tl_dstate *d)
+{
+	return d->k < r->nitems && !(r->nitems == SC_TL_ALL && d->q == d->end);
+}
+
+/* The items a damaged record loses from where d stopped. */
+static uint64_t dstate_lost(const struct an_tlrec *r, const struct tl_dstate *d)
+{
+	return r->nitems == SC_TL_ALL ? 1 : r->nitems - d->k;
+}
+
+/*
+ * The next item of record r: 0, or -1 if it does not decode (the record's
+ * items end there).  A sample's stack is left out (func AN_NONE, no
+ * frames): its coded id in *stack_id.
+ */
+static int item_get(const struct an_tlrec *r, struct tl_dstate *d, const struct node_info *ni,
+		    size_t nni, struct an_tl_item *it, uint64_t *stack_id)
+{
+	bool ticks = r->flags & SC_TL_TICKS, noderel = ticks && (r->flags & SC_TL_NODEREL);
+	uint64_t head, a, c;
+	unsigned kind;
+
+	memset(it, 0, sizeof(*it));
+	if (sc_varint_get(&d->q, d->end, &head) < 0)
+		return -1;
+	if (noderel) {
+		if ((head & 3) != SC_TL_N_OTHER) {
+			kind = SC_TL_CALL;
+			d->tick += head >> 2;
+		} else {
+			kind = (head >> 2 & 1) == SC_TL_X_OS ? SC_TL_OS : SC_TL_SAMPLE;
+			d->t += (uint64_t)sc_unzigzag(head >> 3);
+		}
+	} else {
+		kind = (unsigned)(head & 3);
+		if (ticks && kind == SC_TL_CALL)
+			d->tick += (uint64_t)sc_unzigzag(head >> 2);
+		else
+			d->t += (uint64_t)sc_unzigzag(head >> 2);
+	}
+	it->func = AN_NONE;
+	it->sysno = -1;
+	switch (kind) {
+	case SC_TL_CALL:
+		if (sc_varint_get(&d->q, d->end, &a) < 0)
+			return -1;
+		if (!noderel || (head & 3) == SC_TL_N_NODE) {
+			if (sc_varint_get(&d->q, d->end, &c) < 0)
+				return -1;
+		} else if (d->prev >= nni) {
+			return -1;
+		} else {
+			c = (uint64_t)((head & 3) == SC_TL_N_SAME ? d->prev : ni[d->prev].parent) << 2;
+		}
+		if ((c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
+			return -1;
+		d->prev = c >> 2;
+		if (ticks) {
+			double e = tick_ns(r, d->tick);
+
+			if (e < 0 || a > d->tick || tick_ns(r, d->tick - a) < 0)
+				return -1;
+			/* start and end each converted from its tick by one
+			 * rounded function, monotonic: a call that starts on
+			 * the tick its caller (or the call before it) started
+			 * (ended) on never starts before (ends after) it */
+			it->start_ns = (uint64_t)(tick_ns(r, d->tick - a) + 0.5);
+			it->dur_ns = (uint64_t)(e + 0.5) - it->start_ns;
+		} else {
+			if (a > d->t)
+				return -1;
+			it->start_ns = d->t - a;
+			it->dur_ns = a;
+		}
+		it->kind = AN_TL_CALL;
+		it->func = ni[c >> 2].func;
+		it->depth = ni[c >> 2].depth - 1;
+		if (c & SC_TL_F_OPEN)
+			it->flags |= AN_TL_OPEN;
+		if (c & SC_TL_F_REPAIRED)
+			it->flags |= AN_TL_REPAIRED;
+		if (ni[c >> 2].libcall)
+			it->flags |= AN_TL_LIBCALL;
+		break;
+	case SC_TL_OS:
+		if (sc_varint_get(&d->q, d->end, &a) < 0 || sc_varint_get(&d->q, d->end, &c) < 0)
+			return -1;
+		if ((c & 3) >= SC_OS_NCAT)
+			return -1;
+		it->kind = AN_TL_OS;
+		it->start_ns = d->t;
+		it->dur_ns = a;
+		it->os_cat = (uint32_t)(c & 3);
+		it->sysno = (int32_t)((int64_t)(c >> 2) - 1);
+		break;
+	case SC_TL_SAMPLE:
+		if (sc_varint_get(&d->q, d->end, &a) < 0)
+			return -1;
+		it->kind = AN_TL_SAMPLE;
+		it->start_ns = d->t;
+		*stack_id = a;
+		break;
+	default:
+		return -1;
+	}
+	d->k++;
+	return 0;
+}
+
+/* A sample's frames into tl->frames: by its node (instrumentation) or
+ * its stack record (sampling). */
+static void item_frames(struct tl_build *b, const struct an_tlrec *r, const struct node_info *ni,
+			size_t nni, uint64_t stack_id, struct an_tl_item *it)
+{
+	if (ni)
+		node_frames(b, ni, nni, stack_id, it);
+	else
+		sample_frames(b, r->proc_id, stack_id, it);
+}
+
+/* The bytes of record r: in memory, or read from the data file into
+ * *buf.  NULL if they cannot be read (then the record is damage). */
+static const uint8_t *rec_bytes(const struct an_profile *p, const struct an_tlrec *r,
+				uint8_t **buf, size_t *alloc)
+{
+	size_t got = 0;
+
+	if (r->data || !r->len)
+		return r->data ? r->data : (const uint8_t *)"";
+	if (p->tl_fd < 0)
+		return NULL;
+	if (*alloc < r->len) {
+		free(*buf);
+		*alloc = r->len;
+		*buf = xmalloc(*alloc);
+	}
+	while (got < r->len) {
+		ssize_t n = pread(p->tl_fd, *buf + got, r->len - got, r->off + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		got += (size_t)n;
+	}
+	return *buf;
+}
+
+/* Decode one record's items: pass 1 their keys, pass 2 the items, each
+ * where it goes. */
 static void decode_rec(struct tl_build *b, const struct an_tlrec *r, struct decode_out *o, int pass)
 {
-	const uint8_t *q = r->data, *end = r->data + r->len;
 	const struct node_info *ni = NULL;
+	const uint8_t *data = rec_bytes(b->p, r, &b->buf, &b->abuf);
+	struct tl_dstate d;
 	size_t nni = 0;
-	uint64_t t = r->base_ns, tick = r->base_tick;
-	bool ticks = r->flags & SC_TL_TICKS, noderel = ticks && (r->flags & SC_TL_NODEREL);
-	uint64_t prev = UINT64_MAX;       /* SC_TL_NODEREL: the last call's node */
-	uint32_t k;
 
 	if (r->inst != AN_NONE && r->inst < b->p->nthreads)
 		ni = node_infos(b, r->inst, &nni);
-	for (k = 0; k < r->nitems && !(r->nitems == SC_TL_ALL && q == end); k++) {
-		uint64_t head, a, c;
+	if (!data) {
+		if (pass == 2)
+			b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems;
+		return;
+	}
+	dstate_init(&d, r, data);
+	while (dstate_more(r, &d)) {
 		struct an_tl_item it;
+		uint64_t stack_id = 0;
 
-		memset(&it, 0, sizeof(it));
-		unsigned kind;
-
-		if (sc_varint_get(&q, end, &head) < 0)
-			goto damaged;
-		if (noderel) {
-			if ((head & 3) != SC_TL_N_OTHER) {
-				kind = SC_TL_CALL;
-				tick += head >> 2;
-			} else {
-				kind = (head >> 2 & 1) == SC_TL_X_OS ? SC_TL_OS : SC_TL_SAMPLE;
-				t += (uint64_t)sc_unzigzag(head >> 3);
-			}
-		} else {
-			kind = (unsigned)(head & 3);
-			if (ticks && kind == SC_TL_CALL)
-				tick += (uint64_t)sc_unzigzag(head >> 2);
-			else
-				t += (uint64_t)sc_unzigzag(head >> 2);
+		if (item_get(r, &d, ni, nni, &it, &stack_id) < 0) {
+			if (pass == 2)
+				b->tl->damaged_items += dstate_lost(r, &d);
+			return;
 		}
-		it.func = AN_NONE;
-		it.sysno = -1;
-		switch (kind) {
-		case SC_TL_CALL:
-			if (sc_varint_get(&q, end, &a) < 0)
-				goto damaged;
-			if (!noderel || (head & 3) == SC_TL_N_NODE) {
-				if (sc_varint_get(&q, end, &c) < 0)
-					goto damaged;
-			} else if (prev >= nni) {
-				goto damaged;
-			} else {
-				c = (uint64_t)((head & 3) == SC_TL_N_SAME ? prev : ni[prev].parent) << 2;
-			}
-			if ((c >> 2) >= nni || ni[c >> 2].func == AN_NONE)
-				goto damaged;
-			prev = c >> 2;
-			if (ticks) {
-				double e = tick_ns(r, tick);
-
-				if (e < 0 || a > tick || tick_ns(r, tick - a) < 0)
-					goto damaged;
-				/* start and end each converted from its tick by one
-				 * rounded function, monotonic: a call that starts on
-				 * the tick its caller (or the call before it) started
-				 * (ended) on never starts before (ends after) it */
-				it.start_ns = (uint64_t)(tick_ns(r, tick - a) + 0.5);
-				it.dur_ns = (uint64_t)(e + 0.5) - it.start_ns;
-			} else {
-				if (a > t)
-					goto damaged;
-				it.start_ns = t - a;
-				it.dur_ns = a;
-			}
-			it.kind = AN_TL_CALL;
-			it.func = ni[c >> 2].func;
-			it.depth = ni[c >> 2].depth - 1;
-			if (c & SC_TL_F_OPEN)
-				it.flags |= AN_TL_OPEN;
-			if (c & SC_TL_F_REPAIRED)
-				it.flags |= AN_TL_REPAIRED;
-			if (ni[c >> 2].libcall)
-				it.flags |= AN_TL_LIBCALL;
-			break;
-		case SC_TL_OS:
-			if (sc_varint_get(&q, end, &a) < 0 || sc_varint_get(&q, end, &c) < 0)
-				goto damaged;
-			if ((c & 3) >= SC_OS_NCAT)
-				goto damaged;
-			it.kind = AN_TL_OS;
-			it.start_ns = t;
-			it.dur_ns = a;
-			it.os_cat = (uint32_t)(c & 3);
-			it.sysno = (int32_t)((int64_t)(c >> 2) - 1);
-			break;
-		case SC_TL_SAMPLE:
-			if (sc_varint_get(&q, end, &a) < 0)
-				goto damaged;
-			it.kind = AN_TL_SAMPLE;
-			it.start_ns = t;
-			if (pass == 1 || (pass == 0 && !o->full))
-				break;
-			if (ni)
-				node_frames(b, ni, nni, a, &it);
-			else
-				sample_frames(b, r->proc_id, a, &it);
-			break;
-		default:
-			goto damaged;
-		}
-		if (pass == 0) {
-			struct an_tl_citem ci = { it.start_ns, 0, AN_TL_C_WIDE };
-
-			if (it.kind == AN_TL_CALL && it.dur_ns <= UINT32_MAX && (c >> 2) <= AN_TL_C_NODE_MAX) {
-				ci.dur = (uint32_t)it.dur_ns;
-				ci.ref = (uint32_t)(c >> 2) << 4 | (c & SC_TL_F_OPEN ? AN_TL_C_OPEN : 0) |
-					 (c & SC_TL_F_REPAIRED ? AN_TL_C_REPAIRED : 0);
-			} else {
-				ALLOC_GROW(o->wide, o->nwide + 1, o->awide);
-				ci.dur = (uint32_t)o->nwide;
-				o->wide[o->nwide++] = it;
-				o->other |= it.kind != AN_TL_CALL;
-			}
-			if (o->n == o->alloc)
-				big_grow((void **)&o->citems, &o->alloc, o->n + 1, sizeof(*o->citems));
-			o->citems[o->n++] = ci;
-		} else if (pass == 1) {
+		if (pass == 1) {
 			if (o->n == o->akey)
 				big_grow((void **)&o->key, &o->akey, o->n + 1, sizeof(*o->key));
 			o->key[o->n++] = it.start_ns << 1 | (it.kind != AN_TL_CALL);
 		} else {
+			if (it.kind == AN_TL_SAMPLE)
+				item_frames(b, r, ni, nni, stack_id, &it);
 			it.start_ns -= o->t0;
 			o->items[o->dest[o->k++]] = it;
 		}
 	}
-	return;
-damaged:
-	if (pass == 2 || (pass == 0 && o->full))
-		b->tl->damaged_items += r->nitems == SC_TL_ALL ? 1 : r->nitems - k;
 }
 
 /*
@@ -361,7 +429,8 @@ static void subs_call(struct subs *s, uint32_t i, uint64_t start)
 		c.tail = s->st[s->nst - 1].tail;
 		s->nst = k;
 	}
-	ALLOC_GROW(s->st, s->nst + 1, s->ast);
+	if (s->nst == s->ast)
+		ALLOC_GROW(s->st, s->nst + 1, s->ast);
 	s->st[s->nst++] = c;
 }
 
@@ -516,6 +585,7 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 	tl = xcalloc(1, sizeof(*tl));
 	tl->profile = p;
 	tl->method = an_profile_method(p);
+	memset(&b, 0, sizeof(b));
 	b.p = p;
 	b.tl = tl;
 	b.ninfo = xcalloc(p->nthreads + 1, sizeof(*b.ninfo));
@@ -611,107 +681,493 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 		free(b.ninfo[i]);
 	free(b.ninfo);
 	free(b.nninfo);
+	free(b.buf);
 	free(dec);
 	an_map_release(&tmap);
 	*out = tl;
 	return 0;
 }
 
-/* ---- the linked build (replay) ------------------------------------------- */
+/* ---- the stream (replay, export --format chrome) -------------------------- */
 
 /*
- * A thread's items, decoded in the order recorded, in start order
- * (order_items' order: the same subtrees, the other items merged in after
- * the calls that start with them): ord[k] is the k-th item.  next[] (n
- * entries) is scratch space: the calls linked in order.  ord[] is read in
- * sequence and the items it names can be fetched ahead of their use (a
- * linked list cannot: each item's address waits on the one before).
+ * The same items, in the same order, with memory bounded whatever the
+ * timeline's length: nothing is kept per item.
+ *
+ * Calls arrive in post-order (as they end) and go out in pre-order (by
+ * start, an enclosing call first), the order subs_call makes: a call's
+ * subtree is the contiguous run of calls [lo, itself] it adopts.  Numbered
+ * by arrival, the calls are cut into windows of W; the output is the calls
+ * sorted by (lo, arrival descending), so the calls whose lo falls in
+ * window k go out together, after those of windows before it.  These are
+ * the calls of window k that do not straddle its start, and the few after
+ * it that straddle its end but not its start (their subtree starts in the
+ * window: the calls open across its end, one per depth).  A first pass
+ * (stream_index) finds, for every boundary, the calls that straddle it,
+ * with subs_call's stack kept as one entry per window (the latest start
+ * of the calls whose lo falls there: enough to tell in which window a
+ * call's first adopted call lies), and notes where the decoder stands at
+ * each boundary.  Then window k is decoded from its checkpoint, and
+ * subs_call run over its calls and its straddlers of the end (a straddler
+ * of the start adopts whatever is on the stack: that part is done), giving
+ * them in order.  OS events and samples come in time order from a second
+ * decoder over the same records (or, if a thread's are not in order,
+ * sorted in memory: few), merged in as order_items does.
+ *
+ * Memory: a window's calls (W 32-byte items and their links), per
+ * boundary the calls open across it (the call depth), the nodes of the
+ * calling-context trees; one record's bytes per decoder.
  */
-static void order_linked(const struct an_tl_thread *th, size_t n, uint32_t *next, uint32_t *ord)
+#define TL_WINDOW (1u << 20)
+
+/* A decoder over one thread's records, in order. */
+struct tl_cur {
+	size_t ri;                /* index in the thread's recs */
+	bool started;             /* d is in recs[ri] */
+	struct tl_dstate d;
+	uint8_t *buf;
+	size_t abuf;
+};
+
+/* A decoder's place, to start another there. */
+struct tl_ckpt {
+	size_t ri;
+	bool started;
+	uint32_t k;
+	size_t off;
+	uint64_t t, tick, prev;
+};
+
+/* A call that straddles boundary m: arrives at pos >= m * W, its lo
+ * before; wlo the window of its lo. */
+struct tl_strad {
+	uint64_t m, pos, wlo;
+	struct an_tl_item it;
+};
+
+/* An OS event or sample, and its stack's id. */
+struct tl_other {
+	struct an_tl_item it;
+	uint64_t stack_id;
+	size_t ri;                /* its record, for the frames */
+	uint64_t seq;
+};
+
+struct an_tl_tstream {
+	uint32_t *recs;           /* indices in p->tlrecs, in order */
+	size_t nrecs, arecs;
+	const struct node_info *ni;
+	size_t nni;
+	bool shown;               /* --tid selects it */
+	/* stream_index */
+	uint64_t ncalls, nothers, min_start;
+	bool others_sorted;
+	uint64_t last_other;
+	struct tl_ckpt *ck;       /* ck[k]: where window k starts */
+	size_t nck, ack;
+	struct tl_strad *strad;   /* by boundary, then arrival */
+	size_t nstrad, astrad;
+	size_t *sfirst;           /* strad of boundary m: [sfirst[m], sfirst[m + 1]) */
+};
+
+/* The thread being read (an_tl_begin .. an_tl_next). */
+struct tl_reader {
+	struct an_tl_thread *th;
+	struct an_tl_tstream *ts;
+	struct tl_cur wc, oc;     /* the windows' decoder, the others' */
+	uint64_t window;          /* next window to load */
+	struct an_tl_item *win;   /* the window's calls ... */
+	size_t nwin, awin;
+	uint32_t *next, *ord;     /* ... their links, their order */
+	size_t anext, aord, nord, kord;
+	struct tl_other *others;  /* others not in order: sorted here */
+	size_t nothers, aothers, kother;
+	bool have_call, have_other;
+	struct an_tl_item call;
+	struct tl_other other;
+	struct { uint64_t end; uint32_t depth; } *st;
+	size_t nst, ast;
+};
+
+struct an_tl_stream {
+	struct tl_build b;
+	struct an_tl_filter f;
+	uint64_t window;          /* calls per window */
+	struct tl_reader rd;
+};
+
+/* The next item of ts from cursor c: 1, or 0 at the end; items lost to
+ * damage are added to *damaged. */
+static int cur_next(struct an_tl_stream *s, struct an_tl_tstream *ts, struct tl_cur *c,
+		    struct an_tl_item *it, uint64_t *stack_id, size_t *ri, uint64_t *damaged)
 {
-	size_t nother = 0, aother = 0, i, k;
-	uint32_t first;
-	struct other *other = NULL;
-	struct subs subs = { .next = next };
-	bool sorted = true;
-	const struct an_tl_citem *it = th->citems;
+	struct an_profile *p = s->b.p;
 
-	for (i = 0; i < n; i++) {
+	for (;;) {
+		const struct an_tlrec *r;
 
-		if ((it[i].ref & AN_TL_C_WIDE) && th->wide[it[i].dur].kind != AN_TL_CALL) {
-			ALLOC_GROW(other, nother + 1, aother);
-			other[nother] = (struct other){ it[i].start_ns, (uint32_t)i };
-			sorted &= !nother || other[nother - 1].start <= other[nother].start;
-			nother++;
-			continue;
-		}
-		subs_call(&subs, (uint32_t)i, it[i].start_ns);
-	}
-	first = subs_first(&subs);
-	if (!sorted)
-		qsort(other, nother, sizeof(*other), other_cmp);
-	/* the calls' list merged with the rest, in order into ord[] */
-	for (i = 0, k = 0; i < n; i++) {
-		if (first != UINT32_MAX && (k == nother || it[first].start_ns <= other[k].start)) {
-			ord[i] = first;
-			first = next[first];
-		} else {
-			ord[i] = other[k++].idx;
-		}
-	}
-	free(other);
-}
+		if (c->ri >= ts->nrecs)
+			return 0;
+		r = &p->tlrecs[ts->recs[c->ri]];
+		if (!c->started) {
+			const uint8_t *data = rec_bytes(p, r, &c->buf, &c->abuf);
 
-/*
- * A thread's view-time work, in order: OS events' and samples' depths
- * (set_depths), the filters (items left out are dropped from ord[]), the
- * counts.  Starts stay absolute (an_timeline_build_linked).
- */
-static void linked_finish(struct an_timeline *tl, struct an_tl_thread *th, const struct an_tl_filter *f,
-			  bool other)
-{
-	struct { uint64_t end; uint32_t depth; } *st = NULL;
-	size_t nst = 0, ast = 0, m = 0, n = th->nitems;
-	bool filter = f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
-	uint32_t *ord = th->order;
-	uint64_t t0 = tl->t0_ns;
-
-	for (size_t k = 0; k < n; k++) {
-		const struct an_tl_citem *c = &th->citems[ord[k]];
-		struct an_tl_item it;
-
-		if (k + 16 < n)
-			__builtin_prefetch(&th->citems[ord[k + 16]]);
-		an_tl_citem_get(th, c, &it);
-		if (other) {
-			while (nst && st[nst - 1].end <= it.start_ns)
-				nst--;
-			if (it.kind == AN_TL_CALL) {
-				ALLOC_GROW(st, nst + 1, ast);
-				st[nst].end = it.start_ns + it.dur_ns;
-				st[nst++].depth = it.depth;
-			} else {
-				it.depth = nst ? st[nst - 1].depth + 1 : 0;
-				th->wide[c->dur].depth = it.depth;
+			if (!data) {
+				*damaged += r->nitems == SC_TL_ALL ? 1 : r->nitems;
+				c->ri++;
+				continue;
 			}
+			dstate_init(&c->d, r, data);
+			c->started = true;
 		}
-		it.start_ns -= t0;
-		if (filter && !keep(&it, f))
+		if (!dstate_more(r, &c->d)) {
+			c->ri++;
+			c->started = false;
 			continue;
-		ord[m++] = ord[k];
-		th->calls += it.kind == AN_TL_CALL;
-		if (it.start_ns + it.dur_ns > tl->end_ns)
-			tl->end_ns = it.start_ns + it.dur_ns;
+		}
+		if (item_get(r, &c->d, ts->ni, ts->nni, it, stack_id) < 0) {
+			*damaged += dstate_lost(r, &c->d);
+			c->ri++;
+			c->started = false;
+			continue;
+		}
+		*ri = ts->recs[c->ri];
+		return 1;
 	}
-	free(st);
-	th->nitems = m;
 }
 
-static int thread_cmp_linked(const void *x, const void *y)
+static struct tl_ckpt cur_save(const struct an_tl_stream *s, const struct an_tl_tstream *ts,
+			       const struct tl_cur *c)
+{
+	struct tl_ckpt k = { c->ri, c->started, 0, 0, 0, 0, 0 };
+
+	if (c->started) {
+		const struct an_tlrec *r = &s->b.p->tlrecs[ts->recs[c->ri]];
+
+		k.k = c->d.k;
+		k.off = (size_t)(c->d.q - (c->d.end - r->len));
+		k.t = c->d.t;
+		k.tick = c->d.tick;
+		k.prev = c->d.prev;
+	}
+	return k;
+}
+
+static void cur_restore(struct an_tl_stream *s, const struct an_tl_tstream *ts, struct tl_cur *c,
+			const struct tl_ckpt *k)
+{
+	c->ri = k->ri;
+	c->started = false;
+	if (k->started) {
+		const struct an_tlrec *r = &s->b.p->tlrecs[ts->recs[k->ri]];
+		const uint8_t *data = rec_bytes(s->b.p, r, &c->buf, &c->abuf);
+
+		if (!data) {            /* read before: counted then */
+			c->ri++;
+			return;
+		}
+		dstate_init(&c->d, r, data);
+		c->d.q = data + k->off;
+		c->d.k = k->k;
+		c->d.t = k->t;
+		c->d.tick = k->tick;
+		c->d.prev = k->prev;
+		c->started = true;
+	}
+}
+
+static void cur_release(struct tl_cur *c)
+{
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
+}
+
+static int strad_cmp(const void *x, const void *y)
+{
+	const struct tl_strad *a = x, *b = y;
+
+	if (a->m != b->m)
+		return a->m < b->m ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The first pass over a thread (all threads: t0 is the earliest of all):
+ * counts, checkpoints, straddlers. */
+static void stream_index(struct an_tl_stream *s, struct an_tl_thread *th, struct an_tl_tstream *ts,
+			 uint64_t *damaged)
+{
+	struct { uint64_t w, last; } *cs = NULL;        /* subs_call's stack, by window */
+	size_t ncs = 0, acs = 0, ri;
+	struct tl_cur c = { 0 };
+	struct an_tl_item it;
+	uint64_t stack_id, pos = 0, lost = 0, W = s->window;
+
+	ts->min_start = UINT64_MAX;
+	ts->others_sorted = true;
+	ALLOC_GROW(ts->ck, 1, ts->ack);
+	ts->ck[ts->nck++] = cur_save(s, ts, &c);
+	while (cur_next(s, ts, &c, &it, &stack_id, &ri, &lost)) {
+		uint64_t w;
+
+		if (it.start_ns < ts->min_start)
+			ts->min_start = it.start_ns;
+		if (it.kind != AN_TL_CALL) {
+			ts->others_sorted &= !ts->nothers || ts->last_other <= it.start_ns;
+			ts->last_other = it.start_ns;
+			ts->nothers++;
+			continue;
+		}
+		/* the window of the first call it adopts: the lowest whose
+		 * latest start is at or after its start */
+		w = pos / W;
+		if (ncs && cs[ncs - 1].last >= it.start_ns) {
+			while (ncs && cs[ncs - 1].last >= it.start_ns)
+				ncs--;
+			w = cs[ncs].w;
+		}
+		if (ncs && cs[ncs - 1].w == w) {
+			cs[ncs - 1].last = it.start_ns;
+		} else {
+			ALLOC_GROW(cs, ncs + 1, acs);
+			cs[ncs].w = w;
+			cs[ncs++].last = it.start_ns;
+		}
+		for (uint64_t m = w + 1; m <= pos / W; m++) {
+			ALLOC_GROW(ts->strad, ts->nstrad + 1, ts->astrad);
+			ts->strad[ts->nstrad++] = (struct tl_strad){ m, pos, w, it };
+		}
+		pos++;
+		if (pos % W == 0) {
+			ALLOC_GROW(ts->ck, ts->nck + 1, ts->ack);
+			ts->ck[ts->nck++] = cur_save(s, ts, &c);
+		}
+	}
+	ts->ncalls = pos;
+	if (ts->shown)
+		*damaged += lost;
+	free(cs);
+	cur_release(&c);
+	if (ts->nstrad)
+		qsort(ts->strad, ts->nstrad, sizeof(*ts->strad), strad_cmp);
+	ts->sfirst = xcalloc(ts->nck + 2, sizeof(*ts->sfirst));
+	for (size_t m = 0, i = 0; m <= ts->nck + 1; m++) {
+		while (i < ts->nstrad && ts->strad[i].m < m)
+			i++;
+		ts->sfirst[m] = i;
+	}
+	th->calls = ts->ncalls;
+	th->nitems = ts->ncalls + ts->nothers;
+}
+
+/* The order of the calls on subs' stack, appended to ord[]; the stack
+ * emptied. */
+static void window_flush(struct tl_reader *rd, struct subs *sub)
+{
+	for (uint32_t x = subs_first(sub); x != UINT32_MAX; x = rd->next[x])
+		rd->ord[rd->nord++] = x;
+}
+
+/* Window k of the reader's thread: its calls in order in win[ord[]].
+ * false past the last window. */
+static bool window_load(struct an_tl_stream *s, struct tl_reader *rd, uint64_t k)
+{
+	struct an_tl_tstream *ts = rd->ts;
+	uint64_t W = s->window, pos = k * W, end = pos + W, ignored = 0, stack_id;
+	size_t si, se, ri, cap;
+	struct subs sub = { 0 };
+	struct an_tl_item it;
+
+	if (k >= ts->nck || pos >= ts->ncalls)
+		return false;
+	cap = (size_t)W + (ts->sfirst[k + 2] - ts->sfirst[k + 1]);
+	if (rd->awin < cap) {
+		rd->win = xrealloc(rd->win, cap * sizeof(*rd->win));
+		rd->next = xrealloc(rd->next, cap * sizeof(*rd->next));
+		rd->ord = xrealloc(rd->ord, cap * sizeof(*rd->ord));
+		rd->awin = cap;
+	}
+	rd->nwin = rd->nord = rd->kord = 0;
+	sub.next = rd->next;
+	cur_restore(s, ts, &rd->wc, &ts->ck[k]);
+	/* the window's calls; those that straddle its start adopt the stack */
+	si = ts->sfirst[k];
+	se = ts->sfirst[k + 1];
+	while (pos < end && cur_next(s, ts, &rd->wc, &it, &stack_id, &ri, &ignored)) {
+		if (it.kind != AN_TL_CALL)
+			continue;
+		while (si < se && ts->strad[si].pos < pos)
+			si++;
+		if (si < se && ts->strad[si].pos == pos) {
+			window_flush(rd, &sub);
+		} else {
+			rd->win[rd->nwin] = it;
+			subs_call(&sub, (uint32_t)rd->nwin, it.start_ns);
+			rd->nwin++;
+		}
+		pos++;
+	}
+	/* the calls open across its end: those whose subtree starts here */
+	for (si = ts->sfirst[k + 1]; si < ts->sfirst[k + 2]; si++) {
+		const struct tl_strad *x = &ts->strad[si];
+
+		if (x->wlo != k) {
+			window_flush(rd, &sub);
+			continue;
+		}
+		rd->win[rd->nwin] = x->it;
+		subs_call(&sub, (uint32_t)rd->nwin, x->it.start_ns);
+		rd->nwin++;
+	}
+	window_flush(rd, &sub);
+	return true;
+}
+
+static int other_seq_cmp(const void *x, const void *y)
+{
+	const struct tl_other *a = x, *b = y;
+
+	if (a->it.start_ns != b->it.start_ns)
+		return a->it.start_ns < b->it.start_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static bool next_call(struct an_tl_stream *s, struct tl_reader *rd, struct an_tl_item *it)
+{
+	while (rd->kord == rd->nord)
+		if (!window_load(s, rd, rd->window++))
+			return false;
+	/* the order jumps about the window: fetch ahead (ord[] is read in
+	 * sequence, so the addresses are known) */
+	if (rd->kord + 16 < rd->nord)
+		__builtin_prefetch(&rd->win[rd->ord[rd->kord + 16]]);
+	*it = rd->win[rd->ord[rd->kord++]];
+	return true;
+}
+
+static bool next_other(struct an_tl_stream *s, struct tl_reader *rd, struct tl_other *o)
+{
+	uint64_t ignored = 0;
+
+	if (!rd->ts->nothers)
+		return false;
+	if (!rd->ts->others_sorted) {
+		if (rd->kother == rd->nothers)
+			return false;
+		*o = rd->others[rd->kother++];
+		return true;
+	}
+	while (cur_next(s, rd->ts, &rd->oc, &o->it, &o->stack_id, &o->ri, &ignored))
+		if (o->it.kind != AN_TL_CALL)
+			return true;
+	return false;
+}
+
+static void reader_release(struct tl_reader *rd)
+{
+	cur_release(&rd->wc);
+	cur_release(&rd->oc);
+	free(rd->win);
+	free(rd->next);
+	free(rd->ord);
+	free(rd->others);
+	free(rd->st);
+	memset(rd, 0, sizeof(*rd));
+}
+
+void an_tl_begin(struct an_timeline *tl, size_t i)
+{
+	struct an_tl_stream *s = tl->stream;
+	struct tl_reader *rd = &s->rd;
+	struct an_tl_tstream *ts = tl->threads[i].ts;
+
+	rd->th = &tl->threads[i];
+	rd->ts = ts;
+	rd->window = 0;
+	rd->nord = rd->kord = rd->nwin = 0;
+	rd->have_call = rd->have_other = false;
+	rd->nst = 0;
+	cur_release(&rd->oc);
+	cur_release(&rd->wc);
+	rd->nothers = rd->kother = 0;
+	if (ts->shown && ts->nothers && !ts->others_sorted) {
+		struct tl_cur c = { 0 };
+		struct tl_other o;
+		uint64_t ignored = 0;
+
+		while (cur_next(s, ts, &c, &o.it, &o.stack_id, &o.ri, &ignored)) {
+			if (o.it.kind == AN_TL_CALL)
+				continue;
+			o.seq = rd->nothers;
+			ALLOC_GROW(rd->others, rd->nothers + 1, rd->aothers);
+			rd->others[rd->nothers++] = o;
+		}
+		cur_release(&c);
+		qsort(rd->others, rd->nothers, sizeof(*rd->others), other_seq_cmp);
+	}
+}
+
+/* The next item in order, filters not applied. */
+static bool next_any(struct an_tl_stream *s, struct tl_reader *rd, struct an_tl_item *it)
+{
+	if (!rd->have_call)
+		rd->have_call = next_call(s, rd, &rd->call);
+	if (!rd->have_other)
+		rd->have_other = next_other(s, rd, &rd->other);
+	if (rd->have_call && (!rd->have_other || rd->call.start_ns <= rd->other.it.start_ns)) {
+		*it = rd->call;
+		rd->have_call = false;
+	} else if (rd->have_other) {
+		const struct an_tlrec *r = &s->b.p->tlrecs[rd->other.ri];
+
+		*it = rd->other.it;
+		rd->have_other = false;
+		if (it->kind == AN_TL_SAMPLE) {
+			s->b.tl->nframes = 0;
+			item_frames(&s->b, r, rd->ts->ni, rd->ts->nni, rd->other.stack_id, it);
+		}
+	} else {
+		return false;
+	}
+	/* OS events' and samples' depths (set_depths) */
+	if (rd->ts->nothers) {
+		while (rd->nst && rd->st[rd->nst - 1].end <= it->start_ns)
+			rd->nst--;
+		if (it->kind == AN_TL_CALL) {
+			if (rd->nst == rd->ast)
+				ALLOC_GROW(rd->st, rd->nst + 1, rd->ast);
+			rd->st[rd->nst].end = it->start_ns + it->dur_ns;
+			rd->st[rd->nst++].depth = it->depth;
+		} else {
+			it->depth = rd->nst ? rd->st[rd->nst - 1].depth + 1 : 0;
+		}
+	}
+	it->start_ns -= s->b.tl->t0_ns;
+	return true;
+}
+
+static bool filtering(const struct an_tl_filter *f)
+{
+	return f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
+}
+
+int an_tl_next(struct an_timeline *tl, struct an_tl_item *it)
+{
+	struct an_tl_stream *s = tl->stream;
+	struct tl_reader *rd = &s->rd;
+
+	if (!rd->ts || !rd->ts->shown)
+		return 0;
+	while (next_any(s, rd, it))
+		if (!filtering(&s->f) || keep(it, &s->f))
+			return 1;
+	return 0;
+}
+
+static int thread_cmp_stream(const void *x, const void *y)
 {
 	const struct an_tl_thread *a = x, *b = y;
-	uint64_t sa = a->nitems ? a->citems[a->order[0]].start_ns : UINT64_MAX;
-	uint64_t sb = b->nitems ? b->citems[b->order[0]].start_ns : UINT64_MAX;
+	uint64_t sa = a->nitems ? a->first_ns : UINT64_MAX;
+	uint64_t sb = b->nitems ? b->first_ns : UINT64_MAX;
 
 	if (a->proc_id != b->proc_id)
 		return a->proc_id < b->proc_id ? -1 : 1;
@@ -720,19 +1176,15 @@ static int thread_cmp_linked(const void *x, const void *y)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
-			     struct an_timeline **out, char *err, size_t errlen)
+int an_timeline_stream(struct an_profile *p, const struct an_tl_filter *f, size_t window,
+		       struct an_timeline **out, char *err, size_t errlen)
 {
 	struct an_tl_filter all = AN_TL_FILTER_ALL;
 	struct an_timeline *tl;
-	struct tl_build b;
-	struct decode_out *dec = NULL;
+	struct an_tl_stream *s;
 	struct an_map tmap = { 0 };
-	size_t nthr = 0, athr = 0, adec = 0, anext = 0, i, j;
+	size_t nthr = 0, athr = 0, i;
 	uint64_t t0 = UINT64_MAX;
-	uint32_t *next = NULL, *r_inst = NULL;
-	size_t ar_inst = 0;
-	bool filter;
 
 	*out = NULL;
 	if (!f)
@@ -744,104 +1196,120 @@ int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
 	tl = xcalloc(1, sizeof(*tl));
 	tl->profile = p;
 	tl->method = an_profile_method(p);
-	tl->linked = true;
-	b.p = p;
-	b.tl = tl;
-	b.ninfo = xcalloc(p->nthreads + 1, sizeof(*b.ninfo));
-	b.nninfo = xcalloc(p->nthreads + 1, sizeof(*b.nninfo));
-	/* one pass: the threads, their items in the order recorded */
+	s = xcalloc(1, sizeof(*s));
+	tl->stream = s;
+	s->b.p = p;
+	s->b.tl = tl;
+	s->b.ninfo = xcalloc(p->nthreads + 1, sizeof(*s->b.ninfo));
+	s->b.nninfo = xcalloc(p->nthreads + 1, sizeof(*s->b.nninfo));
+	s->f = *f;
+	s->window = window ? window : TL_WINDOW;
+	/* the threads and their records */
 	for (i = 0; i < p->ntlrecs; i++) {
 		const struct an_tlrec *r = &p->tlrecs[i];
 		bool found;
 		uint32_t k = an_map_put(&tmap, (uint64_t)r->proc_id << 32 | r->tid, r->inst,
 					(uint32_t)nthr, &found);
+		struct an_tl_tstream *ts;
 
 		if (!found) {
 			ALLOC_GROW(tl->threads, nthr + 1, athr);
-			ALLOC_GROW(dec, nthr + 1, adec);
 			memset(&tl->threads[nthr], 0, sizeof(tl->threads[nthr]));
-			memset(&dec[nthr], 0, sizeof(dec[nthr]));
 			tl->threads[nthr].proc_id = r->proc_id;
 			tl->threads[nthr].tid = r->tid;
 			tl->threads[nthr].pid = an_proc_pid(p, r->proc_id);
 			tl->threads[nthr].name = an_thread_name(p, r->proc_id, r->tid);
 			tl->threads[nthr].exe = an_proc_exe(p, r->proc_id);
-			dec[nthr].full = !f->tid || r->tid == f->tid;
-			ALLOC_GROW(r_inst, nthr + 1, ar_inst);
-			r_inst[nthr] = r->inst;
+			ts = tl->threads[nthr].ts = xcalloc(1, sizeof(*ts));
+			ts->shown = !f->tid || r->tid == f->tid;
+			if (r->inst != AN_NONE && r->inst < p->nthreads)
+				ts->ni = node_infos(&s->b, r->inst, &ts->nni);
 			nthr++;
 		}
-		decode_rec(&b, r, &dec[k], 0);
+		ts = tl->threads[k].ts;
+		ALLOC_GROW(ts->recs, ts->nrecs + 1, ts->arecs);
+		ts->recs[ts->nrecs++] = (uint32_t)i;
+		/* the counts are cumulative: the last record's is the total */
 		tl->threads[k].dropped = r->dropped;
 		tl->threads[k].filtered = r->filtered;
 	}
-	for (i = 0; i < nthr; i++)
-		for (j = 0; j < dec[i].n; j++)
-			if (dec[i].citems[j].start_ns < t0)
-				t0 = dec[i].citems[j].start_ns;
-	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
-	filter = f->since_ns || f->until_ns != UINT64_MAX || f->min_ns || f->max_depth;
+	tl->nthreads = nthr;
 	for (i = 0; i < nthr; i++) {
 		struct an_tl_thread *th = &tl->threads[i];
-		struct decode_out *o = &dec[i];
 
+		stream_index(s, th, th->ts, &tl->damaged_items);
+		if (th->ts->min_start < t0)
+			t0 = th->ts->min_start;
 		tl->dropped += th->dropped;
 		tl->filtered += th->filtered;
-		th->citems = o->citems;
-		th->citems_alloc = o->alloc;
-		th->wide = o->wide;
-		th->wide_alloc = o->awide;
-		if (r_inst[i] != AN_NONE && r_inst[i] < p->nthreads) {
-			th->nodes = b.ninfo[r_inst[i]];
-			b.ninfo[r_inst[i]] = NULL;
-		}
-		if (!o->full || !o->n)
-			continue;
-		big_grow((void **)&next, &anext, o->n, sizeof(*next));
-		big_grow((void **)&th->order, &th->order_alloc, o->n, sizeof(*th->order));
-		order_linked(th, o->n, next, th->order);
-		th->nitems = o->n;
-		if (o->other || filter) {
-			linked_finish(tl, th, f, o->other);
-		} else {
-			/* nothing moves: the counts in the order recorded */
-			for (j = 0; j < o->n; j++) {
-				struct an_tl_item it;
+	}
+	tl->t0_ns = t0 == UINT64_MAX ? 0 : t0;
+	/* what is shown: all of it, or what the filters keep (counted by a
+	 * pass over it) */
+	for (i = 0; i < nthr; i++) {
+		struct an_tl_thread *th = &tl->threads[i];
 
-				an_tl_citem_get(th, &o->citems[j], &it);
+		th->first_ns = th->ts->min_start - tl->t0_ns;
+		if (!th->ts->shown) {
+			th->nitems = 0;
+			th->calls = 0;
+			continue;
+		}
+		if (filtering(f)) {
+			struct an_tl_item it;
+
+			th->nitems = 0;
+			th->calls = 0;
+			an_tl_begin(tl, i);
+			while (an_tl_next(tl, &it)) {
+				if (!th->nitems++)
+					th->first_ns = it.start_ns;
 				th->calls += it.kind == AN_TL_CALL;
-				if (it.start_ns - tl->t0_ns + it.dur_ns > tl->end_ns)
-					tl->end_ns = it.start_ns - tl->t0_ns + it.dur_ns;
 			}
 		}
 		tl->items += th->nitems;
 	}
-	big_free(next, anext, sizeof(*next));
-	free(r_inst);
+	reader_release(&s->rd);
 	if (nthr)
-		qsort(tl->threads, nthr, sizeof(*tl->threads), thread_cmp_linked);
-	tl->nthreads = nthr;
-	for (i = 0; i < p->nthreads + 1; i++)
-		free(b.ninfo[i]);
-	free(b.ninfo);
-	free(b.nninfo);
-	free(dec);
+		qsort(tl->threads, nthr, sizeof(*tl->threads), thread_cmp_stream);
 	an_map_release(&tmap);
 	*out = tl;
 	return 0;
+}
+
+static void stream_free(struct an_timeline *tl)
+{
+	struct an_tl_stream *s = tl->stream;
+
+	for (size_t i = 0; i < tl->nthreads; i++) {
+		struct an_tl_tstream *ts = tl->threads[i].ts;
+
+		if (!ts)
+			continue;
+		free(ts->recs);
+		free(ts->ck);
+		free(ts->strad);
+		free(ts->sfirst);
+		free(ts);
+	}
+	if (!s)
+		return;
+	reader_release(&s->rd);
+	for (size_t i = 0; i < s->b.p->nthreads + 1; i++)
+		free(s->b.ninfo[i]);
+	free(s->b.ninfo);
+	free(s->b.nninfo);
+	free(s->b.buf);
+	free(s);
 }
 
 void an_timeline_free(struct an_timeline *tl)
 {
 	if (!tl)
 		return;
-	for (size_t i = 0; i < tl->nthreads; i++) {
+	stream_free(tl);
+	for (size_t i = 0; i < tl->nthreads; i++)
 		big_free(tl->threads[i].items, tl->threads[i].items_alloc, sizeof(*tl->threads[i].items));
-		big_free(tl->threads[i].order, tl->threads[i].order_alloc, sizeof(*tl->threads[i].order));
-		big_free(tl->threads[i].citems, tl->threads[i].citems_alloc, sizeof(*tl->threads[i].citems));
-		free(tl->threads[i].wide);
-		free(tl->threads[i].nodes);
-	}
 	free(tl->threads);
 	free(tl->frames);
 	free(tl);

@@ -4,7 +4,10 @@
  * `export --format chrome` and the HTML report's lanes.
  *
  * Built from a loaded profile (an_profile_load keeps the SC_REC_TIMELINE
- * records as they are; decoding happens here).  Per thread, items are
+ * records as they are: those stored uncompressed stay in the data file and
+ * are read back with pread when decoded, here).  an_timeline_build decodes
+ * it all into memory (the HTML report); an_timeline_stream reads it as a
+ * stream in bounded memory (replay, the chrome export).  Per thread, items are
  * sorted by start, an enclosing call before what it encloses (calls nest
  * properly within a thread: a call's children start no earlier and end no
  * later than it).  Times are nanoseconds since the timeline's origin
@@ -27,7 +30,7 @@
  * how many it holds, else 1), never a crash.
  *
  * Ownership: the timeline owns its arrays; names point into the profile,
- * which must outlive it.
+ * which must outlive it (and keeps the data file open for the stream).
  */
 #ifndef SC_ANALYSIS_TIMELINE_H
 #define SC_ANALYSIS_TIMELINE_H
@@ -69,25 +72,8 @@ struct an_tl_item {              /* 32 bytes: a replay holds millions */
 };
 _Static_assert(sizeof(struct an_tl_item) == 32, "timeline item size");
 
-/* A calling-context node, for an_tl_citem_get: its function, its distance
- * from the root (calls at it are depth - 1 deep), its parent, whether it
- * is a library call's. */
-struct an_tl_node {
-	uint32_t func, depth, parent;
-	uint32_t libcall;
-};
-
-/* An item of an_timeline_build_linked, 16 bytes: a call as it is most
- * often (an_tl_citem_get makes the whole item), else an index in wide. */
-struct an_tl_citem {
-	uint64_t start_ns;        /* absolute: CLOCK_MONOTONIC */
-	uint32_t dur;             /* a call's duration (ns), or the index in wide */
-	uint32_t ref;             /* AN_TL_C_* flags, node id << 4 */
-};
-#define AN_TL_C_WIDE      1u  /* the item is wide[dur] */
-#define AN_TL_C_OPEN      4u
-#define AN_TL_C_REPAIRED  8u
-#define AN_TL_C_NODE_MAX  0x0fffffffu
+struct an_tl_tstream;           /* an_timeline_stream: private */
+struct an_tl_stream;
 
 struct an_tl_thread {
 	uint32_t proc_id, pid, tid;
@@ -99,14 +85,8 @@ struct an_tl_thread {
 	uint64_t filtered;        /* calls the record-time filters kept out */
 	uint64_t calls;           /* AN_TL_CALL items here (after filters) */
 	size_t items_alloc;       /* private: items' allocation (util.h, big_grow) */
-	/* an_timeline_build_linked only (NULL otherwise): items is NULL,
-	 * citems the items in the order recorded (with wide and nodes: see
-	 * an_tl_citem_get), order[0 .. nitems) the kept ones in order */
-	uint32_t *order;
-	struct an_tl_citem *citems;
-	struct an_tl_item *wide;  /* items that do not fit a citem */
-	struct an_tl_node *nodes; /* by node id */
-	size_t order_alloc, citems_alloc, wide_alloc;     /* private */
+	uint64_t first_ns;        /* an_timeline_stream: the first item's start */
+	struct an_tl_tstream *ts; /* an_timeline_stream: private */
 };
 
 struct an_timeline {
@@ -121,7 +101,7 @@ struct an_timeline {
 	uint64_t items;           /* all threads, after filters */
 	uint64_t dropped, filtered;     /* all threads, at record time */
 	uint64_t damaged_items;   /* items not decoded: damaged records */
-	bool linked;              /* an_timeline_build_linked */
+	struct an_tl_stream *stream;    /* an_timeline_stream: private */
 };
 
 /* View-time filters (replay's options); record-time ones are in the file. */
@@ -139,49 +119,20 @@ int an_timeline_build(struct an_profile *p, const struct an_tl_filter *f,
 void an_timeline_free(struct an_timeline *tl);       /* accepts NULL */
 
 /*
- * The same timeline for one pass over it in order (replay), built with
- * less work and memory: each thread's items are decoded once into 16-byte
- * citems and stay where they were decoded, in the order recorded, with
- * their starts absolute (CLOCK_MONOTONIC: less t0_ns for the values of
- * an_timeline_build), and order[] says the order:
- *
- *	for (k = 0; k < th->nitems; k++) {
- *		struct an_tl_item it;
- *		an_tl_citem_get(th, &th->citems[th->order[k]], &it);
- *		...
- *	}
- *
- * visits the items an_timeline_build gives, in its order, with the same
- * values otherwise, for the threads the filter's tid selects (the others
- * have no items to visit); an_timeline_check does not apply.
+ * The same timeline read as a stream (replay, export --format chrome),
+ * in memory bounded whatever its length: the threads with their counts
+ * (nitems, calls: after the filters) and no items; an_tl_begin(tl, i)
+ * then an_tl_next(tl, &it) give thread i's items, the very items
+ * an_timeline_build gives, in its order, for the threads the filter's tid
+ * selects (the others have none).  A sample's frames are in tl->frames
+ * until the next call of an_tl_next.  window: calls decoded at once (0:
+ * the default; tests make it small).  One thread is read at a time; a
+ * thread can be read again.  an_timeline_check does not apply.
  */
-int an_timeline_build_linked(struct an_profile *p, const struct an_tl_filter *f,
-			     struct an_timeline **out, char *err, size_t errlen);
-
-/* The whole item of citem c of thread th (an_timeline_build_linked). */
-static inline void an_tl_citem_get(const struct an_tl_thread *th, const struct an_tl_citem *c,
-				   struct an_tl_item *it)
-{
-	const struct an_tl_node *nd;
-
-	if (c->ref & AN_TL_C_WIDE) {
-		*it = th->wide[c->dur];
-		it->start_ns = c->start_ns;
-		return;
-	}
-	nd = &th->nodes[c->ref >> 4];
-	it->start_ns = c->start_ns;
-	it->dur_ns = c->dur;
-	it->func = nd->func;
-	it->depth = nd->depth - 1;
-	it->kind = AN_TL_CALL;
-	it->flags = (c->ref & AN_TL_C_OPEN ? AN_TL_OPEN : 0) |
-		    (c->ref & AN_TL_C_REPAIRED ? AN_TL_REPAIRED : 0) |
-		    (nd->libcall ? AN_TL_LIBCALL : 0);
-	it->os_cat = 0;
-	it->nstack = 0;
-	it->sysno = -1;
-}
+int an_timeline_stream(struct an_profile *p, const struct an_tl_filter *f, size_t window,
+		       struct an_timeline **out, char *err, size_t errlen);
+void an_tl_begin(struct an_timeline *tl, size_t thread);
+int an_tl_next(struct an_timeline *tl, struct an_tl_item *it);     /* 1, or 0 at the end */
 
 /* A function's name and module (dense function id of an item). */
 const char *an_tl_name(const struct an_timeline *tl, uint32_t func);

@@ -45,10 +45,13 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
 int cmd_parse_app_time(const char *cmd, const char *s, enum an_app_time *out);
 int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 		    unsigned long min, unsigned long max, unsigned long *out);
-/* A duration with a unit (500ns, 10us, 2.5ms, 1s; a bare number is ns)
- * in ns; a size with an optional K, M or G suffix (powers of 1024) in
- * bytes.  0, or -EINVAL after the error. */
+/* A duration with its unit (500ns, 10us, 2.5ms, 1s; a bare number other
+ * than 0 is refused: uftrace users read it as ns, replay's START column as
+ * seconds) in ns; a point in time, seconds since the first event with or
+ * without a unit (0.005 = 5ms), in ns; a size with an optional K, M or G
+ * suffix (powers of 1024) in bytes.  0, or -EINVAL after a one-line error. */
 int cmd_parse_duration(const char *cmd, const char *what, const char *s, uint64_t *ns);
+int cmd_parse_time(const char *cmd, const char *what, const char *s, uint64_t *ns);
 int cmd_parse_size(const char *cmd, const char *what, const char *s, uint64_t *bytes);
 
 #endif

@@ -101,8 +101,8 @@ int cmd_parse_ulong(const char *cmd, const char *what, const char *s,
 	return 0;
 }
 
-/* A number with a unit suffix from units[] (name, multiplier; the first
- * is the default when none is given). */
+/* A number with a unit suffix from units[] (name, multiplier; with no
+ * suffix, the unit named "" if there is one, else only 0). */
 struct unit { const char *name; uint64_t mul; };
 
 static int parse_with_unit(const char *cmd, const char *what, const char *s,
@@ -114,10 +114,15 @@ static int parse_with_unit(const char *cmd, const char *what, const char *s,
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (!errno && end != s && *s >= '0' && *s <= '9') {
-		if (*end)
-			for (i = 0; i < nunits && strcasecmp(end, units[i].name); i++)
-				;
+	/* digits first: no sign, blank, "inf" or "nan"; then a unit or nothing */
+	if (!errno && end != s && *s >= '0' && *s <= '9' &&
+	    strspn(s, "0123456789.eE+-") == (size_t)(end - s)) {
+		for (i = 0; i < nunits && strcasecmp(end, units[i].name); i++)
+			;
+		if (i == nunits && !*end && v == 0) {
+			*out = 0;
+			return 0;
+		}
 		if (i < nunits && v * (double)units[i].mul < 1.8e19) {
 			*out = (uint64_t)(v * (double)units[i].mul + 0.5);
 			return 0;
@@ -127,15 +132,26 @@ static int parse_with_unit(const char *cmd, const char *what, const char *s,
 	return -EINVAL;
 }
 
+static const struct unit time_units[] = {
+	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	{ "sec", 1000000000 }, { "m", 60000000000ull }, { "min", 60000000000ull },
+	{ "", 1000000000 },       /* cmd_parse_time only: seconds */
+};
+
 int cmd_parse_duration(const char *cmd, const char *what, const char *s, uint64_t *ns)
 {
-	static const struct unit units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
-		{ "sec", 1000000000 }, { "m", 60000000000ull }, { "min", 60000000000ull },
-	};
+	/* a bare number is refused (but 0): uftrace reads it as ns, the
+	 * START (s) column as seconds; a unit says which */
+	return parse_with_unit(cmd, what, s, time_units, ARRAY_SIZE(time_units) - 1,
+			       "a duration with its unit, such as 500ns, 10us, 2.5ms or 1s: "
+			       "a bare number could be ns or s", ns);
+}
 
-	return parse_with_unit(cmd, what, s, units, ARRAY_SIZE(units),
-			       "a duration such as 500ns, 10us, 2.5ms or 1s", ns);
+int cmd_parse_time(const char *cmd, const char *what, const char *s, uint64_t *ns)
+{
+	return parse_with_unit(cmd, what, s, time_units, ARRAY_SIZE(time_units),
+			       "seconds since the first event, such as 1.5 or 0.005, "
+			       "or with a unit: 1.5s, 200ms, 10us, 500ns", ns);
 }
 
 int cmd_parse_size(const char *cmd, const char *what, const char *s, uint64_t *bytes)

@@ -50,7 +50,7 @@ static const char record_usage[] =
 	"                      per process (default 256M), what does not fit is\n"
 	"                      counted as dropped\n"
 	"  --min-time DUR      timeline, instrument: only calls lasting DUR or more\n"
-	"                      (500ns, 10us, 1ms)\n"
+	"                      (DUR with its unit: 500ns, 10us, 1ms)\n"
 	"  --depth N           timeline, instrument: only calls less than N deep\n"
 	"  --only FUNCTION     timeline, instrument: only calls of FUNCTION and what\n"
 	"                      they call (repeat, or comma-separated)\n"

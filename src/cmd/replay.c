@@ -31,10 +31,12 @@ static const char replay_usage[] =
 	"\n"
 	"  -i, --input FILE    data file recorded with --timeline, default stackclock.data\n"
 	"  --tid TID           only this thread\n"
-	"  --since T           only what ends at or after T (since the first event:\n"
-	"                      1.5s, 200ms, 10us)\n"
-	"  --until T           only what starts at or before T\n"
-	"  --min-time DUR      only calls and OS events lasting DUR or more\n"
+	"  --since T           only what ends at or after T: seconds since the first\n"
+	"                      event, as the START (s) column (0.005), or with a unit\n"
+	"                      (5ms, 10us, 500ns, 1.5s)\n"
+	"  --until T           only what starts at or before T (as --since)\n"
+	"  --min-time DUR      only calls and OS events lasting DUR or more; DUR takes\n"
+	"                      its unit (100us, 2ms, 1s, 500ns), as uftrace's -t does\n"
 	"  --depth N           only calls less than N deep (1: the outermost)\n"
 	"  --format F          text (default) or json\n";
 
@@ -76,11 +78,11 @@ static int parse_args(int argc, char **argv, struct replay_opts *o)
 			o->f.tid = (uint32_t)v;
 			break;
 		case OPT_SINCE:
-			if (cmd_parse_duration("replay", "--since", optarg, &o->f.since_ns))
+			if (cmd_parse_time("replay", "--since", optarg, &o->f.since_ns))
 				return -2;
 			break;
 		case OPT_UNTIL:
-			if (cmd_parse_duration("replay", "--until", optarg, &o->f.until_ns))
+			if (cmd_parse_time("replay", "--until", optarg, &o->f.until_ns))
 				return -2;
 			break;
 		case OPT_MIN_TIME:
@@ -410,12 +412,14 @@ static inline void ob_close(struct obuf *o, uint32_t depth)
 	}
 }
 
-static void text_thread(struct obuf *o, const struct an_timeline *tl, const struct an_tl_thread *th,
-			struct names *nm)
+static void text_thread(struct obuf *o, struct an_timeline *tl, size_t ti, struct names *nm)
 {
 	/* open calls: their end and depth, to close them with "}" */
 	struct { uint64_t end; uint32_t depth; } *st = NULL;
 	size_t nst = 0, ast = 0;
+	const struct an_tl_thread *th = &tl->threads[ti];
+	struct an_tl_item cur, nxt;
+	bool more;
 	char lab[160];
 
 	snprintf(lab, sizeof(lab), "# thread %u%s%s%s, pid %u, ", th->tid, th->name ? " (" : "",
@@ -434,14 +438,11 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		ob_str(o, lab);
 	}
 	ob_str(o, "\n#  START (s)     DURATION  FUNCTION\n");
-	const struct an_tl_citem *ci = th->citems;
-	const uint32_t *ord = th->order;
-	uint64_t t0 = tl->t0_ns;
-	struct an_tl_item cur, nxt;
-
-	if (th->nitems)
-		an_tl_citem_get(th, &ci[ord[0]], &nxt);
-	for (size_t k = 0; k < th->nitems; k++) {
+	/* the item after a call is read before its line (braces or not); a
+	 * sample's frames last until the next item is read: its line first */
+	an_tl_begin(tl, ti);
+	more = an_tl_next(tl, &nxt);
+	while (more) {
 		const struct an_tl_item *it = &cur;
 		uint64_t end;
 		uint32_t ind;
@@ -449,15 +450,12 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		char *p;
 
 		cur = nxt;
-		if (k + 1 < th->nitems)
-			an_tl_citem_get(th, &ci[ord[k + 1]], &nxt);
-		if (k + 16 < th->nitems)
-			__builtin_prefetch(&ci[ord[k + 16]]);
+		more = cur.kind == AN_TL_SAMPLE || an_tl_next(tl, &nxt);
 		ind = 2 * it->depth;
 		while (nst && st[nst - 1].end <= it->start_ns)
 			ob_close(o, st[--nst].depth);
 		ob_room(o, LINE_FAST);
-		p = put_start(o->b + o->n, it->start_ns - t0);
+		p = put_start(o->b + o->n, it->start_ns);
 		if (it->kind == AN_TL_SAMPLE) {
 			memcpy(p, "      sample  ", 14);
 			o->n = (size_t)(p + 14 - o->b);
@@ -468,6 +466,7 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 				ob_name(o, tl, nm, tl->frames[it->stack + s]);
 			}
 			ob_mem(o, "\n", 1);
+			more = an_tl_next(tl, &nxt);
 			continue;
 		}
 		p = put_dur(p, it->dur_ns);
@@ -484,7 +483,7 @@ static void text_thread(struct obuf *o, const struct an_timeline *tl, const stru
 		}
 		/* something inside it follows: then braces */
 		end = it->start_ns + it->dur_ns + (it->dur_ns == 0);
-		inner = k + 1 < th->nitems && nxt.start_ns < end && nxt.depth > it->depth;
+		inner = more && nxt.start_ns < end && nxt.depth > it->depth;
 		names_get(nm, tl, it->func);
 		if (ind + nm->len[it->func] <= INDENT_MAX) {
 			p = copy32(p, spaces, ind);
@@ -529,22 +528,23 @@ pushed:
 
 /* ---- json ---------------------------------------------------------------- */
 
-static void json_thread(FILE *f, const struct an_timeline *tl, const struct an_tl_thread *th)
+static void json_thread(FILE *f, struct an_timeline *tl, size_t ti)
 {
+	const struct an_tl_thread *th = &tl->threads[ti];
+	struct an_tl_item item;
 	char lab[64];
 
 	fprintf(f, "{\"pid\":%u,\"tid\":%u,\"name\":", th->pid, th->tid);
 	out_json_string(f, th->name ? th->name : "");
 	fprintf(f, ",\"dropped\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"events\":[", th->dropped,
 		th->filtered);
-	for (size_t k = 0; k < th->nitems; k++) {
-		struct an_tl_item item;
+	an_tl_begin(tl, ti);
+	for (size_t k = 0; an_tl_next(tl, &item); k++) {
 		const struct an_tl_item *it = &item;
 
-		an_tl_citem_get(th, &th->citems[th->order[k]], &item);
 		fprintf(f, "%s\n{\"kind\":\"%s\",\"start_ns\":%" PRIu64, k ? "," : "",
 			it->kind == AN_TL_CALL ? "call" : it->kind == AN_TL_OS ? "os" : "sample",
-			it->start_ns - tl->t0_ns);
+			it->start_ns);
 		if (it->kind != AN_TL_SAMPLE)
 			fprintf(f, ",\"duration_ns\":%" PRIu64, it->dur_ns);
 		fprintf(f, ",\"depth\":%u", it->depth);
@@ -602,7 +602,7 @@ int cmd_replay(int argc, char **argv)
 	if (damaged)
 		pr_warn("%s is damaged (%s); replaying the events read before the damage",
 			o.input, damaged);
-	ret = an_timeline_build_linked(p, &o.f, &tl, err, sizeof(err));
+	ret = an_timeline_stream(p, &o.f, 0, &tl, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("replay: %s: %s", o.input, err);
 		goto out;
@@ -622,7 +622,7 @@ int cmd_replay(int argc, char **argv)
 				continue;
 			if (n++)
 				putchar(',');
-			json_thread(stdout, tl, &tl->threads[i]);
+			json_thread(stdout, tl, i);
 		}
 		printf("]}\n");
 	} else {
@@ -636,7 +636,7 @@ int cmd_replay(int argc, char **argv)
 				continue;
 			if (shown++)
 				ob_mem(&ob, "\n", 1);
-			text_thread(&ob, tl, &tl->threads[i], &nm);
+			text_thread(&ob, tl, i, &nm);
 		}
 		ob_flush(&ob);
 		free(ob.b);

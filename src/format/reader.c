@@ -386,6 +386,16 @@ const char *sc_reader_damage(const struct sc_reader *r)
 	return r->damage[0] ? r->damage : NULL;
 }
 
+int64_t sc_reader_payload_offset(const struct sc_reader *r, const struct sc_record *rec)
+{
+	const uint8_t *d = rec->data;
+
+	if (r->fd < 0 || !r->have_chunk || (r->chunk.flags & SC_CHUNK_ZSTD) || r->recs != r->stored ||
+	    d < r->recs || d > r->recs + r->rec_len)
+		return -1;
+	return (int64_t)(r->chunk.offset + sizeof(struct sc_chunk_header) + (uint64_t)(d - r->recs));
+}
+
 uint32_t sc_reader_features(const struct sc_reader *r)
 {
 	return r->hdr.features;

@@ -550,6 +550,13 @@ int sc_reader_open_mem(const void *buf, size_t len, struct sc_reader **out,
  */
 int sc_reader_next(struct sc_reader *r, struct sc_record *rec);
 const char *sc_reader_damage(const struct sc_reader *r);
+/*
+ * Where the payload of rec, the record sc_reader_next() returned last,
+ * lies in the file as it is (a file reader, an uncompressed chunk): its
+ * byte offset, or -1 (a memory reader, a compressed chunk).  Lets a
+ * caller leave a large payload in the file and pread() it when needed.
+ */
+int64_t sc_reader_payload_offset(const struct sc_reader *r, const struct sc_record *rec);
 uint32_t sc_reader_features(const struct sc_reader *r);
 unsigned sc_reader_version(const struct sc_reader *r);
 void sc_reader_close(struct sc_reader *r);   /* accepts NULL */

@@ -279,11 +279,10 @@ static void track_push(struct track *t, uint64_t end)
 
 struct chrome {
 	struct obuf *o;
-	const struct an_timeline *tl;
+	struct an_timeline *tl;
 	struct fcache fc;
 	struct frames fr;
-	uint32_t *sample_sf;      /* each sample's frame, in output order */
-	size_t nsamples, asamples;
+	size_t nsamples;
 	bool first;               /* no event written yet */
 };
 
@@ -399,8 +398,7 @@ static void ev_sample(struct chrome *c, const struct an_tl_item *it, uint32_t pi
 	uint32_t sf = sample_frame(&c->fr, c->tl, it);
 	const struct fentry *f = fcache_get(&c->fc, c->tl, it->nstack ? it->func : UINT32_MAX);
 
-	ALLOC_GROW(c->sample_sf, c->nsamples + 1, c->asamples);
-	c->sample_sf[c->nsamples++] = sf;
+	c->nsamples++;
 	ev_begin(c, "{\"ph\":\"i\",\"ts\":");
 	ob_us(o, it->start_ns);
 	ev_pid_tid(o, pid, tid);
@@ -412,9 +410,11 @@ static void ev_sample(struct chrome *c, const struct an_tl_item *it, uint32_t pi
 }
 
 /* One thread's items, each slice on the first of its tracks where it nests. */
-static void write_thread(struct chrome *c, const struct an_tl_thread *th, struct track *tr)
+static void write_thread(struct chrome *c, size_t ti, struct track *tr)
 {
+	const struct an_tl_thread *th = &c->tl->threads[ti];
 	const char *label = thread_label(th);
+	struct an_tl_item item;
 
 	for (int k = 0; k < TRACKS_MAX; k++) {
 		tr[k].n = 0;
@@ -422,8 +422,9 @@ static void write_thread(struct chrome *c, const struct an_tl_thread *th, struct
 	}
 	ev_meta(c, "thread_name", th->pid, th->tid, label, "");
 	tr[0].named = true;
-	for (size_t i = 0; i < th->nitems; i++) {
-		const struct an_tl_item *it = &th->items[i];
+	an_tl_begin(c->tl, ti);
+	while (an_tl_next(c->tl, &item)) {
+		const struct an_tl_item *it = &item;
 		uint64_t dur = it->dur_ns, tid;
 		bool clipped = false;
 		int k;
@@ -499,29 +500,32 @@ static void write_stack_frames(struct chrome *c)
 	OB_LIT(o, "}");
 }
 
-/* The top-level samples, in the order (and with the frames) of the events. */
+/* The top-level samples, in the order (and with the frames) of the
+ * events: the timeline read again, each stack's frame found again. */
 static void write_samples(struct chrome *c)
 {
 	struct obuf *o = c->o;
+	struct an_tl_item it;
 	size_t s = 0;
 
 	OB_LIT(o, ",\n\"samples\":[");
 	for (size_t i = 0; i < c->tl->nthreads; i++) {
 		const struct an_tl_thread *th = &c->tl->threads[i];
 
-		for (size_t j = 0; j < th->nitems; j++) {
-			if (th->items[j].kind != AN_TL_SAMPLE)
+		an_tl_begin(c->tl, i);
+		while (an_tl_next(c->tl, &it)) {
+			if (it.kind != AN_TL_SAMPLE)
 				continue;
-			if (s)
+			if (s++)
 				OB_LIT(o, ",");
 			OB_LIT(o, "\n{\"pid\":");
 			ob_u64(o, th->pid);
 			OB_LIT(o, ",\"tid\":");
 			ob_u64(o, th->tid);
 			OB_LIT(o, ",\"ts\":");
-			ob_us(o, th->items[j].start_ns);
+			ob_us(o, it.start_ns);
 			OB_LIT(o, ",\"sf\":");
-			ob_u64(o, c->sample_sf[s++]);
+			ob_u64(o, sample_frame(&c->fr, c->tl, &it));
 			OB_LIT(o, ",\"weight\":1,\"name\":\"cpu-clock\"}");
 		}
 	}
@@ -539,7 +543,7 @@ static int write_chrome(FILE *f, struct an_profile *p, const struct exp_options 
 	int ret;
 
 	(void)opt;
-	ret = an_timeline_build(p, &all, &tl, err, errlen);
+	ret = an_timeline_stream(p, &all, 0, &tl, err, errlen);
 	if (ret == -ENOENT) {
 		snprintf(err, errlen, "no timeline in this recording: record it with "
 			 "'stackclock record --timeline' to export --format chrome");
@@ -563,7 +567,7 @@ static int write_chrome(FILE *f, struct an_profile *p, const struct exp_options 
 			ev_meta(&c, "process_name", th->pid, th->pid, out_base_name(th->exe, "process"), "");
 			last_pid = th->pid;
 		}
-		write_thread(&c, th, tr);
+		write_thread(&c, i, tr);
 	}
 	OB_LIT(c.o, "\n]");
 	if (c.fr.n)
@@ -576,7 +580,6 @@ static int write_chrome(FILE *f, struct an_profile *p, const struct exp_options 
 		free(tr[k].ends);
 	fcache_release(&c.fc);
 	frames_release(&c.fr);
-	free(c.sample_sf);
 	free(c.o);
 	an_timeline_free(tl);
 	return out_finish(f);

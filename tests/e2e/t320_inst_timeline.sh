@@ -139,6 +139,28 @@ check "replay --tid $tid: that thread only" -- python3 -c "
 import json; d = json.load(open('$TMP/rt.json')); raise SystemExit(0 if [t['tid'] for t in d['threads']] == [$tid] else 1)"
 "$STACKCLOCK" replay -i "$TMP/tl.data" --since 10ms --until 20ms --format json >"$TMP/rw.json"
 check "replay --since 10ms --until 20ms: events in the window" -- tl window "$TMP/rw.json" 10000000 20000000
+# a bare number is seconds, as the START (s) column (issue 30, 13)
+"$STACKCLOCK" replay -i "$TMP/tl.data" --since 0.01 --until 0.020 --format json >"$TMP/rw2.json"
+check "replay --since 0.01 --until 0.020: seconds, the very output of 10ms and 20ms" -- cmp "$TMP/rw.json" "$TMP/rw2.json"
+"$STACKCLOCK" replay -i "$TMP/tl.data" --since 10000000ns --until 20000us --format json >"$TMP/rw3.json"
+check "replay --since 10000000ns --until 20000us: the same" -- cmp "$TMP/rw.json" "$TMP/rw3.json"
+bad() { # ARGS... : status 2, one exact line
+	local want=$1; shift
+	"$STACKCLOCK" replay -i "$TMP/tl.data" "$@" >"$TMP/bo" 2>"$TMP/be"; local rc=$?
+	check "replay $*: status 2, one line" -- sh -c "test $rc = 2 && test ! -s '$TMP/bo' && test \"\$(cat '$TMP/be')\" = \"\$1\"" - "$want"
+}
+since_exp="(expected seconds since the first event, such as 1.5 or 0.005, or with a unit: 1.5s, 200ms, 10us, 500ns)"
+dur_exp="(expected a duration with its unit, such as 500ns, 10us, 2.5ms or 1s: a bare number could be ns or s)"
+bad "stackclock: replay: invalid --since '5x' $since_exp" --since 5x
+bad "stackclock: replay: invalid --since '0x10' $since_exp" --since 0x10
+bad "stackclock: replay: invalid --until '-1' $since_exp" --until -1
+bad "stackclock: replay: invalid --until '' $since_exp" --until ''
+bad "stackclock: replay: invalid --since '1e400' $since_exp" --since 1e400
+bad "stackclock: replay: invalid --min-time '100' $dur_exp" --min-time 100
+bad "stackclock: replay: invalid --min-time '2.5' $dur_exp" --min-time 2.5
+"$STACKCLOCK" replay -i "$TMP/tl.data" --min-time 0 --format json >"$TMP/m0.json"
+"$STACKCLOCK" replay -i "$TMP/tl.data" --format json >"$TMP/all.json"
+check "replay --min-time 0: everything" -- cmp "$TMP/m0.json" "$TMP/all.json"
 "$STACKCLOCK" replay -i "$TMP/tl.data" --min-time 1ms --format json >"$TMP/rm.json"
 check "replay --min-time 1ms" -- tl mintime "$TMP/rm.json" 1000000
 "$STACKCLOCK" replay -i "$TMP/tl.data" --depth 3 --format json >"$TMP/rd.json"

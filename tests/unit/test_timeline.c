@@ -16,10 +16,10 @@
  *  - view filters and an_timeline_check; damaged items end a record
  *    without a crash; a profile without a timeline is -ENOENT;
  *  - varints and zigzag read back;
- *  - the linked build (replay's: 16-byte items left in the order recorded,
- *    order[] giving the order) visits the very items of an_timeline_build,
- *    with every view filter and --tid, a call too long for a 16-byte item
- *    and damaged records included.
+ *  - the stream (replay's and the chrome export's: windows of calls put in
+ *    order one after the other) visits the very items of an_timeline_build,
+ *    with every view filter and --tid, windows of 1, 2, 3, 7 calls and
+ *    more, a 5 s call and damaged records included.
  */
 #include "analysis/timeline.h"
 #include "format/varint.h"
@@ -101,56 +101,64 @@ static struct an_timeline *rig_timeline(struct rig *g, struct an_profile **pp, c
 	return rig_timeline_conv(g, pp, f, (struct sc_tick_conv){ 0, 0, 0.5 });
 }
 
-/* The linked build of p gives the same threads, counts and items, in the
- * same order, as an_timeline_build with filter f; "" or the difference. */
-static const char *linked_differs(struct an_profile *p, const struct an_tl_filter *f)
+/* The stream of p, window calls at a time, gives the same threads,
+ * counts and items, in the same order, as an_timeline_build with filter
+ * f; "" or the difference. */
+static const char *stream_differs(struct an_profile *p, const struct an_tl_filter *f, size_t window)
 {
-	static char why[160];
+	static char why[200];
 	struct an_timeline *a = NULL, *b = NULL;
 	char err[256];
 
 	why[0] = 0;
 	if (an_timeline_build(p, f, &a, err, sizeof(err)) ||
-	    an_timeline_build_linked(p, f, &b, err, sizeof(err))) {
+	    an_timeline_stream(p, f, window, &b, err, sizeof(err))) {
 		snprintf(why, sizeof(why), "build: %.100s", err);
 		goto out;
 	}
-	if (a->nthreads != b->nthreads || a->t0_ns != b->t0_ns || a->end_ns != b->end_ns ||
+	if (a->nthreads != b->nthreads || a->t0_ns != b->t0_ns ||
 	    a->items != b->items || a->damaged_items != b->damaged_items || a->dropped != b->dropped ||
 	    a->filtered != b->filtered) {
-		snprintf(why, sizeof(why), "totals differ (items %llu/%llu, end %llu/%llu, damaged %llu/%llu)",
-			 (unsigned long long)a->items, (unsigned long long)b->items,
-			 (unsigned long long)a->end_ns, (unsigned long long)b->end_ns,
+		snprintf(why, sizeof(why), "window %zu: totals differ (items %llu/%llu, damaged %llu/%llu)",
+			 window, (unsigned long long)a->items, (unsigned long long)b->items,
 			 (unsigned long long)a->damaged_items, (unsigned long long)b->damaged_items);
 		goto out;
 	}
 	for (size_t i = 0; i < a->nthreads; i++) {
 		const struct an_tl_thread *x = &a->threads[i], *y = &b->threads[i];
+		struct an_tl_item v;
+		size_t k = 0;
 
-		if (x->tid != y->tid || x->nitems != y->nitems || x->calls != y->calls) {
-			snprintf(why, sizeof(why), "thread %zu: tid %u/%u, %zu/%zu items", i, x->tid, y->tid,
-				 x->nitems, y->nitems);
+		if (x->tid != y->tid || x->nitems != y->nitems || x->calls != y->calls ||
+		    (x->nitems && x->items[0].start_ns != y->first_ns)) {
+			snprintf(why, sizeof(why), "window %zu, thread %zu: tid %u/%u, %zu/%zu items", window, i,
+				 x->tid, y->tid, x->nitems, y->nitems);
 			goto out;
 		}
-		for (size_t k = 0; k < x->nitems; k++) {
+		an_tl_begin(b, i);
+		for (; an_tl_next(b, &v); k++) {
 			const struct an_tl_item *u = &x->items[k];
-			struct an_tl_item v;
-			bool same;
+			bool same = k < x->nitems;
 
-			an_tl_citem_get(y, &y->citems[y->order[k]], &v);
-			v.start_ns -= b->t0_ns;
-			same = u->start_ns == v.start_ns && u->dur_ns == v.dur_ns && u->kind == v.kind &&
+			same = same && u->start_ns == v.start_ns && u->dur_ns == v.dur_ns && u->kind == v.kind &&
 			       u->flags == v.flags && u->depth == v.depth && u->func == v.func &&
 			       u->os_cat == v.os_cat && u->nstack == v.nstack &&
 			       (u->kind != AN_TL_OS || u->sysno == v.sysno);
 			for (uint32_t j = 0; same && u->kind == AN_TL_SAMPLE && j < u->nstack; j++)
 				same = a->frames[u->stack + j] == b->frames[v.stack + j];
 			if (!same) {
-				snprintf(why, sizeof(why), "thread %zu item %zu: start %llu/%llu dur %llu/%llu depth %u/%u",
-					 i, k, (unsigned long long)u->start_ns, (unsigned long long)v.start_ns,
-					 (unsigned long long)u->dur_ns, (unsigned long long)v.dur_ns, u->depth, v.depth);
+				snprintf(why, sizeof(why), "window %zu, thread %zu item %zu: start %llu/%llu dur %llu/%llu depth %u/%u",
+					 window, i, k, k < x->nitems ? (unsigned long long)u->start_ns : 0ull,
+					 (unsigned long long)v.start_ns,
+					 k < x->nitems ? (unsigned long long)u->dur_ns : 0ull, (unsigned long long)v.dur_ns,
+					 k < x->nitems ? u->depth : 0, v.depth);
 				goto out;
 			}
+		}
+		if (k != x->nitems) {
+			snprintf(why, sizeof(why), "window %zu, thread %zu: %zu items streamed, %zu built", window,
+				 i, k, x->nitems);
+			goto out;
 		}
 	}
 out:
@@ -159,29 +167,32 @@ out:
 	return why;
 }
 
-/* linked_differs over a set of view filters */
-static void linked_same(struct an_profile *p, const char *what)
+/* stream_differs over a set of view filters and windows (1: every call
+ * a window of its own) */
+static void stream_same(struct an_profile *p, const char *what)
 {
 	static const struct { uint64_t since, until, min; uint32_t depth; } fs[] = {
 		{ 0, UINT64_MAX, 0, 0 }, { 0, UINT64_MAX, 0, 1 }, { 0, UINT64_MAX, 40, 0 },
 		{ 100, 250, 0, 0 }, { 30, UINT64_MAX, 0, 2 }, { 0, 60, 20, 3 }, { 400, 300, 0, 0 },
 	};
+	static const size_t windows[] = { 0, 1, 2, 3, 7, 1000 };
 	const char *why = "";
 
-	for (size_t i = 0; i < sizeof(fs) / sizeof(*fs) && !*why; i++) {
-		struct an_tl_filter f = AN_TL_FILTER_ALL;
+	for (size_t w = 0; w < sizeof(windows) / sizeof(*windows) && !*why; w++)
+		for (size_t i = 0; i < sizeof(fs) / sizeof(*fs) && !*why; i++) {
+			struct an_tl_filter f = AN_TL_FILTER_ALL;
 
-		f.since_ns = fs[i].since;
-		f.until_ns = fs[i].until;
-		f.min_ns = fs[i].min;
-		f.max_depth = fs[i].depth;
-		why = linked_differs(p, &f);
-		if (!*why) {
-			f.tid = 7;           /* the rig's thread */
-			why = linked_differs(p, &f);
+			f.since_ns = fs[i].since;
+			f.until_ns = fs[i].until;
+			f.min_ns = fs[i].min;
+			f.max_depth = fs[i].depth;
+			why = stream_differs(p, &f, windows[w]);
+			if (!*why) {
+				f.tid = 7;           /* the rig's thread */
+				why = stream_differs(p, &f, windows[w]);
+			}
 		}
-	}
-	ok(!*why, "%s: the linked build visits the same items in the same order%s%s", what,
+	ok(!*why, "%s: the stream visits the same items in the same order%s%s", what,
 	   *why ? ": " : "", why);
 }
 
@@ -269,7 +280,7 @@ static void test_order(void)
 		   tl ? (unsigned long long)tl->threads[0].calls : 0ull);
 		an_timeline_free(tl);
 	}
-	linked_same(p, "calls, an OS event, a repair, an open call");
+	stream_same(p, "calls, an OS event, a repair, an open call");
 	an_profile_free(p);
 	free(g.buf);
 }
@@ -309,7 +320,7 @@ static void test_many(void)
 	ok(good, "each call's start and duration exact after the chunk boundaries");
 	ok(tl && an_timeline_check(tl, why, sizeof(why)) == 0, "an_timeline_check");
 	an_timeline_free(tl);
-	linked_same(p, "200,000 calls across chunks");
+	stream_same(p, "200,000 calls across chunks");
 	an_profile_free(p);
 	free(g.buf);
 
@@ -328,7 +339,7 @@ static void test_many(void)
 	   tl ? (unsigned long long)tl->threads[0].calls : 0ull,
 	   tl ? (unsigned long long)tl->threads[0].dropped : 0ull);
 	an_timeline_free(tl);
-	linked_same(p, "a 256 KiB limit");
+	stream_same(p, "a 256 KiB limit");
 	an_profile_free(p);
 	free(g.buf);
 }
@@ -352,7 +363,7 @@ static void test_long(void)
 	c = tl ? nth_call(tl, 0) : NULL;
 	ok(c && c->dur_ns == 5000000000ull, "a 5 s call's duration exact");
 	an_timeline_free(tl);
-	linked_same(p, "a 5 s call");
+	stream_same(p, "a 5 s call");
 	an_profile_free(p);
 	free(g.buf);
 }
@@ -545,9 +556,11 @@ static void test_damage(void)
 	   tl ? (unsigned long long)tl->damaged_items : 0ull);
 	an_timeline_free(tl);
 	{
-		const char *why = linked_differs(p, NULL);
+		const char *why = stream_differs(p, NULL, 0);
 
-		ok(!*why, "damaged records: the linked build the same%s%s", *why ? ": " : "", why);
+		if (!*why)
+			why = stream_differs(p, NULL, 1);
+		ok(!*why, "damaged records: the stream the same%s%s", *why ? ": " : "", why);
 	}
 	an_profile_free(p);
 }
