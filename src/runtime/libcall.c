@@ -62,8 +62,6 @@
 #include "runtime/patch.h"
 #include "runtime/rt.h"
 
-#include <sys/auxv.h>
-
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -319,9 +317,11 @@ static int only_called(const struct refs *r, uint64_t slot)
  * clock_gettime is not the C library's, which the program asked for). */
 static int obj_is_vdso(const struct obj *o)
 {
-	uint64_t ehdr = getauxval(AT_SYSINFO_EHDR);
+	const char *n = o->info.dlpi_name, *v = "linux-vdso";
 
-	return ehdr && ehdr >= o->lo && ehdr < o->hi;
+	while (n && *v && *n == *v)
+		n++, v++;
+	return n && !*v;
 }
 
 static const struct obj *definer(const struct obj *o, uint32_t symidx, const char *name, int not_self,

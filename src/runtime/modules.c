@@ -230,6 +230,8 @@ static struct rt_modrange *module_range(uint64_t addr)
 
 	if (x)
 		return x;
+	if (rt.sandboxed)           /* no mmap now: the table made before it closed */
+		return modtab_find(m, addr);
 	if (__atomic_exchange_n(&rt_mods_lock, 1, __ATOMIC_ACQUIRE)) {
 		/* another thread remakes it (rare, and short): wait for its
 		 * table, a while at most (never this thread: a signal handler's
@@ -251,6 +253,12 @@ static int rt_has_slash(const char *s)
 	return *s == '/';
 }
 
+/* The module table made now, if it is not (a sandbox about to close). */
+void sc_modules_prepare(void)
+{
+	module_range((uint64_t)(uintptr_t)sc_modules_prepare);
+}
+
 /* A new calling context or call site: make sure the recorder will know the
  * module holding addr. */
 void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
@@ -267,7 +275,7 @@ void rt_newaddr(struct sc_eng_arena *a, uint64_t addr)
 	/* the main program's entry has no name (and a name may be relative):
 	 * its path is /proc/self/exe's */
 	name = x->name;
-	if (name[0] && name[0] != '/' && rt_has_slash(name)) {
+	if (name[0] && name[0] != '/' && rt_has_slash(name) && !rt.sandboxed) {
 		/* dlopen'ed by a relative path: made absolute with the current
 		 * directory, so that the report finds the file from anywhere */
 		char abs[SC_SHM_PATH_MAX];

@@ -212,6 +212,11 @@ static __attribute__((noinline, cold)) struct rs_stack *rs_new(void)
 	return s;
 }
 
+int sc_rs_prepare(void)
+{
+	return rs_tls || rs_new() ? 0 : -1;
+}
+
 /* No return stack yet where one is needed (a return through the
  * trampoline, a reader of return addresses): attached, the frames open at
  * the attach may be this thread's, returning through the trampoline

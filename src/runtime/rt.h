@@ -515,6 +515,12 @@ extern char sc_w_vfork[];
 struct ucontext_t;
 int sc_ctx_switch(const struct ucontext_t *from, const struct ucontext_t *to, uint64_t *mask);
 void sc_ctx_unblock(uint64_t mask);
+/* retstack.c: the thread's return stack made now if it has none (a
+ * sandbox about to close: no mmap later); 0, or -1 without memory. */
+int sc_rs_prepare(void);
+/* modules.c: the module table made now if there is none (a sandbox about
+ * to close: in it, the table made before serves, never remade). */
+void sc_modules_prepare(void);
 /* retstack.c: the thread's return stack is s (NULL: none yet); the one it had. */
 struct rs_stack *sc_rs_swap(struct rs_stack *s);
 

@@ -28,6 +28,30 @@ static void sandbox_enter(void)
 {
 	if (rt.state != RT_ON || rt.sandboxed || !*rt_alive)
 		return;
+	/*
+	 * The calling thread's own state, made now if it has made no call
+	 * yet (its first call inside would need gettid, mmap and perf events:
+	 * its events were lost), its larger state and its return stack for
+	 * library calls (an mmap at its first one: strict mode killed the
+	 * program there).
+	 */
+	if (tls.state == RT_NEW && !tls.busy) {
+		uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+		struct sc_eng_thread *t;
+
+		tls.busy = sp;
+		barrier();
+		t = thread_start(sp);
+		if (t)
+			probe_done(t);
+		else
+			tls.busy = 0;
+	}
+	if (tls.state == RT_ON) {
+		rt_ext();
+		sc_rs_prepare();
+	}
+	sc_modules_prepare();
 	commit_to(__atomic_load_n(&rt.hdr->arena.bump, __ATOMIC_RELAXED) + SECCOMP_RESERVE);
 	__atomic_store_n(&rt.sandboxed, 1, __ATOMIC_RELEASE);
 	why(SC_SHM_WHY_SECCOMP);
