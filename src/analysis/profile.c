@@ -799,7 +799,8 @@ int an_profile_load(struct an_profile *p, const char *path, const char **damaged
 	p->features |= sc_reader_features(r);
 	/* timeline payloads stored as they are stay in the file (a long
 	 * timeline is hundreds of MB): read back through a descriptor of our own */
-	in_file = p->tl_fd < 0 && (p->tl_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0;
+	in_file = p->tl_fd < 0 && sc_reader_file_fd(r) >= 0 &&
+		  (p->tl_fd = fcntl(sc_reader_file_fd(r), F_DUPFD_CLOEXEC, 0)) >= 0;
 	while ((ret = sc_reader_next(r, &rec)) == SC_READ_OK)
 		profile_add(p, &rec, rec.type == SC_REC_TIMELINE && in_file
 			    ? sc_reader_payload_offset(r, &rec) : -1);

@@ -396,6 +396,13 @@ int64_t sc_reader_payload_offset(const struct sc_reader *r, const struct sc_reco
 	return (int64_t)(r->chunk.offset + sizeof(struct sc_chunk_header) + (uint64_t)(d - r->recs));
 }
 
+int sc_reader_file_fd(const struct sc_reader *r)
+{
+	struct stat st;
+
+	return r->fd >= 0 && !fstat(r->fd, &st) && S_ISREG(st.st_mode) ? r->fd : -1;
+}
+
 uint32_t sc_reader_features(const struct sc_reader *r)
 {
 	return r->hdr.features;

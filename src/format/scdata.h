@@ -558,6 +558,9 @@ const char *sc_reader_damage(const struct sc_reader *r);
  */
 int64_t sc_reader_payload_offset(const struct sc_reader *r, const struct sc_record *rec);
 uint32_t sc_reader_features(const struct sc_reader *r);
+/* The reader's descriptor, when it reads a regular file (one pread can
+ * read again: not a pipe), else -1.  The reader keeps it. */
+int sc_reader_file_fd(const struct sc_reader *r);
 unsigned sc_reader_version(const struct sc_reader *r);
 void sc_reader_close(struct sc_reader *r);   /* accepts NULL */
 

@@ -207,19 +207,20 @@ static int runtimes_in(pid_t pid)
  * one loaded: its globals and thread-local words are its first attach's).
  * A copy's name starts like the runtime's, so that no runtime ever patches
  * or hooks another.  The copy is made in a directory of its own that
- * mkdtemp created (0700, given to the target's user, who must read it):
- * no one else can put a link or another file in its place.  The runtime's
- * own directory is tried first, then /tmp, /var/tmp and /dev/shm (one may
- * be mounted noexec, where dlopen fails).  Returns the path (malloc'ed),
- * *copy set when it is a copy to remove once loaded (runtime_file_drop);
- * NULL after a one-line error.
+ * mkdtemp created and that stays ours (0711: the target's user, whoever
+ * it is, may reach the file, not list or change the directory; never
+ * given away, as its owner could put a link in its place), the file
+ * created in it by descriptor, O_EXCL (0755, a copy of a file anyone may
+ * read).  The runtime's own directory is tried first, then /tmp, /var/tmp
+ * and /dev/shm (one may be mounted noexec, where dlopen fails).  Returns
+ * the path (malloc'ed), *copy set when it is a copy to remove once loaded
+ * (runtime_file_drop); NULL after a one-line error.
  */
 static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefore)
 {
 	char *dir = xstrdup(runtime), *slash = strrchr(dir, '/');
 	const char *dirs[] = { dir, "/tmp", "/var/tmp", "/dev/shm" };
 	char *path = NULL;
-	struct stat owner;
 	int in;
 
 	*copy = 0;
@@ -230,23 +231,22 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 	}
 	if (slash)
 		*slash = 0;
-	if (proc_owner(pid, &owner.st_uid, &owner.st_gid)) {
-		owner.st_uid = geteuid();
-		owner.st_gid = getegid();
-	}
 	in = open(runtime, O_RDONLY | O_CLOEXEC);
 	for (size_t d = 0; in >= 0 && d < sizeof(dirs) / sizeof(dirs[0]) && !path; d++) {
-		char buf[1 << 16], *priv = xasprintf("%s/stackclock-attach-XXXXXX", dirs[d]);
+		char buf[1 << 16], *priv = xasprintf("%s/stackclock-attach-XXXXXX", dirs[d]), *name;
 		ssize_t n = 1;
-		int out = -1;
+		int out = -1, dfd = -1, bad;
+		struct stat st;
 
 		if (!mkdtemp(priv)) {
 			free(priv);
 			continue;
 		}
-		path = xasprintf("%s/libstackclock.attach-%d-%d.so", priv, (int)getpid(), *nbefore);
-		if (!chown(priv, owner.st_uid, owner.st_gid))
-			out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+		name = xasprintf("libstackclock.attach-%d-%d.so", (int)getpid(), *nbefore);
+		path = xasprintf("%s/%s", priv, name);
+		dfd = open(priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd >= 0 && !fstat(dfd, &st) && st.st_uid == geteuid() && !fchmod(dfd, 0711))
+			out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
 		if (out >= 0 && !lseek(in, 0, SEEK_SET)) {
 			while ((n = read(in, buf, sizeof(buf))) > 0)
 				if (write(out, buf, (size_t)n) != n) {
@@ -254,13 +254,19 @@ static char *runtime_file(pid_t pid, const char *runtime, int *copy, int *nbefor
 					break;
 				}
 		}
-		if (out < 0 || n < 0 || fchown(out, owner.st_uid, owner.st_gid) || close(out)) {
+		bad = out < 0 || n < 0 || fchmod(out, 0755);
+		if (out >= 0 && close(out))
+			bad = 1;
+		if (bad) {
 			if (out >= 0)
-				unlink(path);
+				unlinkat(dfd, name, 0);
 			rmdir(priv);
 			free(path);
 			path = NULL;
 		}
+		if (dfd >= 0)
+			close(dfd);
+		free(name);
 		free(priv);
 	}
 	if (in >= 0)
@@ -314,13 +320,13 @@ static char *file_in(const char *prefix, const char *suffix)
 }
 
 /* A new file in the session's private directory, the target's own; fd or -errno. */
-static int private_file(const char *path, int flags)
+static int private_file(const char *path, int flags, pid_t pid)
 {
 	int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), ret;
 
 	if (fd < 0)
 		return -errno;
-	ret = give_to_dir_owner(fd, path);
+	ret = give_to_proc_owner(fd, pid);
 	if (ret) {
 		close(fd);
 		unlink(path);
@@ -329,9 +335,9 @@ static int private_file(const char *path, int flags)
 	return fd;
 }
 
-static int write_cfg(const char *path, char *const *env)
+static int write_cfg(const char *path, char *const *env, pid_t pid)
 {
-	int fd = private_file(path, O_WRONLY);
+	int fd = private_file(path, O_WRONLY, pid);
 	FILE *f;
 
 	if (fd < 0)
@@ -550,9 +556,9 @@ int record_attach_run(const struct record_opts *opts, const char *runtime, const
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_CTL, ctl_path);
 	full_env[n++] = xasprintf("%s=%s", SC_ATTACH_ENV_SEED, seed);
 	full_env[n] = NULL;
-	ret = write_cfg(cfg, full_env);
+	ret = write_cfg(cfg, full_env, pid);
 	if (!ret) {
-		fd = private_file(ctl_path, O_RDWR);
+		fd = private_file(ctl_path, O_RDWR, pid);
 		ret = fd < 0 ? fd : 0;
 	}
 	if (!ret) {

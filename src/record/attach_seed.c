@@ -479,8 +479,9 @@ int attach_seed_write(struct attach_seeder *as, struct sc_tracee *t, pid_t skip,
 	h.nframes = fr.n;
 	if (!ret) {
 		/* in the session's private directory, the target's own */
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 && give_to_dir_owner(fd, path)) {
+		unlink(path);          /* (a second try's) */
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && give_to_proc_owner(fd, sc_tracee_pid(t))) {
 			close(fd);
 			fd = -1;
 		}

@@ -1232,13 +1232,18 @@ int dsc_plan_cached(const char *elf, char **path, bool *hit)
 	dir = cache_dir();
 	file = xasprintf("%s/%s.plan", dir, key);
 	free(key);
-	make_dirs(dir);
-	ret = cache_dir_private(dir);
-	if (!ret) {
+	{
+		/* the root first: nothing is made through it before it is
+		 * known to be ours (a link planted at /tmp/stackclock-cache-UID) */
 		char *root = dsc_cache_root();
 
+		make_dirs(root);
 		ret = cache_dir_private(root);
 		free(root);
+	}
+	if (!ret) {
+		mkdir(dir, 0700);
+		ret = cache_dir_private(dir);
 	}
 	if (!ret && plan_file_usable(file)) {
 		*hit = true;

@@ -1366,6 +1366,11 @@ static char *shm_dir(bool *made)
 		d = xasprintf("%s/stackclock-shm-%d-XXXXXX", bases[i], (int)getpid());
 		if (!mkdtemp(d)) {
 			more = xasprintf("%s; %s: %s", why, bases[i], strerror(errno));
+		} else if (geteuid() == 0 && chmod(d, 0711)) {
+			/* (root's: processes of other users reach the session's
+			 * directory in it) */
+			more = xasprintf("%s; %s: %s", why, d, strerror(errno));
+			rmdir(d);
 		} else if ((err = shm_dir_check(d))) {
 			rmdir(d);
 			more = xasprintf("%s; %s: %s", why, bases[i], strerror(-err));
@@ -1506,10 +1511,10 @@ static void unlink_matching(const char *dir, bool (*doom)(const char *name, cons
  * The session's own directory in the shared memory directory: the images,
  * and when attaching, the files the runtime reads, are made in it.  Made
  * by mkdtemp (0700, a name no one chose before), so no one else can plant
- * a link or an image there; when attaching to a process of another user,
- * it is given to that user, whose runtime writes in it.  Launched by root,
- * the program may drop its privileges (a daemon's workers) and still
- * make images after that (a fork, an exec): then it is 1733, as /dev/shm
+ * a link or an image there.  When attaching to a process of another user
+ * (whose runtime writes in it), or launched by root (the program may drop
+ * its privileges, as a daemon's workers do, and still make images after
+ * that: a fork, an exec), it is 1733 and stays ours, as /dev/shm
  * itself is but no one else can list it, and the images' names start
  * with a stem no one else sees (64 bits of the clock); images are created
  * O_EXCL and read without following links.  NULL after a one-line error.
@@ -1519,6 +1524,7 @@ static char *session_dir(const char *shm, pid_t attach_pid)
 	char *priv = xasprintf("%s/stackclock-%d-XXXXXX", shm, (int)getpid());
 	uid_t uid;
 	gid_t gid;
+	bool other;
 
 	if (!mkdtemp(priv)) {
 		pr_err("cannot create the session's directory in %s: %s (set STACKCLOCK_SHM_DIR to a "
@@ -1526,15 +1532,13 @@ static char *session_dir(const char *shm, pid_t attach_pid)
 		free(priv);
 		return NULL;
 	}
-	if (attach_pid > 0 && !proc_owner(attach_pid, &uid, &gid) &&
-	    (uid != geteuid() || gid != getegid()) && chown(priv, uid, gid)) {
-		pr_err("cannot give the session's directory %s to the user of process %d: %s", priv,
-		       (int)attach_pid, strerror(errno));
-		rmdir(priv);
-		free(priv);
-		return NULL;
-	}
-	if (attach_pid <= 0 && geteuid() == 0 && chmod(priv, 01733)) {
+	/* others must make files in it: a process of another user we attach
+	 * to, or one that drops root after we launched it; the directory
+	 * stays ours (never given away: we work in it by name, and its owner
+	 * could put a link in its place), sticky, and unlistable */
+	other = attach_pid > 0 ? !proc_owner(attach_pid, &uid, &gid) && (uid != geteuid() || gid != getegid())
+			       : geteuid() == 0;
+	if (other && chmod(priv, 01733)) {
 		pr_err("cannot set the mode of the session's directory %s: %s", priv, strerror(errno));
 		rmdir(priv);
 		free(priv);
@@ -1564,7 +1568,7 @@ static bool is_image_of(const char *name, const void *stem)
 static void data_file_error(const char *path, int err)
 {
 	pr_err("cannot write the data file '%s': %s (free some space on its disk, "
-	       "or choose another file with -o FILE)", path, strerror(-err));
+	       "or choose another file with -o FILE)", path, outfile_strerror(err));
 }
 
 static int write_session(const struct record_opts *opts, struct image *ims, int nims,

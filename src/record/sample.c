@@ -157,7 +157,7 @@ static int write_file(struct sampler *s)
 	s->last_write = now_ns();
 	if (ret)
 		pr_err("cannot write the data file '%s': %s (check free space and permissions, or choose another with -o FILE)",
-		       s->o->output, strerror(-ret));
+		       s->o->output, outfile_strerror(ret));
 	return ret;
 }
 

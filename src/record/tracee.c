@@ -1372,39 +1372,73 @@ static void sweep_stale(const char *base)
 		closedir(d);
 }
 
+/*
+ * Everything by descriptor: the base opened without following a link (a
+ * link there would be followed from our root, not the target's), the
+ * directory made in it under a name of ours and checked to be the one we
+ * made, the file made in that, and both given to the target's user (its
+ * blob removes them) through their descriptors: a link the user puts in
+ * place of either name meanwhile is never followed.
+ */
 static int make_status_file(pid_t pid, const char *status, char *dir, size_t dlen, char *tpath,
 			    size_t tlen, char *path, size_t plen)
 {
 	static const char *const bases[] = { "/tmp", "/dev/shm", "/var/tmp" };
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	long uid = status_fsid(status, "Uid:"), gid = status_fsid(status, "Gid:");
-	char root[64];
+	char root[64], base[128], name[64];
 	int n = snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	struct timespec ts;
+	uint64_t v;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 16;
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
 		struct stat st;
+		int bfd, dfd = -1, fd = -1, tries;
 
-		snprintf(dir, dlen, "%s%s", root, bases[b]);
-		/* a link there would be followed from our root, not the
-		 * target's: a directory only */
-		if (lstat(dir, &st) || !S_ISDIR(st.st_mode))
+		snprintf(base, sizeof(base), "%s%s", root, bases[b]);
+		bfd = open(base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (bfd < 0)
 			continue;
-		sweep_stale(dir);
-		snprintf(dir, dlen, "%s%s/stackclock-attach.%d.XXXXXX", root, bases[b], (int)getpid());
-		if (!mkdtemp(dir))
+		sweep_stale(base);
+		for (tries = 0; tries < 100; tries++) {
+			int k = snprintf(name, sizeof(name), "stackclock-attach.%d.", (int)getpid());
+
+			v = v * 6364136223846793005ull + 1442695040888963407ull;
+			for (int i = 0; i < 6; i++)
+				name[k + i] = chars[(v >> (16 + 6 * i)) % (sizeof(chars) - 1)];
+			name[k + 6] = 0;
+			if (!mkdirat(bfd, name, 0700) || errno != EEXIST)
+				break;
+		}
+		dfd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd >= 0 && (fstat(dfd, &st) || st.st_uid != geteuid())) {
+			close(dfd);              /* not the one we made */
+			close(bfd);
 			continue;
+		}
+		if (dfd >= 0)
+			fd = openat(dfd, "status", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && uid >= 0 && (uid_t)uid != geteuid() &&
+		    (fchown(dfd, (uid_t)uid, (gid_t)gid) < 0 || fchown(fd, (uid_t)uid, (gid_t)gid) < 0)) {
+			close(fd);
+			unlinkat(dfd, "status", 0);
+			fd = -1;
+		}
+		if (fd < 0) {
+			if (dfd >= 0) {
+				close(dfd);
+				unlinkat(bfd, name, AT_REMOVEDIR);
+			}
+			close(bfd);
+			continue;
+		}
+		close(dfd);
+		close(bfd);
+		snprintf(dir, dlen, "%s/%s", base, name);
 		snprintf(tpath, tlen, "%s/status", dir);
 		snprintf(path, plen, "%s", tpath + n);
-		int fd = open(tpath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			rmdir(dir);
-			continue;
-		}
-		if (uid >= 0 && (uid_t)uid != geteuid() &&
-		    (chown(dir, (uid_t)uid, (gid_t)gid) < 0 || fchown(fd, (uid_t)uid, (gid_t)gid) < 0)) {
-			close(fd);
-			unlink(tpath);
-			rmdir(dir);
-			continue;
-		}
 		return fd;
 	}
 	return -1;

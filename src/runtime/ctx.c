@@ -96,7 +96,10 @@ static struct {
 } ctxs;
 
 /* the context this thread runs, NULL: its own, not switched away from yet */
-static __thread struct rt_ctx *ctx_cur __attribute__((tls_model("initial-exec")));
+static inline struct rt_ctx *ctx_cur_get(void)
+{
+	return tls.x ? tls.x->ctx_cur : NULL;
+}
 
 static int ctx_lock(void)
 {
@@ -247,7 +250,8 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to, uint64_t *mask)
 	/* (attached, the switches go as before: a suspended context's return
 	 * addresses must all be back when the runtime detaches, and only the
 	 * threads' own return stacks are put back then) */
-	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to || rt.attached)
+	if (!t || tls.busy || tls.state != RT_ON || sc_rt_clk.off || !*rt_alive || !to || rt.attached ||
+	    !rt_ext())                 /* (where the running context is kept) */
 		return 0;
 	old = ctx_block();
 	tls.busy = stack_pointer();    /* (a signal handler's probes would wait) */
@@ -258,13 +262,14 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to, uint64_t *mask)
 		return 0;
 	}
 	c = ctx_map() ? NULL : ctx_target(to);
-	cur = ctx_cur && ctx_cur->pid == rt.pid ? ctx_cur : NULL;
+	cur = ctx_cur_get();
+	cur = cur && cur->pid == rt.pid ? cur : NULL;
 	if (c && !cur && (cur = ctx_new(0, 0))) {
 		/* the thread's own context, first switched away from */
 		cur->t = t;
 		cur->rs = tls.rs;
 		cur->running = 1;
-		ctx_cur = cur;
+		tls.x->ctx_cur = cur;
 	}
 	if (!c || !cur || c == cur || c->running || (c->t && c->t == t)) {
 		ctx_unlock();
@@ -313,7 +318,7 @@ int sc_ctx_switch(const ucontext_t *from, const ucontext_t *to, uint64_t *mask)
 	}
 	c->ran = 1;
 	c->running = 1;
-	ctx_cur = c;
+	tls.x->ctx_cur = c;
 	tls.t = nt;
 	ctx_unlock();
 	probe_done(nt);
@@ -435,7 +440,7 @@ __asm__(".text\n"
 __attribute__((used)) void *ctx_started(uint64_t sp);
 __attribute__((used)) void *ctx_started(uint64_t sp)
 {
-	struct rt_ctx *c = ctx_cur;
+	struct rt_ctx *c = ctx_cur_get();
 	void (*func)(void) = NULL;
 	uint64_t mask = 0;
 	int unblock = 0;

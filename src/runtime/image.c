@@ -57,7 +57,7 @@ static int shm_fd(void)
 		return fd;
 	nfd = dir_fd();
 	if (nfd >= 0)
-		nfd = (int)rt_sys4(SYS_openat, nfd, rt.name, O_RDWR | O_CLOEXEC, 0);
+		nfd = (int)rt_sys4(SYS_openat, nfd, rt.name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (nfd < 0)
 		return -1;
 	if (rt_sys2(SYS_fstat, nfd, &st) || st.st_dev != rt.dev || st.st_ino != rt.ino) {
@@ -286,7 +286,7 @@ static void image_failed(int dfd, long err)
 	p = rt_utoa(p, (uint64_t)rt_getpid(), sizeof(name) - (size_t)(p - name));
 	p = rt_stpcpy(p, ".E", sizeof(name) - (size_t)(p - name));
 	rt_utoa(p, (uint64_t)-err, sizeof(name) - (size_t)(p - name));
-	fd = (int)rt_sys4(SYS_openat, dfd, name, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	fd = (int)rt_sys4(SYS_openat, dfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		rt_close(fd);
 }

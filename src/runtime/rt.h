@@ -153,6 +153,7 @@ struct rt_tls {
  * libc untouched), and unmapped when the thread is reaped.
  */
 #define RT_XSAVE_MAX 4096
+struct rt_ctx;
 struct rt_tls_ext {
 	uint8_t xarea[RT_XSAVE_MAX] __attribute__((aligned(64)));  /* modules.c's XSAVE */
 	struct { uint64_t pc, k; } cfa_cache[RT_CFA_CACHE];   /* CFA - sp per probe call (probe.c) */
@@ -162,6 +163,11 @@ struct rt_tls_ext {
 	uint64_t spare_id[2];          /* its st_dev, st_ino */
 	struct sc_eng_thread *t;       /* the thread's engine state, once it has one */
 	struct rs_stack *rs;           /* retstack.c's stack, once it has one */
+	struct rt_ctx *ctx_cur;        /* ctx.c: the context the thread runs, NULL:
+	                                  its own, not switched away from yet (not
+	                                  in static TLS: each attach's copy keeps
+	                                  its static TLS, 14 attaches fit in 120
+	                                  bytes a copy) */
 	uint32_t reg;                  /* 1 + its index in rt_exts[], 0 if not there */
 	size_t map_len;
 	struct {                       /* the thread's state while a vfork child runs (fork.c) */

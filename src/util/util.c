@@ -217,23 +217,25 @@ const void *vdso_image(size_t *size)
 /* ---- output files ---------------------------------------------------- */
 
 /*
- * A symbolic link someone else planted in a shared directory (sticky and
- * writable by all, like /tmp): the kernel's protected_symlinks refuses to
- * follow it for open(), but we resolve the path ourselves and rename over
- * its target, so the same rule is applied here: a link in such a
- * directory is followed only when we or the directory's owner own it.
+ * An entry someone else put in a shared directory (sticky and writable by
+ * all, like /tmp): a link, which the kernel's protected_symlinks refuses
+ * to follow for open() but we would resolve ourselves and rename over its
+ * target; a FIFO or device, which protected_fifos does not cover without
+ * O_CREAT, and whose reader would get the profile.  In such a directory an
+ * entry is used only when we or the directory's owner own it.  lst is the
+ * entry's lstat.
  */
-static bool link_untrusted(const char *path)
+static bool entry_untrusted(const char *path, const struct stat *lst)
 {
 	char *copy;
-	struct stat lst, dst;
+	struct stat dst;
 	bool bad = false;
 
-	if (lstat(path, &lst) || !S_ISLNK(lst.st_mode) || lst.st_uid == geteuid())
+	if (S_ISREG(lst->st_mode) || lst->st_uid == geteuid())
 		return false;
 	copy = xstrdup(path);
 	if (!stat(dirname(copy), &dst) && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
-	    dst.st_uid != lst.st_uid)
+	    dst.st_uid != lst->st_uid)
 		bad = true;
 	free(copy);
 	return bad;
@@ -241,7 +243,7 @@ static bool link_untrusted(const char *path)
 
 const char *outfile_strerror(int err)
 {
-	return err == -ELOOP ? "a symbolic link another user made in a shared directory (not followed)"
+	return err == -ELOOP ? "a link, FIFO or device another user made in a shared directory (not used)"
 			     : strerror(-err);
 }
 
@@ -297,15 +299,23 @@ int outfile_open(struct outfile *out, const char *path)
 {
 	char *real = NULL, *dir_copy, *base_copy;
 	const char *dir;
-	struct stat st;
+	struct stat st, lst;
 	bool exists;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
-	if (link_untrusted(path))
+	/* one look at the entry: a link is resolved only when it is trusted
+	 * (looked at again, a name someone swaps meanwhile could resolve
+	 * elsewhere); any other entry is replaced by the rename, never
+	 * followed */
+	exists = lstat(path, &lst) == 0;
+	if (exists && entry_untrusted(path, &lst))
 		return -ELOOP;
-	exists = stat(path, &st) == 0;
+	if (exists && S_ISLNK(lst.st_mode))
+		exists = stat(path, &st) == 0;
+	else
+		st = lst;
 	if (exists && !S_ISREG(st.st_mode)) {
 		out->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 		if (out->fd < 0)
@@ -313,7 +323,7 @@ int outfile_open(struct outfile *out, const char *path)
 		out->path = xstrdup(path);
 		return 0;
 	}
-	if (exists)
+	if (exists && S_ISLNK(lst.st_mode))
 		real = realpath(path, NULL);
 	out->path = real ? real : xstrdup(path);
 	dir_copy = xstrdup(out->path);
@@ -392,7 +402,10 @@ int outfile_probe(const char *path)
 	struct stat st;
 	int ret;
 
-	/* a FIFO with no reader yet will have one when the data is written */
+	/* another user's entry in a shared directory is refused (outfile_open);
+	 * a FIFO with no reader yet will have one when the data is written */
+	if (!lstat(path, &st) && entry_untrusted(path, &st))
+		return -ELOOP;
 	if (!stat(path, &st) && S_ISFIFO(st.st_mode))
 		return 0;
 	ret = outfile_open(&o, path);
@@ -416,19 +429,20 @@ int proc_owner(int pid, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-int give_to_dir_owner(int fd, const char *path)
+int give_to_proc_owner(int fd, int pid)
 {
-	char *copy = xstrdup(path);
-	struct stat dst, fst;
-	int ret = 0;
+	struct stat fst;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int ret = proc_owner(pid, &uid, &gid);
 
-	if (stat(dirname(copy), &dst) || fstat(fd, &fst))
-		ret = -errno;
-	else if ((fst.st_uid != dst.st_uid || fst.st_gid != dst.st_gid) &&
-		 fchown(fd, dst.st_uid, dst.st_gid))
-		ret = -errno;
-	free(copy);
-	return ret;
+	if (ret)
+		return ret;
+	if (fstat(fd, &fst))
+		return -errno;
+	if ((fst.st_uid != uid || fst.st_gid != gid) && fchown(fd, uid, gid))
+		return -errno;
+	return 0;
 }
 
 int proc_children(int pid, int *out, int max)

@@ -126,12 +126,12 @@ const char *outfile_strerror(int err);
 /*
  * Files made for a process of another user (attaching as root):
  * proc_owner: the owner of process pid (its /proc directory: the
- * effective user and group), 0 or -errno.  give_to_dir_owner: make the
- * file open as fd the property of the owner of the directory path is in
- * (a private directory made for that process); 0 or -errno.
+ * effective user and group), 0 or -errno.  give_to_proc_owner: make the
+ * file open as fd the property of process pid's owner (it reads them in
+ * the session's directory, which stays ours); 0 or -errno.
  */
 int proc_owner(int pid, uid_t *uid, gid_t *gid);
-int give_to_dir_owner(int fd, const char *path);
+int give_to_proc_owner(int fd, int pid);
 
 /*
  * The children of pid's main thread (/proc/PID/task/PID/children) into

@@ -70,4 +70,6 @@ wait $rec
 ok $? "record exits 0 after SIGINT, as the program did"
 grep -qx interrupted "$TMP/iout"; ok $? "the program got the SIGINT"
 n=$(sc_stacks "$TMP/i.data" | awk '{ n += $4 } END { print n + 0 }')
-ok $(( n > 100 ? 0 : 1 )) "samples written ($n)"
+# (0.6 s of a program's CPU; with two CPU hogs beside the suite it got
+# 96 samples once)
+ok $(( n > 20 ? 0 : 1 )) "samples written ($n)"

@@ -13,13 +13,23 @@ build cputhreads e2e_cputhreads.c -O2 -fomit-frame-pointer -pthread || exit 1
 "$TMP/shares" 4000 &
 pid=$!
 sleep 0.2
+# the target's CPU time in clock ticks (utime + stime of /proc/PID/stat)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+c0=$(cpu_ticks "$pid")
 check "attach with -p for 1 s" -- "$STACKCLOCK" record -p "$pid" --duration 1 -o "$TMP/a.data"
+c1=$(cpu_ticks "$pid")
 kill -0 "$pid" 2>/dev/null
 ok $? "the target still runs after record ends"
 sc_stacks "$TMP/a.data" >"$TMP/a.folded"
 n=$(awk '{ n += $4 } END { print n + 0 }' "$TMP/a.folded")
-# CPU time, not wall time, is sampled: a busy machine gives fewer.
-ok $(( n >= 300 && n <= 1100 ? 0 : 1 )) "about one second of samples ($n)"
+# CPU time, not wall time, is sampled: a busy machine gives fewer, so the
+# samples are compared with the CPU time the target had meanwhile (999 Hz;
+# its ticks are 1/100 s, and the window is a little shorter than the
+# record command: 0.5-1.15 of it, and at least 50)
+hz=$(getconf CLK_TCK)
+want=$(( (c1 - c0) * 999 / hz ))
+ok $(( n >= 50 && n * 100 >= want * 50 && n * 100 <= want * 115 + 2000 ? 0 : 1 )) \
+	"samples follow the target's CPU time in the window ($n for $want expected)"
 chain=$(awk '{ n += $4; if ($1 == "root" && $5 ~ /;main;middle;part_[abc]$/) m += $4 } END { printf "%.1f", n ? 100 * m / n : 0 }' "$TMP/a.folded")
 atleast "$chain" 95; ok $? "$chain% of stacks reach the root through main;middle (>= 95%)"
 "$STACKCLOCK" dump -i "$TMP/a.data" >"$TMP/a.dump"

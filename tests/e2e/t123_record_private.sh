@@ -54,13 +54,18 @@ check "an older 0755 plan cache is made 0700" -- \
 mkdir -m 1777 shared && echo "victim" >victim && chmod 644 victim
 setpriv --reuid=nobody --regid=nogroup --clear-groups ln -s "$TMP/victim" shared/out.data || exit 1
 one_line_fail "-o through another user's link in a sticky shared directory: refused" \
-	"link another user made in a shared directory" -- \
+	"link, FIFO or device another user made in a shared directory" -- \
 	"$STACKCLOCK" record -m instrument -o shared/out.data -- ./hooks
 check "the file the link names is untouched" -- \
 	sh -c "test \"\$(cat victim)\" = victim && test \"\$(stat -c %a victim)\" = 644"
-one_line_fail "export through that link: refused" "link another user made" -- \
+one_line_fail "export through that link: refused" "link, FIFO or device another user made" -- \
 	"$STACKCLOCK" export -i hooks.data --format folded -o shared/out.data
 check "the file is still untouched" -- test "$(cat victim)" = victim
+# another user's FIFO there: its reader would get the profile
+setpriv --reuid=nobody --regid=nogroup --clear-groups mkfifo -m 666 shared/prof.fifo || exit 1
+one_line_fail "-o another user's FIFO in a sticky shared directory: refused" \
+	"link, FIFO or device another user made in a shared directory" -- \
+	timeout 20 "$STACKCLOCK" record -m instrument -o shared/prof.fifo -- ./hooks
 # our own link there is followed (as the kernel's protected_symlinks allows)
 echo x >mine.data && ln -s "$TMP/mine.data" shared/mine.data
 "$STACKCLOCK" record -m instrument -o shared/mine.data -- ./hooks >/dev/null 2>&1

@@ -191,3 +191,14 @@ head -c 3000 "$TMP/tl.data" >"$TMP/cut.data"
 "$STACKCLOCK" replay -i "$TMP/cut.data" >/dev/null 2>"$TMP/e7"; rc=$?
 check "replay of a truncated file: no crash, said (status $rc)" -- sh -c "test $rc -le 1 && test -s '$TMP/e7'"
 
+
+# read from a pipe (no pread there): the timeline's records kept in memory,
+# the same replay and chrome export as from the file (before: "0 events"
+# and a damage warning)
+"$STACKCLOCK" replay -i "$TMP/tl.data" >"$TMP/pf.txt" 2>/dev/null
+cat "$TMP/tl.data" | "$STACKCLOCK" replay -i /dev/stdin >"$TMP/pp.txt" 2>"$TMP/pp.err"
+check "replay from a pipe: the same output as from the file ($(wc -l <"$TMP/pp.txt") lines), no warning" -- \
+	sh -c "test -s '$TMP/pf.txt' && cmp -s '$TMP/pf.txt' '$TMP/pp.txt' && ! test -s '$TMP/pp.err'"
+"$STACKCLOCK" export -i "$TMP/tl.data" --format chrome -o "$TMP/pf.json" 2>/dev/null
+cat "$TMP/tl.data" | "$STACKCLOCK" export -i /dev/stdin --format chrome -o "$TMP/pp.json" 2>/dev/null
+check "export --format chrome from a pipe: the same file" -- cmp -s "$TMP/pf.json" "$TMP/pp.json"
