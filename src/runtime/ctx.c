@@ -479,6 +479,8 @@ void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
 	struct rt_ctx *c;
 	va_list ap;
 
+	/* the C library's: always in the global scope, where dlsym() finds
+	 * them (unlike the unwinder's, retstack.c's rs_sym) */
 	if (!ctx_real_make)
 		ctx_real_make = (void (*)(ucontext_t *, void (*)(void), int, ...))dlsym(
 			rt.attached ? RTLD_DEFAULT : RTLD_NEXT, "makecontext");

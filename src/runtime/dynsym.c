@@ -10,10 +10,11 @@ void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d)
 {
 	const ElfW(Dyn) *p = NULL;
 
-	*d = (struct rt_dyn){ .base = info->dlpi_addr };
+	*d = (struct rt_dyn){ .base = info->dlpi_addr, .soname = ~0ull };
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			p = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	d->dyn = p;
 	for (; p && p->d_tag != DT_NULL; p++) {
 		/* the loader made them addresses; a read-only copy keeps vaddrs */
 		uint64_t v = p->d_un.d_ptr < info->dlpi_addr ? p->d_un.d_ptr + info->dlpi_addr : p->d_un.d_ptr;
@@ -39,6 +40,7 @@ void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d)
 			if (!d->gnu_hash)
 				d->nsyms = ((const uint32_t *)v)[1];   /* nchain */
 			break;
+		case DT_SONAME:      d->soname = p->d_un.d_val; break;
 		case DT_PLTREL:
 			if (p->d_un.d_val != DT_RELA)
 				d->jmprel = NULL;       /* not x86-64's */
@@ -201,10 +203,40 @@ int rt_dyn_imports(const struct rt_dyn *d, const char *name)
 	return 0;
 }
 
+const char *rt_dyn_needed(const struct rt_dyn *d, int i)
+{
+	if (!d->strtab)
+		return NULL;
+	for (const ElfW(Dyn) *p = d->dyn; p && p->d_tag != DT_NULL; p++)
+		if (p->d_tag == DT_NEEDED && i-- == 0)
+			return p->d_un.d_val < d->strsz ? d->strtab + p->d_un.d_val : NULL;
+	return NULL;
+}
+
+int rt_dyn_is_needed(const struct rt_dyn *d, const char *path, const char *needed)
+{
+	const char *base = path, *q;
+	int slash = 0;
+
+	for (q = needed; *q; q++)
+		slash |= *q == '/';
+	if (path && str_eq(path, needed))
+		return 1;
+	if (slash)
+		return 0;                  /* a path: only that one */
+	if (d->strtab && d->soname < d->strsz && str_eq(d->strtab + d->soname, needed))
+		return 1;
+	for (q = path; q && *q; q++)
+		if (*q == '/')
+			base = q + 1;
+	return base && *base && str_eq(base, needed);
+}
+
 struct elsewhere {
 	const char *name;
 	uint64_t self;
 	int found;
+	void *addr;
 };
 
 static int defines(struct dl_phdr_info *info, size_t size, void *arg)
@@ -225,9 +257,56 @@ static int defines(struct dl_phdr_info *info, size_t size, void *arg)
 	return e->found;
 }
 
+/* The vDSO: never a definer the runtime wants (its functions are not the
+ * libraries' ones). */
+static int is_vdso(const char *n)
+{
+	const char *v = "linux-vdso";
+
+	while (n && *v && *n == *v)
+		n++, v++;
+	return n && !*v;
+}
+
+static int defines_at(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct elsewhere *e = arg;
+	struct rt_dyn d;
+	const ElfW(Sym) *s;
+	uint32_t i;
+
+	(void)size;
+	if (is_vdso(info->dlpi_name))
+		return 0;
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && e->self >= lo && e->self < lo + ph->p_memsz)
+			return 0;          /* this runtime: its wrappers do not count */
+	}
+	rt_dyn_read(info, &d);
+	if (!(i = rt_dyn_lookup(&d, e->name)))
+		return 0;
+	s = &d.symtab[i];
+	e->addr = (void *)(uintptr_t)(d.base + s->st_value);
+	if (ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC)
+		e->addr = ((void *(*)(void))e->addr)();   /* as the loader */
+	e->found = 1;
+	return 1;
+}
+
+void *rt_defined_addr(const char *name)
+{
+	struct elsewhere e = { name, (uint64_t)(uintptr_t)&rt_defined_addr, 0, NULL };
+
+	dl_iterate_phdr(defines_at, &e);
+	return e.addr;
+}
+
 int rt_defined_elsewhere(const char *name)
 {
-	struct elsewhere e = { name, (uint64_t)(uintptr_t)&rt_defined_elsewhere, 0 };
+	struct elsewhere e = { name, (uint64_t)(uintptr_t)&rt_defined_elsewhere, 0, NULL };
 
 	dl_iterate_phdr(defines, &e);
 	return e.found;

@@ -25,6 +25,8 @@ struct rt_dyn {
 	const uint32_t *gnu_hash;
 	uint64_t nsyms;                    /* symbols the hash tables count */
 	uint64_t base;                     /* load bias */
+	const ElfW(Dyn) *dyn;              /* its dynamic section (DT_NEEDED) */
+	uint64_t soname;                   /* DT_SONAME's string, or ~0 */
 };
 
 void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d);
@@ -43,5 +45,17 @@ uint32_t rt_dyn_lookup_ver(const struct rt_dyn *d, const char *name, const char 
 int rt_dyn_imports(const struct rt_dyn *d, const char *name);
 /* Does a loaded object other than this runtime define name? */
 int rt_defined_elsewhere(const char *name);
+/* The address of name's definition (a function, its default version; an
+ * IFUNC resolved) in the first loaded object, in load order, that defines
+ * it, not this runtime nor the vDSO; NULL if none does.  What dlsym()
+ * cannot find when the definer is in no scope the runtime's lookup sees
+ * (a library only a dlopen(RTLD_LOCAL)ed object loaded). */
+void *rt_defined_addr(const char *name);
+/* The i-th DT_NEEDED name of the object (i from 0), or NULL past the
+ * last. */
+const char *rt_dyn_needed(const struct rt_dyn *d, int i);
+/* Is the object (named path by the loader) the one DT_NEEDED name
+ * `needed` loads: its soname, its path, or its file name? */
+int rt_dyn_is_needed(const struct rt_dyn *d, const char *path, const char *needed);
 
 #endif

@@ -581,7 +581,9 @@ int execle(const char *path, const char *arg, ...)
 	return r;
 }
 
-/* The C library's function name, the one after us. */
+/* The C library's function name, the one after us: always in the global
+ * scope, where dlsym() finds it (unlike the unwinder's, retstack.c's
+ * rs_sym); each caller checks for NULL. */
 static void *exec_next(void **cache, const char *name)
 {
 	void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);

@@ -90,6 +90,8 @@ static __attribute__((noreturn)) void jump_on(int which, void *env, int val)
 	__builtin_unreachable();
 }
 
+/* The C library's: always in the global scope, where dlsym() finds them
+ * (unlike the unwinder's, retstack.c's rs_sym); jump_on() never calls NULL. */
 void jumps_resolve(void)
 {
 	for (int i = 0; i < 4; i++)

@@ -92,6 +92,10 @@ static struct {
 	struct obj o[LC_MAX_OBJS];
 	int n;
 	int startup;                        /* objects loaded at the first scan */
+	/* the local scope of scope_of (one this scan: reset by each): its
+	 * objects' indexes, itself first, then its DT_NEEDED closure */
+	const struct obj *scope_of;
+	int scope[LC_MAX_OBJS], nscope;
 } lc;
 
 static int str_eq(const char *a, const char *b)
@@ -306,12 +310,18 @@ static int only_called(const struct refs *r, uint64_t slot)
  * A lazily bound slot's target, as the loader will bind it at the first
  * call: the first definition of the symbol, in the version the object asks
  * for, in the global scope (the objects loaded at start, in the loader's
- * order: the program, the preloaded ones, their dependencies) and then
- * among the objects loaded with o or after it (a dlopen()ed object's own
- * dependencies; one loaded RTLD_LOCAL by another dlopen is not in its
- * scope).  An IFUNC's variant is its resolver's answer, as the loader's.
- * 0 if there is none: the slot stays lazy, and the program fails (or not)
- * at that call exactly as it would without us.
+ * order: the program, the preloaded ones, their dependencies) and then in
+ * the object's local scope: itself and its dependencies (DT_NEEDED,
+ * transitively, breadth first, as the loader lists them), wherever they
+ * are in the load order, and last the objects loaded after it (one
+ * dlopen()ed RTLD_GLOBAL later; one loaded RTLD_LOCAL by another dlopen
+ * that is not its dependency is in no scope of its).  Before, the objects
+ * loaded after startup but before o were all skipped, its own
+ * dependencies among them when an earlier dlopen() had loaded them (a
+ * second plugin linked with the first one's library): those slots stayed
+ * lazy, their calls no rows.  An IFUNC's variant is its resolver's answer,
+ * as the loader's.  0 if there is none: the slot stays lazy, and the
+ * program fails (or not) at that call exactly as it would without us.
  */
 /* The vDSO: in dl_iterate_phdr's list, never in a lookup scope (its
  * clock_gettime is not the C library's, which the program asked for). */
@@ -324,18 +334,85 @@ static int obj_is_vdso(const struct obj *o)
 	return n && !*v;
 }
 
+/* The object DT_NEEDED name `needed` loaded: the first that answers to it
+ * in load order, or -1. */
+static int obj_needed(const char *needed)
+{
+	for (int j = 0; j < lc.n; j++)
+		if (!obj_is_vdso(&lc.o[j]) && rt_dyn_is_needed(&lc.o[j].d, lc.o[j].info.dlpi_name, needed))
+			return j;
+	return -1;
+}
+
+/* lc.scope: o, then its dependencies breadth first, each once. */
+static void local_scope(const struct obj *o)
+{
+	static unsigned char in[LC_MAX_OBJS];
+
+	if (lc.scope_of == o)
+		return;
+	for (int i = 0; i < lc.n; i++)
+		in[i] = 0;
+	lc.scope_of = o;
+	lc.nscope = 0;
+	lc.scope[lc.nscope++] = (int)(o - lc.o);
+	in[o - lc.o] = 1;
+	for (int q = 0; q < lc.nscope; q++) {
+		const struct obj *x = &lc.o[lc.scope[q]];
+		const char *name;
+
+		for (int i = 0; i < 4096 && (name = rt_dyn_needed(&x->d, i)); i++) {
+			int j = obj_needed(name);
+
+			if (j >= 0 && !in[j] && lc.nscope < LC_MAX_OBJS) {
+				in[j] = 1;
+				lc.scope[lc.nscope++] = j;
+			}
+		}
+	}
+}
+
+/* Does def define name (in version ver) for a lookup? its symbol index */
+static uint32_t defines_for(const struct obj *def, const char *name, const char *ver, int not_self)
+{
+	if ((not_self && def->self) || obj_is_vdso(def))
+		return 0;
+	return rt_dyn_lookup_ver(&def->d, name, ver);
+}
+
 static const struct obj *definer(const struct obj *o, uint32_t symidx, const char *name, int not_self,
 				 const ElfW(Sym) **sym)
 {
 	const char *ver = rt_dyn_import_version(&o->d, symidx);
 	int k = (int)(o - lc.o);
+	uint32_t j;
 
 	for (int i = 0; i < lc.n; i++) {
 		const struct obj *def = &lc.o[i];
-		uint32_t j;
 
-		if ((i >= lc.startup && i < k) || (not_self && def->self) || obj_is_vdso(def) ||
-		    !(j = rt_dyn_lookup_ver(&def->d, name, ver)))
+		if (i >= lc.startup && i < k)
+			continue;          /* searched below: only o's own */
+		if (i == k && k >= lc.startup) {
+			/* o's local scope: o, its dependencies */
+			local_scope(o);
+			for (int q = 0; q < lc.nscope; q++) {
+				def = &lc.o[lc.scope[q]];
+				if (lc.scope[q] >= lc.startup && (j = defines_for(def, name, ver, not_self))) {
+					*sym = &def->d.symtab[j];
+					return def;
+				}
+			}
+			continue;
+		}
+		if (i > k && k >= lc.startup && lc.scope_of == o) {
+			int seen = 0;
+
+			for (int q = 0; q < lc.nscope && !seen; q++)
+				seen = lc.scope[q] == i;
+			if (seen)
+				continue;  /* searched with o's scope */
+		}
+		if (!(j = defines_for(def, name, ver, not_self)))
 			continue;
 		*sym = &def->d.symtab[j];
 		return def;
@@ -554,6 +631,7 @@ void sc_libcall_loaded(void)
 	if (sc_libcall_mode == SC_LIBCALL_NONE)
 		return;
 	lc.n = 0;
+	lc.scope_of = NULL;
 	dl_iterate_phdr(collect, NULL);
 	if (!lc.startup)
 		lc.startup = lc.n;

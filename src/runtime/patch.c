@@ -851,7 +851,7 @@ void *sc_patch_dlopen(const char *file, int mode)
 {
 	void *h;
 
-	if (!real_dlopen)
+	if (!real_dlopen)     /* the C library's: always global, dlsym() finds it */
 		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	if (!real_dlopen)
 		return NULL;

@@ -714,7 +714,17 @@ static struct {
  * program has no unwinder library loaded: 9 mallocs were counted). */
 static void *rs_sym(void *handle, const char *name)
 {
-	return rt_defined_elsewhere(name) ? dlsym(handle, name) : NULL;
+	void *f;
+
+	if (!rt_defined_elsewhere(name))
+		return NULL;
+	f = dlsym(handle, name);
+	/* defined, but in no scope dlsym() searches from here: a library
+	 * only an object dlopen()ed RTLD_LOCAL loaded (a C program's C++
+	 * extension brings libgcc_s and libstdc++ in its own scope); the
+	 * one it binds to is the first definition in load order.  (Before,
+	 * NULL: the wrapper called address 0, SIGSEGV at the first throw.) */
+	return f ? f : rt_defined_addr(name);
 }
 
 /* The next definition: the one after this runtime, preloaded; loaded into
@@ -747,7 +757,29 @@ static void rs_resolve(void)
 	rs_real.get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))rs_sym(RTLD_DEFAULT, "_Unwind_GetCFA");
 }
 
-#define RS_REAL(f) (rs_real.f ? rs_real.f : (rs_resolve(), rs_real.f))
+/* A wrapper whose real function no loaded object defines (the program
+ * called this runtime's definition only): as the loader would at that
+ * call, one line and exit 127 ("symbol lookup error"), never a jump to
+ * address 0. */
+static __attribute__((noinline, cold, noreturn)) void rs_missing(const char *name)
+{
+	static const char a[] = "stackclock: symbol lookup error: no loaded object defines ";
+
+	rt_sys3(SYS_write, 2, a, sizeof(a) - 1);
+	rt_sys3(SYS_write, 2, name, rt_strlen(name));
+	rt_sys3(SYS_write, 2, "\n", 1);
+	for (;;)
+		rt_sys1(SYS_exit_group, 127);
+}
+
+/* The real function f (its name n), resolved if not yet, never NULL. */
+#define RS_REAL(f, n) ({ \
+	if (!rs_real.f) \
+		rs_resolve(); \
+	if (!rs_real.f) \
+		rs_missing(n); \
+	rs_real.f; \
+})
 
 /* The unwinder is entered from slot (its caller's return address slot):
  * the floor of the landings it may make (sc_rs_land_next); a landing of
@@ -794,20 +826,20 @@ _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
 	rs_unwinder_entered(rs_hook_cfa() - 8);
 	sc_rt_unwind_note(0, 0);
-	return RS_WITH_ORIGINALS(RS_REAL(raise)(exc));
+	return RS_WITH_ORIGINALS(RS_REAL(raise, "_Unwind_RaiseException")(exc));
 }
 
 _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
 	rs_unwinder_entered(rs_hook_cfa() - 8);
 	sc_rt_unwind_note(0, 0);
-	return RS_WITH_ORIGINALS(RS_REAL(rethrow)(exc));
+	return RS_WITH_ORIGINALS(RS_REAL(rethrow, "_Unwind_Resume_or_Rethrow")(exc));
 }
 
 _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *exc, _Unwind_Stop_Fn stop, void *arg)
 {
 	rs_unwinder_entered(rs_hook_cfa() - 8);
-	return RS_WITH_ORIGINALS(RS_REAL(forced)(exc, stop, arg));
+	return RS_WITH_ORIGINALS(RS_REAL(forced, "_Unwind_ForcedUnwind")(exc, stop, arg));
 }
 
 struct rs_trace {
@@ -830,7 +862,7 @@ _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
 	struct rs_trace t = { fn, arg, 0 };
 
-	return RS_WITH_ORIGINALS(RS_REAL(trace)(rs_trace_frame, &t));
+	return RS_WITH_ORIGINALS(RS_REAL(trace, "_Unwind_Backtrace")(rs_trace_frame, &t));
 }
 
 int backtrace(void **buf, int size)
@@ -839,8 +871,8 @@ int backtrace(void **buf, int size)
 	int n, skip = 0;
 
 	if (size <= 0)
-		return RS_REAL(backtrace)(buf, size);
-	n = RS_WITH_ORIGINALS(RS_REAL(backtrace)(dst, dst == tmp ? size + 1 : size));
+		return RS_REAL(backtrace, "backtrace")(buf, size);
+	n = RS_WITH_ORIGINALS(RS_REAL(backtrace, "backtrace")(dst, dst == tmp ? size + 1 : size));
 	while (skip < n && sc_rt_in_self((uint64_t)(uintptr_t)dst[skip]))
 		skip++;
 	n -= skip;
@@ -873,7 +905,7 @@ void *__cxa_begin_catch(void *exc)
 		rs_reinstall();
 	}
 	sc_rt_unwind_note(1, sp);
-	return RS_REAL(begin_catch)(exc);
+	return RS_REAL(begin_catch, "__cxa_begin_catch")(exc);
 }
 
 /*
@@ -893,7 +925,7 @@ void _Unwind_SetIP(struct _Unwind_Context *ctx, _Unwind_Ptr ip)
 	struct rs_stack *s = rs_tls;
 	const uint64_t *land;
 
-	RS_REAL(set_ip)(ctx, ip);
+	RS_REAL(set_ip, "_Unwind_SetIP")(ctx, ip);
 	if (!s || !s->floor || !rs_real.get_cfa)
 		return;
 	/* the context is still its callee's: the landing frame's stack
@@ -947,7 +979,7 @@ void pthread_exit(void *ret)
 		sc_rt_enter((void *)rs_real.thread_exit, (void *)*slot, (uintptr_t)slot);
 	rs_unwinder_entered((uintptr_t)slot);
 	rs_restore((uintptr_t)slot);
-	RS_REAL(thread_exit)(ret);
+	RS_REAL(thread_exit, "pthread_exit")(ret);
 	for (;;)
 		rt_sys1(SYS_exit, 0);       /* (not reached) */
 }
@@ -968,7 +1000,9 @@ int _dl_find_object(void *pc, struct dl_find_object *res)
 
 	if (rs_tls && (x + 1 == rs_tramp || x + 1 == rs_lc_tramp || rs_is_tramp(x)))
 		rs_restore(rs_hook_cfa() - 8);
-	if (!RS_REAL(find_object))
+	if (!rs_real.find_object)
+		rs_resolve();
+	if (!rs_real.find_object)
 		return -1;                      /* (a C library without it) */
 	return rs_real.find_object(pc, res);
 }
@@ -992,9 +1026,7 @@ void *sc_rs_resume(uint64_t *slot, const struct _Unwind_Exception *exc)
 	rs_land();                      /* before the originals go back */
 	rs_restore((uintptr_t)slot);
 	rs_unwinder_entered((uintptr_t)slot);
-	if (!RS_REAL(resume))
-		rs_lost();             /* (not reached: its caller imports it) */
-	return (void *)rs_real.resume;
+	return (void *)RS_REAL(resume, "_Unwind_Resume");   /* its caller imports it */
 }
 
 /*
@@ -1066,9 +1098,9 @@ int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 
 	if (!sc_ctx_switch(oucp, ucp, &mask)) {
 		rs_unhook_all();
-		return RS_REAL(swapcontext)(oucp, ucp);
+		return RS_REAL(swapcontext, "swapcontext")(oucp, ucp);
 	}
-	r = RS_REAL(swapcontext)(oucp, ucp);
+	r = RS_REAL(swapcontext, "swapcontext")(oucp, ucp);
 	/* this context runs again (on its stack, maybe on another thread):
 	 * its signals, blocked for the switch, as they were */
 	sc_ctx_unblock(mask);
@@ -1082,7 +1114,7 @@ int setcontext(const ucontext_t *ucp)
 
 	if (!followed)
 		rs_unhook_all();
-	r = RS_REAL(setcontext)(ucp);
+	r = RS_REAL(setcontext, "setcontext")(ucp);
 	if (followed)
 		sc_ctx_unblock(mask);      /* (only if it failed) */
 	return r;

@@ -94,7 +94,7 @@ int dlclose(void *handle)
 	char name[SC_SHM_PATH_MAX];
 	int ret;
 
-	if (!real)
+	if (!real)     /* the C library's: always global, dlsym() finds it */
 		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	if (!real)
 		return -1;
