@@ -197,3 +197,28 @@ check "fifo: execve of a FIFO gives errno 13 as without record (status 0, no han
 	sh -c "[ $rc = 0 ] && [ \"\$(cat '$TMP/plain.out')\" = 'execve: errno 13' ] && cmp '$TMP/plain.out' '$TMP/rec.out'"
 one_line_fail "fifo: record of a FIFO fails in one line, without hanging" "cannot run '.*fifo': permission denied" -- \
 	timeout 10 "$STACKCLOCK" record -m instrument -o "$TMP/ff.data" -- "$TMP/fifo"
+# ... nor one a script's "#!" names
+printf '#!%s\n' "$TMP/fifo" >"$TMP/sfifo" && chmod 755 "$TMP/sfifo" || exit 1
+"$TMP/par" exec-errno "$TMP/sfifo" >"$TMP/plain.out" 2>&1
+timeout 10 "$STACKCLOCK" record -m instrument -o "$TMP/ff.data" -- "$TMP/par" exec-errno "$TMP/sfifo" >"$TMP/rec.out" 2>"$TMP/rec.err"
+rc=$?
+check "fifo: execve of a script whose #! names a FIFO gives errno 13 as without record (status 0, no hang)" -- \
+	sh -c "[ $rc = 0 ] && [ \"\$(cat '$TMP/plain.out')\" = 'execve: errno 13' ] && cmp '$TMP/plain.out' '$TMP/rec.out'"
+one_line_fail "fifo: record of a script whose #! names a FIFO fails in one line, without hanging" "cannot run '.*sfifo': permission denied" -- \
+	timeout 10 "$STACKCLOCK" record -m instrument -o "$TMP/ff.data" -- "$TMP/sfifo"
+
+# ---- a variable of ours larger than the runtime's store ---------------------
+# (a long --patch list: STACKCLOCK_PATCH_NAMES was taken out of environ and
+# not given to the children, whose kernel block then lacked it).  20,000
+# bytes: hidden from the program, passed to its child; 70,000 (more than
+# the store): nothing hidden, the child still gets it.
+for n in 2000 7000; do
+	list=$(python3 -c "print(','.join(['libm.so.6'] * $n))")
+	"$STACKCLOCK" record -m instrument --patch "$list" -o "$TMP/pl.data" -- \
+		"$TMP/par" run fork-execve /bin/cat /proc/self/environ >"$TMP/pl.out" 2>"$TMP/pl.err"
+	rc=$?
+	hidden=0; [ $n = 7000 ] && hidden=11    # (then all of ours show, LD_PRELOAD too)
+	check "a ${#list}-byte --patch list: status 0, the child's kernel block has STACKCLOCK_PATCH_NAMES exactly, the parent shows $hidden of ours" -- \
+		sh -c "[ $rc = 0 ] && [ \"\$(tr '\\0' '\\n' <'$TMP/pl.out' | grep -a -c -x 'STACKCLOCK_PATCH_NAMES=$list')\" = 1 ] &&
+		       [ \"\$(grep -a -c '^parent: STACKCLOCK_' '$TMP/pl.out')\" = $hidden ]"
+done
