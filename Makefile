@@ -87,7 +87,7 @@ $(O)/libcore.a: $(CORE_OBJ)
 $(O)/stackclock: $(CMD_OBJ) $(O)/libcore.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJ) $(O)/libcore.a $(LIBS)
 
-$(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h
+$(O)/libstackclock.so: $(RT_SRC) $(wildcard src/runtime/*.h) src/format/scdata.h src/runtime/runtime.map
 	$(CC) $(RT_CFLAGS) -shared -Wl,--version-script=src/runtime/runtime.map -o $@ $(RT_SRC) -lpthread -ldl
 
 # The program the probes' cost is measured on (src/runtime/calib.h): built

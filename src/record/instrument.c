@@ -52,6 +52,22 @@
 
 /* ---- checks before the launch ----------------------------------------- */
 
+/* Could exec run path?  0, or -1 with errno: as access(X_OK), and
+ * EACCES for what is not a regular file (a FIFO, a directory, a device:
+ * exec refuses it so, and opening one to read it could block or act). */
+static int exec_access(const char *path)
+{
+	struct stat st;
+
+	if (access(path, X_OK))
+		return -1;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
 /* Where execvp would find prog: 0 and the path, or -errno. */
 int record_find_program(const char *prog, char *out, size_t outlen)
 {
@@ -60,7 +76,7 @@ int record_find_program(const char *prog, char *out, size_t outlen)
 
 	if (strchr(prog, '/')) {
 		snprintf(out, outlen, "%s", prog);
-		return access(out, X_OK) ? -errno : 0;
+		return exec_access(out) ? -errno : 0;
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -69,7 +85,7 @@ int record_find_program(const char *prog, char *out, size_t outlen)
 		size_t n = colon ? (size_t)(colon - p) : strlen(p);
 
 		snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", prog);
-		if (!access(out, X_OK))
+		if (!exec_access(out))
 			return 0;
 		if (errno == EACCES)
 			err = -EACCES;
@@ -208,11 +224,15 @@ int record_exec_why(const char *path)
 		char interp[256];
 		size_t i = 2, k = 0;
 
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* a regular file only: a FIFO would block the open, a
+		 * device could act on it (exec refuses them itself) */
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			return SC_EXEC_OK;
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			return SC_EXEC_OK;
 		n = pread(fd, head, sizeof(head), 0);
-		if (n <= 0 || fstat(fd, &st)) {
+		if (n <= 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 			close(fd);
 			return SC_EXEC_OK;
 		}

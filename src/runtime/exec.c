@@ -13,8 +13,8 @@
  * (docs/instrumentation.md says so).
  *
  * Every way to exec a program goes through a wrapper here (execve and
- * its family, posix_spawn, and system() and popen(), which reach glibc's
- * spawn internally with `environ`): the child's environment is the one the
+ * its family, posix_spawn, and system() and popen(), done here on
+ * posix_spawn with an explicit environment, with pclose()): the child's environment is the one the
  * program passes, without any LD_PRELOAD or variable of ours it may hold,
  * with ours added back (LD_PRELOAD: ours, then the child's own).  Unless
  * the program cannot take the runtime (format/execcheck.h: statically
@@ -24,8 +24,8 @@
  * name.
  *
  * The exec wrappers may run in a vfork child or a signal handler: system
- * calls only (memory from mmap, given back if the exec fails), no lock,
- * no allocation.  Before the constructor (a .preinit_array function that
+ * calls only (memory in the wrapper's frame: see struct exec_job), no
+ * lock, no allocation.  Before the constructor (a .preinit_array function that
  * execs) nothing was taken out: the environment passes through as it is.
  */
 #include "runtime/rt.h"
@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static struct {
 	int on;                           /* taken out of environ */
 	int n;
 	const char *var[EXEC_VARS_MAX];
-	char store[16384];
+	char store[65536];                /* (see sc_exec_start) */
 	const char *prefix;               /* LD_PRELOAD's value up to the user's */
 	size_t prefix_len;
 	char runtime[EXEC_PATH_MAX];      /* this runtime's file (the list's last) */
@@ -95,11 +96,19 @@ void sc_exec_start(char **envp)
 
 	if (ex.on || !envp || !rt_getenv(envp, SC_SHM_ENV_PREFIX) || !preload)
 		return;
+	/* The store holds far more than the recorder ever sets; should a
+	 * variable of ours still not fit (or there be more than
+	 * EXEC_VARS_MAX), nothing is hidden: environ keeps them all, so the
+	 * children still get every one (rather than losing one). */
 	for (char **e = envp; *e; e++) {
 		size_t len = rt_strlen(*e) + 1;
 
-		if (exec_is_ours(*e) != 1 || ex.n == EXEC_VARS_MAX || (size_t)(end - at) < len)
+		if (exec_is_ours(*e) != 1)
 			continue;
+		if (ex.n == EXEC_VARS_MAX || (size_t)(end - at) < len) {
+			ex.n = 0;
+			return;
+		}
 		rt_stpcpy(at, *e, len);
 		ex.var[ex.n++] = at;
 		at += len;
@@ -108,11 +117,15 @@ void sc_exec_start(char **envp)
 	plen = rt_strlen(preload);
 	ulen = user ? rt_strlen(user) : 0;
 	if (user && ulen && (ulen + 1 > plen || preload[plen - ulen - 1] != ':' ||
-			     !rt_memeq(preload + plen - ulen, user, ulen)))
+			     !rt_memeq(preload + plen - ulen, user, ulen))) {
+		ex.n = 0;
 		return;                   /* changed on the way: leave it all be */
+	}
 	ex.prefix_len = user && ulen ? plen - ulen - 1 : plen;
-	if ((size_t)(end - at) < ex.prefix_len + 1 || ulen + 12 > sizeof(ex.preload0))
-		return;
+	if ((size_t)(end - at) < ex.prefix_len + 1 || ulen + 12 > sizeof(ex.preload0)) {
+		ex.n = 0;
+		return;                   /* (as above: nothing hidden) */
+	}
 	rt_stpcpy(at, preload, ex.prefix_len + 1);
 	ex.prefix = at;
 	for (const char *p = ex.prefix; *p;) {       /* ours is the list's last */
@@ -153,14 +166,22 @@ static enum sc_exec_why exec_why(int dirfd, const char *path, int depth)
 {
 	uint8_t head[EXEC_HEAD];
 	struct stat st;
-	long fd = path ? rt_sys4(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC, 0) : dirfd, n;
+	long fd, n;
 	enum sc_exec_why why = SC_EXEC_OK;
 
+	/* Only a regular file is opened and judged: a FIFO would block the
+	 * open, a device could act on it; anything else goes to the real
+	 * exec untouched, which fails as it would without us (EACCES). */
+	if (path ? rt_sys4(SYS_newfstatat, dirfd, path, &st, 0) : rt_sys2(SYS_fstat, dirfd, &st))
+		return SC_EXEC_OK;        /* absent: exec says */
+	if (!S_ISREG(st.st_mode))
+		return SC_EXEC_OK;
+	fd = path ? rt_sys4(SYS_openat, dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0) : dirfd;
 	if (fd < 0)
-		return SC_EXEC_OK;        /* execute-only, or absent: exec says */
+		return SC_EXEC_OK;        /* execute-only: exec says */
 	n = rt_sys4(SYS_pread64, fd, head, sizeof(head), 0);
-	if (n > 0 && rt_sys2(SYS_fstat, fd, &st))
-		n = 0;
+	if (n > 0 && (rt_sys2(SYS_fstat, fd, &st) || !S_ISREG(st.st_mode)))
+		n = 0;                    /* (replaced meanwhile) */
 	if (path)
 		rt_close((int)fd);
 	if (n <= 0)
@@ -233,18 +254,59 @@ static void unrec_retract(int slot)
 
 /* ---- the child's environment ---------------------------------------------- */
 
-/* Memory for one exec: mmap'ed (a vfork child may not allocate). */
-struct exec_job {
-	void *map;
+/*
+ * Memory for one exec, in the wrapper's own stack frame: a vfork child
+ * may not allocate, and what it mmaps is the parent's and stays mapped
+ * once its exec succeeds (a leak at every vfork+exec).  Only an
+ * environment larger than EXEC_STACK (rare) takes mmap'ed memory, which
+ * such a child then leaves behind.
+ */
+#define EXEC_STACK 32768          /* an environment's */
+#define EXEC_ARGV_STACK 512       /* an argv's pointers (execl, a script) */
+struct exec_mem {
+	void *map;                     /* mmap'ed, or NULL */
 	size_t len;
-	int slot;                      /* unrec_note's, or -1 */
 };
+
+struct exec_job {
+	struct exec_mem m;
+	int slot;                      /* unrec_note's, or -1 */
+	void *buf[EXEC_STACK / sizeof(void *)];
+};
+
+struct exec_argv {
+	struct exec_mem m;
+	void *buf[EXEC_ARGV_STACK];
+};
+
+/* need bytes: buf[cap] (in the caller's frame), else mmap'ed into m;
+ * NULL if there is none. */
+static void *mem_get(struct exec_mem *m, void *buf, size_t cap, size_t need)
+{
+	long a;
+
+	m->map = NULL;
+	if (need <= cap)
+		return buf;
+	need = (need + PAGE - 1) & ~(PAGE - 1);
+	a = rt_sys6(SYS_mmap, 0, (long)need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rt_mmap_failed(a))
+		return NULL;
+	m->map = (void *)a;
+	m->len = need;
+	return m->map;
+}
+
+static void mem_done(struct exec_mem *m)
+{
+	if (m->map)
+		rt_sys2(SYS_munmap, m->map, (long)m->len);
+	m->map = NULL;
+}
 
 static void job_done(struct exec_job *j)
 {
-	if (j->map)
-		rt_sys2(SYS_munmap, j->map, (long)j->len);
-	j->map = NULL;
+	mem_done(&j->m);
 }
 
 /* The environment for a child that takes the runtime: envp without
@@ -255,7 +317,6 @@ static char *const *child_env(struct exec_job *j, char *const *envp)
 	const char *user = NULL;
 	size_t n = 0, ulen = 0, need, k = 0;
 	char **v, *s;
-	long m;
 
 	if (!ex.on)
 		return envp;
@@ -265,13 +326,9 @@ static char *const *child_env(struct exec_job *j, char *const *envp)
 	if (user)
 		ulen = rt_strlen(user);
 	need = (n + (size_t)ex.n + 3) * sizeof(char *) + 2 * ulen + ex.prefix_len + 64;
-	need = (need + PAGE - 1) & ~(PAGE - 1);
-	m = rt_sys6(SYS_mmap, 0, (long)need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rt_mmap_failed(m))
+	v = mem_get(&j->m, j->buf, sizeof(j->buf), need);
+	if (!v)
 		return envp;
-	j->map = (void *)m;
-	j->len = need;
-	v = (char **)m;
 	s = (char *)(v + n + ex.n + 3);
 	for (char *const *e = envp; e && *e; e++)
 		if (!exec_is_ours(*e))
@@ -302,7 +359,7 @@ static char *const *exec_env(struct exec_job *j, int pid, int dirfd, const char 
 {
 	enum sc_exec_why why;
 
-	j->map = NULL;
+	j->m.map = NULL;
 	j->slot = -1;
 	if (!ex.on)
 		return envp;
@@ -346,24 +403,23 @@ static long exec_raw(int dirfd, const char *path, char *const argv[], char *cons
  * "#!", run by /bin/sh as execvp does. */
 static long exec_script(const char *file, char *const argv[], char *const envp[])
 {
-	size_t argc = 0, len;
+	struct exec_argv a;
+	size_t argc = 0;
 	char **v;
-	long m, r;
+	long r;
 
 	while (argv && argv[argc])
 		argc++;
-	len = ((argc + 3) * sizeof(char *) + PAGE - 1) & ~(PAGE - 1);
-	m = rt_sys6(SYS_mmap, 0, (long)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rt_mmap_failed(m))
+	v = mem_get(&a.m, a.buf, sizeof(a.buf), (argc + 3) * sizeof(char *));
+	if (!v)
 		return -ENOMEM;
-	v = (char **)m;
 	v[0] = (char *)"/bin/sh";
 	v[1] = (char *)file;
 	for (size_t i = 1; i < argc; i++)
 		v[i + 1] = argv[i];
 	v[argc > 1 ? argc + 1 : 2] = NULL;
 	r = exec_raw(AT_FDCWD, "/bin/sh", v, envp, 0);
-	rt_sys2(SYS_munmap, m, (long)len);
+	mem_done(&a.m);
 	return r;
 }
 
@@ -501,26 +557,23 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /*
- * execl's arguments (arg, then *ap up to a NULL) as an argv in memory of
- * its own (mmap'ed: no allocation; *len to unmap), and with env, execle's
- * environment after the NULL; NULL if there is no memory.
+ * execl's arguments (arg, then *ap up to a NULL) as an argv in a's memory
+ * (its frame's, or mmap'ed for a very long list: no allocation), and with
+ * env, execle's environment after the NULL; NULL if there is no memory.
  */
-static char **execl_argv(const char *arg, va_list *ap, size_t *len, char *const **env)
+static char **execl_argv(struct exec_argv *a, const char *arg, va_list *ap, char *const **env)
 {
 	va_list cp;
 	size_t argc = 1;
 	char **v;
-	long m;
 
 	va_copy(cp, *ap);
 	while (va_arg(cp, char *))
 		argc++;
 	va_end(cp);
-	*len = ((argc + 1) * sizeof(char *) + PAGE - 1) & ~(PAGE - 1);
-	m = rt_sys6(SYS_mmap, 0, (long)*len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rt_mmap_failed(m))
+	v = mem_get(&a->m, a->buf, sizeof(a->buf), (argc + 1) * sizeof(char *));
+	if (!v)
 		return NULL;
-	v = (char **)m;
 	v[0] = (char *)arg;
 	for (size_t i = 1; i < argc; i++)
 		v[i] = va_arg(*ap, char *);
@@ -536,15 +589,15 @@ static char **execl_argv(const char *arg, va_list *ap, size_t *len, char *const 
  * after the arguments (with_env). */
 static int execl_common(const char *path, const char *arg, va_list *ap, int search, int with_env)
 {
+	struct exec_argv a;
 	char *const *env = __environ;
-	size_t len;
-	char **v = execl_argv(arg, ap, &len, with_env ? &env : NULL);
+	char **v = execl_argv(&a, arg, ap, with_env ? &env : NULL);
 	long r;
 
 	if (!v)
 		return set_errno(-ENOMEM);
 	r = search ? exec_search(path, v, env) : exec_raw(AT_FDCWD, path, v, env, 0);
-	rt_sys2(SYS_munmap, v, (long)len);
+	mem_done(&a.m);
 	return set_errno(r);
 }
 
@@ -595,7 +648,7 @@ static void *exec_next(void **cache, const char *name)
 	return f;
 }
 
-static void *next_spawn, *next_spawnp, *next_system, *next_popen;
+static void *next_spawn, *next_spawnp;
 
 /* The program file posix_spawnp would run: file, or found along PATH. */
 static const char *spawn_find(const char *file, char *buf, size_t cap)
@@ -654,47 +707,268 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 }
 
 /*
- * system() and popen() run /bin/sh through glibc's own spawn, which takes
- * `environ`: for the call, environ is the shell's environment with ours
- * added, then the program's again (a setenv() by another thread meanwhile
- * would be lost: a program that changes its environment while another
- * thread runs a command has a race of its own).
+ * system() and popen() run "/bin/sh -c CMD" here, on the C library's
+ * posix_spawn with the shell's environment passed explicitly (as glibc's
+ * own do, with `environ`): `environ` itself is never changed, so other
+ * threads never see our variables nor an array that is given back, and a
+ * setenv() meanwhile is kept.  popen's streams are noted (FILE -> pid) for
+ * pclose(), which waits for the shell; a stream not ours goes to the C
+ * library's pclose.  The C library's functions are reached with dlsym
+ * (the runtime imports none of them, t307).  A popen stream closed with
+ * fclose() rather than pclose() is not waited for (glibc's would be).
  */
-int system(const char *cmd)
-{
-	int (*f)(const char *) = (int (*)(const char *))exec_next(&next_system, "system");
-	struct exec_job j;
-	char **saved = __environ, **env;
-	int r;
+static void *next_pclose, *next_fdopen, *next_fclose, *next_fa_init, *next_fa_destroy, *next_fa_dup2,
+	*next_fa_close, *next_attr_init, *next_attr_destroy, *next_attr_flags, *next_attr_sigdef,
+	*next_attr_sigmask;
 
-	if (!f)
-		return -1;
-	if (!cmd)
-		return f(cmd);
-	env = (char **)exec_env(&j, -1, AT_FDCWD, "/bin/sh", saved);
-	__environ = env;
-	r = f(cmd);
-	if (__environ == env)
-		__environ = saved;
-	job_done(&j);
+/* The kernel's struct sigaction (x86-64 and arm64 alike). */
+struct exec_ksa {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+static int exec_lock_word;
+
+static void exec_lock(void)
+{
+	while (__atomic_exchange_n(&exec_lock_word, 1, __ATOMIC_ACQUIRE))
+		rt_sys0(SYS_sched_yield);
+}
+
+static void exec_unlock(void)
+{
+	__atomic_store_n(&exec_lock_word, 0, __ATOMIC_RELEASE);
+}
+
+/* A fork()'s child: the thread that held the lock is not in it. */
+void sc_exec_atfork_child(void)
+{
+	__atomic_store_n(&exec_lock_word, 0, __ATOMIC_RELEASE);
+}
+
+/* the shell's spawn: 0 with *pid, or an error number */
+static int shell_spawn(pid_t *pid, const char *cmd, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)cmd, NULL };
+
+	return spawn((spawn_fn)exec_next(&next_spawn, "posix_spawn"), pid, "/bin/sh", "/bin/sh", fa, attr,
+		     argv, __environ);
+}
+
+static long exec_wait(pid_t pid, int *status)
+{
+	long r;
+
+	do
+		r = rt_sys4(SYS_wait4, pid, status, 0, 0);
+	while (r == -EINTR);
 	return r;
 }
 
+/* system() while others run: SIGINT and SIGQUIT ignored from the first
+ * one's start to the last one's end (as glibc's) */
+static int sys_refs;
+static struct exec_ksa sys_int, sys_quit;
+
+static int do_system(const char *cmd)
+{
+	int (*attr_init)(posix_spawnattr_t *) = exec_next(&next_attr_init, "posix_spawnattr_init");
+	int (*attr_destroy)(posix_spawnattr_t *) = exec_next(&next_attr_destroy, "posix_spawnattr_destroy");
+	int (*attr_flags)(posix_spawnattr_t *, short) = exec_next(&next_attr_flags, "posix_spawnattr_setflags");
+	int (*attr_sigdef)(posix_spawnattr_t *, const sigset_t *) =
+		exec_next(&next_attr_sigdef, "posix_spawnattr_setsigdefault");
+	int (*attr_sigmask)(posix_spawnattr_t *, const sigset_t *) =
+		exec_next(&next_attr_sigmask, "posix_spawnattr_setsigmask");
+	struct exec_ksa ign = { .handler = SIG_IGN };
+	uint64_t chld = 1ULL << (SIGCHLD - 1);
+	sigset_t omask, def;
+	posix_spawnattr_t attr;
+	pid_t pid;
+	int status = 0, r;
+
+	if (!attr_init || !attr_destroy || !attr_flags || !attr_sigdef || !attr_sigmask)
+		return -1;
+	exec_lock();
+	if (sys_refs++ == 0) {
+		rt_sys4(SYS_rt_sigaction, SIGINT, &ign, &sys_int, 8);
+		rt_sys4(SYS_rt_sigaction, SIGQUIT, &ign, &sys_quit, 8);
+	}
+	exec_unlock();
+	for (size_t i = 0; i < sizeof(omask) / 8; i++)      /* (volatile: no memset call) */
+		((volatile uint64_t *)&omask)[i] = ((volatile uint64_t *)&def)[i] = 0;
+	rt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &chld, &omask, 8);
+	/* the child: SIGINT and SIGQUIT back to the default unless they
+	 * were ignored, the caller's mask */
+	if (sys_int.handler != SIG_IGN)
+		((uint64_t *)&def)[0] |= 1ULL << (SIGINT - 1);
+	if (sys_quit.handler != SIG_IGN)
+		((uint64_t *)&def)[0] |= 1ULL << (SIGQUIT - 1);
+	attr_init(&attr);
+	attr_sigdef(&attr, &def);
+	attr_sigmask(&attr, &omask);
+	attr_flags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	r = shell_spawn(&pid, cmd, NULL, &attr);
+	attr_destroy(&attr);
+	if (!r) {
+		long w = exec_wait(pid, &status);
+
+		if (w != pid) {
+			status = -1;
+			r = (int)-w;
+		}
+	} else {
+		status = 127 << 8;        /* the shell could not be run */
+	}
+	exec_lock();
+	if (--sys_refs == 0) {
+		rt_sys4(SYS_rt_sigaction, SIGINT, &sys_int, 0, 8);
+		rt_sys4(SYS_rt_sigaction, SIGQUIT, &sys_quit, 0, 8);
+	}
+	exec_unlock();
+	rt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &omask, 0, 8);
+	if (status == -1)
+		errno = r;
+	return status;
+}
+
+int system(const char *cmd)
+{
+	if (!cmd)
+		return do_system("exit 0") == 0;     /* is there a shell? */
+	return do_system(cmd);
+}
+
+/* popen's streams, for pclose */
+#define EXEC_POPEN_MAX 1024
+static struct {
+	FILE *f;
+	int pid, fd;
+} popen_tab[EXEC_POPEN_MAX];
+
 FILE *popen(const char *cmd, const char *mode)
 {
-	FILE *(*f)(const char *, const char *) =
-		(FILE *(*)(const char *, const char *))exec_next(&next_popen, "popen");
-	struct exec_job j;
-	char **saved = __environ, **env;
-	FILE *r;
+	int (*fa_init)(posix_spawn_file_actions_t *) = exec_next(&next_fa_init, "posix_spawn_file_actions_init");
+	int (*fa_destroy)(posix_spawn_file_actions_t *) =
+		exec_next(&next_fa_destroy, "posix_spawn_file_actions_destroy");
+	int (*fa_dup2)(posix_spawn_file_actions_t *, int, int) =
+		exec_next(&next_fa_dup2, "posix_spawn_file_actions_adddup2");
+	int (*fa_close)(posix_spawn_file_actions_t *, int) =
+		exec_next(&next_fa_close, "posix_spawn_file_actions_addclose");
+	FILE *(*fdopen_f)(int, const char *) = exec_next(&next_fdopen, "fdopen");
+	int rd = 0, wr = 0, cloexec = 0, fds[2], parent, child, std, r, slot = -1, spawned;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	FILE *f;
 
-	if (!f)
+	if (!fa_init || !fa_destroy || !fa_dup2 || !fa_close || !fdopen_f)
 		return NULL;
-	env = (char **)exec_env(&j, -1, AT_FDCWD, "/bin/sh", saved);
-	__environ = env;
-	r = f(cmd, mode);
-	if (__environ == env)
-		__environ = saved;
-	job_done(&j);
-	return r;
+	for (const char *m = mode; m && *m; m++) {
+		if (*m == 'r')
+			rd = 1;
+		else if (*m == 'w')
+			wr = 1;
+		else if (*m == 'e')
+			cloexec = 1;
+		else
+			rd = wr = 1;               /* invalid */
+	}
+	if (rd == wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = (int)rt_sys2(SYS_pipe2, fds, O_CLOEXEC);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	parent = rd ? fds[0] : fds[1];
+	child = rd ? fds[1] : fds[0];
+	std = rd ? 1 : 0;
+	if (child == std) {                /* (its standard stream was closed) */
+		int d = (int)rt_sys3(SYS_fcntl, child, F_DUPFD_CLOEXEC, 3);
+
+		rt_close(child);
+		if (d < 0) {
+			rt_close(parent);
+			errno = -d;
+			return NULL;
+		}
+		child = d;
+	}
+	fa_init(&fa);
+	fa_dup2(&fa, child, std);
+	/* under the lock to the end: the streams of other popen()s still
+	 * open are closed in the child (POSIX) */
+	exec_lock();
+	for (int i = 0; i < EXEC_POPEN_MAX; i++) {
+		if (popen_tab[i].f)
+			fa_close(&fa, popen_tab[i].fd);
+		else if (slot < 0)
+			slot = i;
+	}
+	r = slot < 0 ? EMFILE : shell_spawn(&pid, cmd, &fa, NULL);
+	spawned = !r;
+	fa_destroy(&fa);
+	rt_close(child);
+	f = NULL;
+	if (spawned) {
+		if (!cloexec)
+			rt_sys3(SYS_fcntl, parent, F_SETFD, 0);
+		f = fdopen_f(parent, rd ? "r" : "w");
+		if (f) {
+			for (int i = 0; i < EXEC_POPEN_MAX; i++)
+				if (popen_tab[i].f == f)
+					popen_tab[i].f = NULL;     /* fclose'd, not pclose'd */
+			popen_tab[slot].pid = pid;
+			popen_tab[slot].fd = parent;
+			popen_tab[slot].f = f;
+		} else {
+			r = errno;
+		}
+	}
+	exec_unlock();
+	if (!f) {
+		int st;
+
+		rt_close(parent);
+		if (spawned)
+			exec_wait(pid, &st);
+		errno = r;
+		return NULL;
+	}
+	return f;
+}
+
+HOOK int pclose(FILE *f);
+
+int pclose(FILE *f)
+{
+	int (*next)(FILE *) = exec_next(&next_pclose, "pclose");
+	int (*fclose_f)(FILE *) = exec_next(&next_fclose, "fclose");
+	int pid = 0, status = 0;
+
+	exec_lock();
+	for (int i = 0; f && i < EXEC_POPEN_MAX; i++)
+		if (popen_tab[i].f == f) {
+			pid = popen_tab[i].pid;
+			popen_tab[i].f = NULL;
+			break;
+		}
+	exec_unlock();
+	if (!pid)
+		return next ? next(f) : -1;
+	if (fclose_f)
+		fclose_f(f);
+	{
+		long w = exec_wait(pid, &status);
+
+		if (w != pid) {
+			errno = (int)-w;
+			return -1;
+		}
+	}
+	return status;
 }

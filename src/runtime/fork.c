@@ -227,6 +227,7 @@ void child_start(uintptr_t sp)
 
 void rt_atfork_child(void)
 {
+	sc_exec_atfork_child();
 	child_start(stack_pointer());
 }
 

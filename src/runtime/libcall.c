@@ -439,7 +439,7 @@ static uint64_t lazy_target(const struct obj *o, uint32_t symidx, const char *na
 static int wrapped_row(const char *name)
 {
 	return str_eq(name, "posix_spawn") || str_eq(name, "posix_spawnp") || str_eq(name, "system") ||
-	       str_eq(name, "popen") || str_eq(name, "makecontext");    /* ctx.c's */
+	       str_eq(name, "popen") || str_eq(name, "pclose") || str_eq(name, "makecontext");    /* ctx.c's */
 }
 
 /* Decide on the relocation r of object o; 1 with *s filled to hook it. */

@@ -415,6 +415,7 @@ void fd_room_end(int raised, const struct rlimit *old);
 /* Our variables out of envp (the program's environ), kept for the
  * programs it execs; a user's LD_PRELOAD back as it was. */
 void sc_exec_start(char **envp);
+void sc_exec_atfork_child(void);
 
 /* ---- fork.c ---- */
 

@@ -5,6 +5,18 @@
  *   e2e_env env TAG              print "TAG: VAR=VALUE" for each variable,
  *                                in order; work() 100 times
  *   e2e_env spin                 work() 3,000,000 times (about half a second)
+ *   e2e_env one                  work() once, print "one", exit 7
+ *   e2e_env threads CHILD        3 threads each run "CHILD one" 10 times by
+ *                                popen (its output and pclose's status
+ *                                checked) and 10 times by system (status
+ *                                checked), and system("true") 10 times,
+ *                                while the main thread loops over
+ *                                getenv/setenv/unsetenv (none of the
+ *                                recorder's variables may show); prints
+ *                                the counts and "ok", or what differed
+ *   e2e_env vfork-leak PROG N    N vfork+execve of PROG; prints how many
+ *                                pages the process grew by (statm size)
+ *   e2e_env exec-errno PROG      execve PROG; prints its errno
  *   e2e_env run MODE CHILD [ARG] print the environment (tag "parent"),
  *                                work() 10 times, run "CHILD env child"
  *                                (or "CHILD ARG" if given) by MODE and
@@ -15,7 +27,9 @@
  * spawn, spawnp, system, popen.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +77,74 @@ static void child_exec(const char *mode, const char *child, char *const argv[])
 	_exit(126);
 }
 
+static const char *t_child;
+static int t_done, t_bad_popen, t_bad_system, t_bad_true, t_popen, t_system, t_true;
+
+static void *t_run(void *arg)
+{
+	char cmd[4200], out[64];
+
+	(void)arg;
+	snprintf(cmd, sizeof(cmd), "'%s' one", t_child);
+	for (int i = 0; i < 10; i++) {
+		FILE *f = popen(cmd, "r");
+		size_t n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+		int st = f ? pclose(f) : -2;
+
+		out[n] = 0;
+		__atomic_add_fetch(strcmp(out, "one\n") || st != 7 << 8 ? &t_bad_popen : &t_popen, 1, __ATOMIC_RELAXED);
+		st = system(cmd);
+		__atomic_add_fetch(st != 7 << 8 ? &t_bad_system : &t_system, 1, __ATOMIC_RELAXED);
+		st = system("true");
+		__atomic_add_fetch(st != 0 ? &t_bad_true : &t_true, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int threads(const char *child)
+{
+	pthread_t t[3];
+	long loops = 0, ours = 0;
+
+	t_child = child;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, t_run, NULL);
+	while (__atomic_load_n(&t_popen, __ATOMIC_RELAXED) + __atomic_load_n(&t_bad_popen, __ATOMIC_RELAXED) < 30 ||
+	       __atomic_load_n(&t_true, __ATOMIC_RELAXED) + __atomic_load_n(&t_bad_true, __ATOMIC_RELAXED) < 30) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%ld", loops++);
+		setenv("E2E_T", v, 1);
+		if (strcmp(getenv("E2E_T"), v))
+			ours += 1000000;       /* a setenv lost */
+		if (getenv("LD_PRELOAD") || getenv("STACKCLOCK_SHM") || getenv("STACKCLOCK_PRELOAD0"))
+			ours++;
+		if (loops % 7 == 0)
+			unsetenv("E2E_T");
+		usleep(100);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	t_done = 1;
+	printf("popen %d (bad %d), system %d (bad %d), system(\"true\") %d (bad %d), system(NULL) %d, ours seen %ld\n",
+	       t_popen, t_bad_popen, t_system, t_bad_system, t_true, t_bad_true, system(NULL), ours);
+	puts(t_bad_popen || t_bad_system || t_bad_true || ours ? "bad" : "ok");
+	return 0;
+}
+
+static long statm_size(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long a = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &a) != 1)
+			a = -1;
+		fclose(f);
+	}
+	return a;
+}
+
 int main(int argc, char **argv)
 {
 	char *cargv[4] = { NULL, (char *)"env", (char *)"child", NULL };
@@ -78,6 +160,37 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "spin")) {
 		for (int i = 0; i < 3000000; i++)
 			work();
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "one")) {
+		work();
+		puts("one");
+		return 7;
+	}
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return threads(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "vfork-leak")) {
+		char *av[] = { argv[2], NULL };
+		long before = statm_size();
+		int n = atoi(argv[3]);
+
+		for (int i = 0; i < n; i++) {
+			pid = vfork();
+			if (pid == 0) {
+				execve(argv[2], av, environ);
+				_exit(127);
+			}
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+				return 3;
+		}
+		printf("%d vfork+execve: grew %ld pages\n", n, statm_size() - before);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "exec-errno")) {
+		char *av[] = { argv[2], NULL };
+
+		execve(argv[2], av, environ);
+		printf("execve: errno %d\n", errno);
 		return 0;
 	}
 	if (argc < 4 || strcmp(argv[1], "run"))
