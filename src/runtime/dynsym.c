@@ -70,35 +70,7 @@ static uint32_t gnu_hash(const char *s)
 
 uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name)
 {
-	const uint32_t *t = d->gnu_hash;
-	uint32_t nbuckets, symoffset, bloom_size, h, i;
-	const uint32_t *buckets, *chain;
-
-	if (!t || !d->symtab)
-		return 0;
-	nbuckets = t[0];
-	symoffset = t[1];
-	bloom_size = t[2];
-	if (!nbuckets)
-		return 0;
-	buckets = t + 4 + bloom_size * (sizeof(ElfW(Addr)) / 4);
-	chain = buckets + nbuckets;
-	h = gnu_hash(name);
-	i = buckets[h % nbuckets];
-	if (i < symoffset)
-		return 0;
-	for (;; i++) {
-		const ElfW(Sym) *s = &d->symtab[i];
-		uint32_t c = chain[i - symoffset];
-		int type = ELF64_ST_TYPE(s->st_info);
-
-		if ((c | 1) == (h | 1) && s->st_name < d->strsz && str_eq(d->strtab + s->st_name, name) &&
-		    s->st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC) &&
-		    (!d->versym || !(d->versym[i] & 0x8000)))
-			return i;
-		if (c & 1)
-			return 0;
-	}
+	return rt_dyn_lookup_ver(d, name, NULL);
 }
 
 const char *rt_dyn_import_version(const struct rt_dyn *d, uint32_t i)

@@ -30,8 +30,9 @@ struct rt_dyn {
 };
 
 void rt_dyn_read(const struct dl_phdr_info *info, struct rt_dyn *d);
-/* The index of the object's definition of name (a function or an IFUNC,
- * its default version) in its GNU hash table, or 0. */
+/* The index of the object's exported definition of function name (its
+ * default version) in its GNU hash table, or 0: rt_dyn_lookup_ver with no
+ * version asked for. */
 uint32_t rt_dyn_lookup(const struct rt_dyn *d, const char *name);
 /* The version an import (symbol index i) asks for ("GLIBC_2.2.5"), or
  * NULL if none. */
